@@ -1,0 +1,90 @@
+//! Agents as structure-of-arrays: one `Vec` per quantity, index `i` is agent `i`.
+//!
+//! Positions are world metres (see [`crate::grid`] for the frame). The layout is what the GPU
+//! buffers mirror, so keep the fields plain `f32`/`u32`.
+
+/// All agents of a simulation. Every `Vec` has the same length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Agents {
+    /// Stable agent id (never reused within a run).
+    pub id: Vec<u32>,
+    /// Position x, m.
+    pub x: Vec<f32>,
+    /// Position y, m.
+    pub y: Vec<f32>,
+    /// Velocity x, m/s.
+    pub vx: Vec<f32>,
+    /// Velocity y, m/s.
+    pub vy: Vec<f32>,
+    /// Index of the agent's group in `Scene::groups`.
+    pub group: Vec<u32>,
+    /// Body radius, m.
+    pub radius: Vec<f32>,
+    /// Preferred (maximum) walking speed, m/s.
+    pub max_speed: Vec<f32>,
+}
+
+impl Agents {
+    /// Number of agents.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// True when there are no agents.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+
+    /// Appends one agent at rest.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(&mut self, id: u32, x: f32, y: f32, group: u32, radius: f32, max_speed: f32) {
+        self.id.push(id);
+        self.x.push(x);
+        self.y.push(y);
+        self.vx.push(0.0);
+        self.vy.push(0.0);
+        self.group.push(group);
+        self.radius.push(radius);
+        self.max_speed.push(max_speed);
+    }
+
+    /// Keeps the agents for which `keep(i)` is true, preserving order.
+    pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
+        let flags: Vec<bool> = (0..self.len()).map(&mut keep).collect();
+        fn filter<T: Copy>(v: &mut Vec<T>, flags: &[bool]) {
+            let mut i = 0;
+            v.retain(|_| {
+                let k = flags[i];
+                i += 1;
+                k
+            });
+        }
+        filter(&mut self.id, &flags);
+        filter(&mut self.x, &flags);
+        filter(&mut self.y, &flags);
+        filter(&mut self.vx, &flags);
+        filter(&mut self.vy, &flags);
+        filter(&mut self.group, &flags);
+        filter(&mut self.radius, &flags);
+        filter(&mut self.max_speed, &flags);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retain_keeps_columns_aligned() {
+        let mut a = Agents::default();
+        for i in 0..5 {
+            a.push(i, i as f32, 10.0 + i as f32, i % 2, 0.25, 1.34);
+        }
+        a.retain(|i| i % 2 == 0);
+        assert_eq!(a.id, vec![0, 2, 4]);
+        assert_eq!(a.x, vec![0.0, 2.0, 4.0]);
+        assert_eq!(a.y, vec![10.0, 12.0, 14.0]);
+        assert_eq!(a.group, vec![0, 0, 0]);
+        assert_eq!(a.len(), 3);
+    }
+}

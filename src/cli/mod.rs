@@ -1,0 +1,56 @@
+//! Argument parsing and dispatch. Each subcommand parses its own arguments (`Args`) and runs
+//! (`run`), returning `anyhow::Result`; this file prints the error chain and picks the exit code.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod batch;
+mod bench;
+mod eikonal;
+mod simulate;
+mod solve;
+mod validate;
+
+/// Continuum-crowds planning: potential fields, crowd simulation, evacuation batches.
+#[derive(Parser)]
+#[command(name = "crowdfield", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve every group's potential on a map and write arrays and images.
+    Solve(solve::Args),
+    /// Raw Eikonal solve |grad phi| = 1/speed from .npy arrays.
+    Eikonal(eikonal::Args),
+    /// Check maps and report every problem found.
+    Validate(validate::Args),
+    /// Simulate a crowd on a map and write a report.
+    Simulate(simulate::Args),
+    /// Solve (and simulate) many maps in parallel.
+    Batch(batch::Args),
+    /// Measure the solvers and the simulation step.
+    Bench(bench::Args),
+}
+
+/// Parses the command line, runs the subcommand, prints any error and returns the exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Solve(a) => solve::run(a),
+        Command::Eikonal(a) => eikonal::run(a),
+        Command::Validate(a) => validate::run(a),
+        Command::Simulate(a) => simulate::run(a),
+        Command::Batch(a) => batch::run(a),
+        Command::Bench(a) => bench::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
