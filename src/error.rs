@@ -36,7 +36,11 @@ pub enum Error {
 impl Error {
     /// Shorthand for [`Error::Invalid`].
     pub fn invalid(file: impl Into<String>, at: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Invalid { file: file.into(), at: at.into(), message: message.into() }
+        Error::Invalid {
+            file: file.into(),
+            at: at.into(),
+            message: message.into(),
+        }
     }
 }
 

@@ -25,7 +25,11 @@ pub struct Grid {
 impl Grid {
     /// A grid of `cols x rows` cells of `cell_size` metres.
     pub fn new(cols: usize, rows: usize, cell_size: f64) -> Self {
-        Self { cols, rows, cell_size }
+        Self {
+            cols,
+            rows,
+            cell_size,
+        }
     }
 
     /// `(rows, cols)`, the shape of a scalar field on this grid.
@@ -60,7 +64,10 @@ impl Grid {
 
     /// Centre of cell `(row, col)` in world metres, `(x, y)`.
     pub fn cell_center(&self, row: usize, col: usize) -> (f64, f64) {
-        ((col as f64 + 0.5) * self.cell_size, (row as f64 + 0.5) * self.cell_size)
+        (
+            (col as f64 + 0.5) * self.cell_size,
+            (row as f64 + 0.5) * self.cell_size,
+        )
     }
 
     /// The cell containing world point `(x, y)`, or `None` outside the domain.

@@ -11,13 +11,14 @@
 //! report) → [`export`] (`.npy`, PNG).
 
 pub mod agents;
-pub mod error;
 pub mod eikonal;
+pub mod error;
 pub mod export;
 pub mod fields;
 pub mod gpu;
 pub mod gradient;
 pub mod grid;
+pub mod io;
 pub mod local;
 pub mod map;
 pub mod neighbors;

@@ -35,7 +35,12 @@ impl NeighborGrid {
     pub fn new(width: f32, height: f32, bin_size: f32) -> Self {
         let bins_x = ((width / bin_size).ceil() as u32).max(1);
         let bins_y = ((height / bin_size).ceil() as u32).max(1);
-        Self { bin_size, bins_x, bins_y, ..Default::default() }
+        Self {
+            bin_size,
+            bins_x,
+            bins_y,
+            ..Default::default()
+        }
     }
 
     /// Number of bins.
@@ -54,7 +59,8 @@ impl NeighborGrid {
     pub fn rebuild(&mut self, xs: &[f32], ys: &[f32]) {
         let n = xs.len();
         self.agent_bin.clear();
-        self.agent_bin.par_extend(xs.par_iter().zip(ys).map(|(&x, &y)| self.bin_of(x, y)));
+        self.agent_bin
+            .par_extend(xs.par_iter().zip(ys).map(|(&x, &y)| self.bin_of(x, y)));
         let bins = self.bins();
         self.bin_start.clear();
         self.bin_start.resize(bins + 1, 0);

@@ -127,6 +127,11 @@ pub struct OrcaParams {
 
 impl Default for OrcaParams {
     fn default() -> Self {
-        Self { time_horizon: 2.0, obstacle_time_horizon: 1.0, neighbor_dist: 3.0, max_neighbors: 10 }
+        Self {
+            time_horizon: 2.0,
+            obstacle_time_horizon: 1.0,
+            neighbor_dist: 3.0,
+            max_neighbors: 10,
+        }
     }
 }
