@@ -21,7 +21,7 @@ use crate::gradient::Gradient;
 use crate::scene::Scene;
 use image::RgbaImage;
 use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
-use render::{GOAL, INK, Layout, OBSTACLE, hatch, nice_step, washed};
+use render::{GOAL, INK, Layout, OBSTACLE, decimals_for, hatch, nice_step, washed};
 use std::path::Path;
 
 /// Roughly how many isoline intervals span the potential's range.
@@ -173,7 +173,8 @@ pub fn potential_image(
     let layout = Layout::new(rows, cols, legend.len(), opts);
     let range = finite_range(phi.iter().copied()).unwrap_or((0.0, 1.0));
     let step = nice_step((range.1 - range.0) / ISOLINE_INTERVALS);
-    let mut img = layout.canvas(&format!("{title}  (isolines every {step} s)"));
+    let decimals = decimals_for(step);
+    let mut img = layout.canvas(&format!("{title}  (isolines every {step:.decimals$} s)"));
     if rows == 0 || cols == 0 {
         return img;
     }

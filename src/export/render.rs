@@ -311,7 +311,7 @@ pub fn nice_step(raw: f64) -> f64 {
 }
 
 /// Decimal places that show multiples of `step` exactly.
-fn decimals_for(step: f64) -> usize {
+pub fn decimals_for(step: f64) -> usize {
     if step >= 1.0 { 0 } else { (-step.log10() - 1e-9).ceil() as usize }
 }
 
