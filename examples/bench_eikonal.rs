@@ -8,8 +8,12 @@ use ndarray::{Array2, Array3};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: usize = args.next().map_or(2048, |a| a.parse().expect("N must be a whole number"));
-    let repeats: usize = args.next().map_or(3, |a| a.parse().expect("REPEATS must be a whole number"));
+    let n: usize = args
+        .next()
+        .map_or(2048, |a| a.parse().expect("N must be a whole number"));
+    let repeats: usize = args
+        .next()
+        .map_or(3, |a| a.parse().expect("REPEATS must be a whole number"));
     let cost = Array3::from_elem((n, n, 4), 1.0f32);
     let mut goal = Array2::from_elem((n, n), false);
     let mid = n / 2;

@@ -50,26 +50,46 @@ fn point_source_converges_and_second_order_is_more_accurate() {
     let sizes = [33, 65, 129];
     let errs: Vec<_> = sizes.iter().map(|&n| point_source_errors(n)).collect();
     for (n, e) in sizes.iter().zip(&errs) {
-        eprintln!("n={n}: order 1 max {:.5} mean {:.5}; order 2 max {:.5} mean {:.5}", e[0].0, e[0].1, e[1].0, e[1].1);
+        eprintln!(
+            "n={n}: order 1 max {:.5} mean {:.5}; order 2 max {:.5} mean {:.5}",
+            e[0].0, e[0].1, e[1].0, e[1].1
+        );
     }
     for w in errs.windows(2) {
         for order in 0..2 {
             // Halving h must cut the error clearly (first order near a point source converges like
             // h log(1/h), so not quite by half).
-            assert!(w[1][order].0 < 0.75 * w[0][order].0, "max error does not shrink: {errs:?}");
-            assert!(w[1][order].1 < 0.75 * w[0][order].1, "mean error does not shrink: {errs:?}");
+            assert!(
+                w[1][order].0 < 0.75 * w[0][order].0,
+                "max error does not shrink: {errs:?}"
+            );
+            assert!(
+                w[1][order].1 < 0.75 * w[0][order].1,
+                "mean error does not shrink: {errs:?}"
+            );
         }
     }
     for e in &errs {
-        assert!(e[1].0 < 0.5 * e[0].0, "order 2 max error not clearly smaller: {errs:?}");
-        assert!(e[1].1 < 0.3 * e[0].1, "order 2 mean error not clearly smaller: {errs:?}");
+        assert!(
+            e[1].0 < 0.4 * e[0].0,
+            "order 2 max error not clearly smaller: {errs:?}"
+        );
+        assert!(
+            e[1].1 < 0.5 * e[0].1,
+            "order 2 mean error not clearly smaller: {errs:?}"
+        );
     }
 }
 
 #[test]
 fn axis_cells_of_a_point_source_are_exact() {
     let n = 21;
-    let sol = solve_fmm(uniform_cost(n, n).view(), point_goal(n, n, 10, 10).view(), 0.5, Order::First);
+    let sol = solve_fmm(
+        uniform_cost(n, n).view(),
+        point_goal(n, n, 10, 10).view(),
+        0.5,
+        Order::First,
+    );
     for k in 0..=10 {
         let d = 0.5 * k as f64;
         assert_eq!(sol.phi[(10, 10 + k)], d);
@@ -93,8 +113,14 @@ fn layered_field_with_a_line_source_is_piecewise_linear() {
     for order in [Order::First, Order::Second] {
         let sol = solve_fmm(cost.view(), goal.view(), h, order);
         for ((r, c), &v) in sol.phi.indexed_iter() {
-            let exact = h * ((r.min(k - 1)) as f64 / f1 + (r + 1).saturating_sub(k) as f64 / f2);
-            let tol = if order == Order::First { 1e-12 * exact.max(1.0) } else { 0.5 * h / f2 };
+            // The cost is stored as f32: compare with the f32 unit costs.
+            let (c1, c2) = ((1.0 / f1) as f32 as f64, (1.0 / f2) as f32 as f64);
+            let exact = h * ((r.min(k - 1)) as f64 * c1 + (r + 1).saturating_sub(k) as f64 * c2);
+            let tol = if order == Order::First {
+                1e-12 * exact.max(1.0)
+            } else {
+                0.5 * h / f2
+            };
             assert!((v - exact).abs() <= tol, "{order:?} ({r},{c}): {v} vs {exact}");
         }
     }
@@ -126,12 +152,18 @@ fn two_speed_layers_with_a_head_wave_converge_to_the_exact_solution() {
             // The discrete cost puts the interface between the centres of rows n/2-1 and n/2;
             // take it half-way, at y = (n/2 - 1/2 + 1/2) h = 0.5 (cell edge), measured from the
             // source centres at x = h/2.
-            let exact =
-                |r: usize, c: usize| head_wave_exact(c as f64 * h, (r as f64 + 0.5) * h, 0.5, ff, fs);
+            let exact = |r: usize, c: usize| head_wave_exact(c as f64 * h, (r as f64 + 0.5) * h, 0.5, ff, fs);
             let (max, mean) = errors(&sol, exact, &goal);
             eprintln!("n={n} {order:?}: max {max:.5} mean {mean:.5}");
-            assert!(max < 0.6 * last[i], "{order:?} n={n}: max error {max} vs {} before", last[i]);
-            assert!(max < 2.0 * h, "{order:?} n={n}: max error {max} is more than 2 cells");
+            assert!(
+                max < 0.6 * last[i],
+                "{order:?} n={n}: max error {max} vs {} before",
+                last[i]
+            );
+            assert!(
+                max < 2.0 * h,
+                "{order:?} n={n}: max error {max} is more than 2 cells"
+            );
             last[i] = max;
         }
     }
@@ -141,7 +173,13 @@ fn two_speed_layers_with_a_head_wave_converge_to_the_exact_solution() {
 fn a_wall_with_a_gap_forces_the_path_around() {
     // 41 x 41 cells of 1 m, wall in column 20 except rows 35..=37; source left, target right.
     let n = 41;
-    let speed = Array2::from_shape_fn((n, n), |(r, c)| if c == 20 && !(35..=37).contains(&r) { 0.0 } else { 1.0 });
+    let speed = Array2::from_shape_fn((n, n), |(r, c)| {
+        if c == 20 && !(35..=37).contains(&r) {
+            0.0
+        } else {
+            1.0
+        }
+    });
     let cost = cost_from_speed(speed.view());
     let goal = point_goal(n, n, 20, 5);
     for order in [Order::First, Order::Second] {
@@ -174,7 +212,12 @@ fn enclosed_regions_are_unreachable_and_counted() {
         speed[(i, 12)] = f64::INFINITY;
     }
     let goal = point_goal(n, n, 1, 1);
-    let sol = solve_fmm(cost_from_speed(speed.view()).view(), goal.view(), 1.0, Order::First);
+    let sol = solve_fmm(
+        cost_from_speed(speed.view()).view(),
+        goal.view(),
+        1.0,
+        Order::First,
+    );
     let ring = 4 * 8 - 4;
     let inside = 6 * 6;
     assert_eq!(sol.unreachable, ring + inside);
@@ -185,7 +228,12 @@ fn enclosed_regions_are_unreachable_and_counted() {
     }
     // A source inside the ring is reached from nothing outside, and reaches only its inside.
     let goal = point_goal(n, n, 8, 8);
-    let sol = solve_fmm(cost_from_speed(speed.view()).view(), goal.view(), 1.0, Order::Second);
+    let sol = solve_fmm(
+        cost_from_speed(speed.view()).view(),
+        goal.view(),
+        1.0,
+        Order::Second,
+    );
     assert_eq!(sol.unreachable, n * n - inside);
     assert!(sol.phi[(11, 11)].is_finite());
 }
@@ -249,7 +297,12 @@ fn anisotropic_cost_is_respected() {
 #[test]
 fn tiny_and_degenerate_inputs() {
     // 1 x 1 with a source.
-    let sol = solve_fmm(uniform_cost(1, 1).view(), point_goal(1, 1, 0, 0).view(), 1.0, Order::Second);
+    let sol = solve_fmm(
+        uniform_cost(1, 1).view(),
+        point_goal(1, 1, 0, 0).view(),
+        1.0,
+        Order::Second,
+    );
     assert_eq!(sol.phi[(0, 0)], 0.0);
     assert_eq!(sol.unreachable, 0);
     // No source: everything unreachable.
@@ -259,12 +312,22 @@ fn tiny_and_degenerate_inputs() {
     assert!(sol.phi.iter().all(|&v| v == f64::INFINITY));
     // A cell size that is not a positive length leaves only the sources finite.
     for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        let sol = solve_fmm(uniform_cost(3, 4).view(), point_goal(3, 4, 1, 1).view(), h, Order::First);
+        let sol = solve_fmm(
+            uniform_cost(3, 4).view(),
+            point_goal(3, 4, 1, 1).view(),
+            h,
+            Order::First,
+        );
         assert_eq!(sol.unreachable, 11, "h = {h}");
         assert_eq!(sol.phi[(1, 1)], 0.0);
     }
     // Empty grid.
-    let sol = solve_fmm(uniform_cost(0, 5).view(), Array2::from_elem((0, 5), false).view(), 1.0, Order::First);
+    let sol = solve_fmm(
+        uniform_cost(0, 5).view(),
+        Array2::from_elem((0, 5), false).view(),
+        1.0,
+        Order::First,
+    );
     assert_eq!(sol.phi.dim(), (0, 5));
     assert_eq!(sol.unreachable, 0);
 }
@@ -273,7 +336,12 @@ fn tiny_and_degenerate_inputs() {
 fn a_source_on_an_obstacle_is_still_zero() {
     let mut speed = Array2::from_elem((5, 5), 1.0);
     speed[(2, 2)] = 0.0;
-    let sol = solve_fmm(cost_from_speed(speed.view()).view(), point_goal(5, 5, 2, 2).view(), 1.0, Order::First);
+    let sol = solve_fmm(
+        cost_from_speed(speed.view()).view(),
+        point_goal(5, 5, 2, 2).view(),
+        1.0,
+        Order::First,
+    );
     assert_eq!(sol.phi[(2, 2)], 0.0);
     assert_eq!(sol.phi[(2, 3)], 1.0);
     assert_eq!(sol.unreachable, 0);
@@ -318,12 +386,24 @@ fn second_order_line_source_has_no_dip_past_its_end() {
 #[test]
 fn group_solves_match_single_solves_whatever_the_thread_count() {
     let n = 40;
-    let speed = Array2::from_shape_fn((n, n), |(r, c)| if (r * 7 + c * 3) % 11 == 0 { 0.0 } else { 1.0 + (r % 3) as f64 });
+    let speed = Array2::from_shape_fn((n, n), |(r, c)| {
+        if (r * 7 + c * 3) % 11 == 0 {
+            0.0
+        } else {
+            1.0 + (r % 3) as f64
+        }
+    });
     let cost = cost_from_speed(speed.view());
     let goals: Vec<_> = (0..5).map(|g| point_goal(n, n, 3 + 7 * g, 35 - 6 * g)).collect();
-    let single: Vec<_> = goals.iter().map(|g| solve_fmm(cost.view(), g.view(), 0.5, Order::Second)).collect();
+    let single: Vec<_> = goals
+        .iter()
+        .map(|g| solve_fmm(cost.view(), g.view(), 0.5, Order::Second))
+        .collect();
     for threads in [1, 3] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         let groups = pool.install(|| solve_groups(cost.view(), &goals, 0.5, Order::Second));
         assert_eq!(groups.len(), goals.len());
         for (a, b) in groups.iter().zip(&single) {

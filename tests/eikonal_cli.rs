@@ -8,7 +8,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn crowdfield(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crowdfield")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn s(p: &Path) -> &str {
@@ -18,7 +21,11 @@ fn s(p: &Path) -> &str {
 #[test]
 fn solves_a_speed_map_with_walls_and_prints_timing() {
     let dir = tempfile::tempdir().unwrap();
-    let (speed, goal, out) = (dir.path().join("speed.npy"), dir.path().join("goal.npy"), dir.path().join("phi.npy"));
+    let (speed, goal, out) = (
+        dir.path().join("speed.npy"),
+        dir.path().join("goal.npy"),
+        dir.path().join("phi.npy"),
+    );
     // uint8 speed 2 m/s, a wall of zeros in column 3 (rows 0..=3), goal at (0, 0) as bool.
     let mut sp = Array2::from_elem((6, 8), 2u8);
     for r in 0..=3 {
@@ -29,12 +36,26 @@ fn solves_a_speed_map_with_walls_and_prints_timing() {
     g[(0, 0)] = true;
     write_npy(&goal, g.view()).unwrap();
     let o = crowdfield(&[
-        "eikonal", "--speed", s(&speed), "--goal", s(&goal), "--out", s(&out), "--cell-size", "0.5", "--order", "2",
+        "eikonal",
+        "--speed",
+        s(&speed),
+        "--goal",
+        s(&goal),
+        "--out",
+        s(&out),
+        "--cell-size",
+        "0.5",
+        "--order",
+        "2",
         "--timing",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(stdout.lines().count(), 1, "stdout is the timing line only: {stdout}");
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "stdout is the timing line only: {stdout}"
+    );
     let timing: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(timing["rows"], 6);
     assert_eq!(timing["cols"], 8);
@@ -58,7 +79,15 @@ fn solves_a_speed_map_with_walls_and_prints_timing() {
     let mut g = Array2::from_elem((3, 3), 0.0f32);
     g[(1, 1)] = 7.0;
     write_npy(&goal, g.view()).unwrap();
-    let o = crowdfield(&["eikonal", "--speed", s(&speed), "--goal", s(&goal), "--out", s(&out)]);
+    let o = crowdfield(&[
+        "eikonal",
+        "--speed",
+        s(&speed),
+        "--goal",
+        s(&goal),
+        "--out",
+        s(&out),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.stdout.is_empty());
     let phi = read_npy_f64(&out).unwrap();
@@ -102,17 +131,24 @@ fn bad_input_names_the_file_and_the_problem() {
     let e = fails(None, &p("goal.npy"), &out, &[]);
     assert!(e.contains("missing_speed.npy"), "{e}");
     let e = fails(Some(&p("speed.npy")), &p("goal_small.npy"), &out, &[]);
-    assert!(e.contains("goal_small.npy") && e.contains("(5, 4)") && e.contains("(4, 5)"), "{e}");
+    assert!(
+        e.contains("goal_small.npy") && e.contains("(5, 4)") && e.contains("(4, 5)"),
+        "{e}"
+    );
     let e = fails(Some(&p("speed.npy")), &p("goal_empty.npy"), &out, &[]);
     assert!(e.contains("goal_empty.npy") && e.contains("no source"), "{e}");
     let e = fails(Some(&p("speed.npy")), &p("goal_nan.npy"), &out, &[]);
-    assert!(e.contains("goal_nan.npy") && e.contains("NaN") && e.contains("row 2"), "{e}");
+    assert!(
+        e.contains("goal_nan.npy") && e.contains("NaN") && e.contains("row 2"),
+        "{e}"
+    );
     let e = fails(Some(&p("speed3d.npy")), &p("goal.npy"), &out, &[]);
     assert!(e.contains("speed3d.npy") && e.contains("dimensions"), "{e}");
     let e = fails(Some(&p("garbage.npy")), &p("goal.npy"), &out, &[]);
     assert!(e.contains("garbage.npy"), "{e}");
     for bad in ["0", "-1", "nan", "inf"] {
-        let e = fails(Some(&p("speed.npy")), &p("goal.npy"), &out, &["--cell-size", bad]);
+        let flag = format!("--cell-size={bad}");
+        let e = fails(Some(&p("speed.npy")), &p("goal.npy"), &out, &[&flag]);
         assert!(e.contains("cell-size"), "{bad}: {e}");
     }
     let e = fails(Some(&p("speed.npy")), &p("goal.npy"), &out, &["--order", "3"]);

@@ -56,14 +56,23 @@ fn neighbour(rows: usize, cols: usize, r: usize, c: usize, d: usize) -> Option<(
 }
 
 fn step(h: f64, c: f32) -> f64 {
-    if c > 0.0 && h > 0.0 && h.is_finite() { h * c as f64 } else { f64::INFINITY }
+    if c > 0.0 && h > 0.0 && h.is_finite() {
+        h * c as f64
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// Cells from which a source can be walked to through passable faces (reverse search).
 fn reachable(case: &Case) -> Array2<bool> {
     let (rows, cols) = case.goal.dim();
     let mut seen = case.goal.clone();
-    let mut queue: VecDeque<_> = case.goal.indexed_iter().filter(|(_, g)| **g).map(|(i, _)| i).collect();
+    let mut queue: VecDeque<_> = case
+        .goal
+        .indexed_iter()
+        .filter(|(_, g)| **g)
+        .map(|(i, _)| i)
+        .collect();
     while let Some((r, c)) = queue.pop_front() {
         // A neighbour N can step into (r, c) if its face towards (r, c) is passable.
         for d in 0..4 {
@@ -142,10 +151,14 @@ proptest! {
             prop_assert!(v >= lowest);
             let near_tie = (0..4).filter_map(|d| neighbour(rows, cols, r, c, d)).any(|n| (phi[n] - v).abs() <= 1e-9 * v);
             if case.order == Order::First && !near_tie {
-                // The discrete equation holds with the neighbours accepted before the cell (a
-                // neighbour tied with the cell could have been accepted either side of it).
+                // The value is the lowest of the updates computed as neighbours were accepted, so
+                // it is at most the last one: the update from every neighbour accepted before the
+                // cell (a neighbour tied with the cell could have been accepted either side of it,
+                // hence the skip). With isotropic costs the two are equal (tested in
+                // tests/eikonal.rs against exact solutions); with anisotropic ones a later
+                // neighbour with a lower total `phi_M + h C` but higher `phi_M` can raise it.
                 let u = first_order_update(&case, phi, r, c, v);
-                prop_assert!((u - v).abs() <= 1e-9 * v.max(1e-300), "({}, {}) = {} but update gives {}", r, c, v, u);
+                prop_assert!(v <= u + 1e-9 * v.max(1e-300), "({}, {}) = {} but update gives {}", r, c, v, u);
             }
         }
         prop_assert_eq!(sol.unreachable, infinite);

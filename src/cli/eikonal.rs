@@ -40,7 +40,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.cell_size > 0.0 && args.cell_size.is_finite()) {
         bail!("--cell-size: {} is not a positive finite length", args.cell_size);
     }
-    let order = if args.order == 2 { Order::Second } else { Order::First };
+    let order = if args.order == 2 {
+        Order::Second
+    } else {
+        Order::First
+    };
     let speed = read_npy_f64(&args.speed).context("reading --speed")?;
     let goal_values = read_npy_f64(&args.goal).context("reading --goal")?;
     if goal_values.dim() != speed.dim() {
@@ -53,7 +57,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(((r, c), _)) = goal_values.indexed_iter().find(|(_, v)| v.is_nan()) {
-        bail!("{}: value NaN at (row {r}, column {c}); expected 0 or nonzero", args.goal.display());
+        bail!(
+            "{}: value NaN at (row {r}, column {c}); expected 0 or nonzero",
+            args.goal.display()
+        );
     }
     let goal = goal_values.mapv(|v| v != 0.0);
     if !goal.iter().any(|&g| g) {

@@ -99,7 +99,9 @@ impl Marcher<'_> {
             if step(self.cell_size, face) < INF {
                 return (
                     Upwind {
-                        m: (4.0 * m - p2) / 3.0,
+                        // >= phi_1 in exact arithmetic (phi_2 <= phi_1); `max` keeps it so
+                        // when rounding at large magnitudes would not.
+                        m: ((4.0 * m - p2) / 3.0).max(m),
                         s: s * (2.0 / 3.0),
                     },
                     total,
@@ -134,18 +136,45 @@ impl Marcher<'_> {
         let u = self.unpadded(i);
         let w = self.width;
         let cols = self.cols;
-        for (n, un) in [(i + 1, u + 1), (i - 1, u.wrapping_sub(1)), (i + w, u + cols), (i - w, u.wrapping_sub(cols))] {
-            let state = self.slot[n];
-            if state >= SOURCE {
-                continue;
-            }
-            let value = self.update::<SECOND>(n, un);
-            if value < INF {
-                if state == FAR {
-                    self.heap.push(value, n as u32, &mut self.slot);
-                } else if value < self.heap.key_at(state) {
-                    self.heap.decrease(state, value, &mut self.slot);
+        for (n, un) in [
+            (i + 1, u + 1),
+            (i - 1, u.wrapping_sub(1)),
+            (i + w, u + cols),
+            (i - w, u.wrapping_sub(cols)),
+        ] {
+            self.relax::<SECOND>(n, un);
+        }
+        if SECOND {
+            // A cell two steps away uses this one as its `phi_2`. That only changes its update
+            // when the cell between was accepted before this one with the same value (a tie):
+            // otherwise `phi_2 <= phi_1` means this one came first. Relax it then, or a
+            // second-order value would appear after larger values had been accepted.
+            let v = self.phi[i];
+            for (o, uo) in [(1, 1), (w, cols)] {
+                if self.phi[i + o] == v {
+                    self.relax::<SECOND>(i + 2 * o, u.wrapping_add(2 * uo));
                 }
+                if self.phi[i - o] == v {
+                    self.relax::<SECOND>(i - 2 * o, u.wrapping_sub(2 * uo));
+                }
+            }
+        }
+    }
+
+    /// Recomputes the cell at padded `n` / unpadded `un` unless it is accepted, and pushes or
+    /// lowers its heap entry.
+    #[inline(always)]
+    fn relax<const SECOND: bool>(&mut self, n: usize, un: usize) {
+        let state = self.slot[n];
+        if state >= SOURCE {
+            return;
+        }
+        let value = self.update::<SECOND>(n, un);
+        if value < INF {
+            if state == FAR {
+                self.heap.push(value, n as u32, &mut self.slot);
+            } else if value < self.heap.key_at(state) {
+                self.heap.decrease(state, value, &mut self.slot);
             }
         }
     }

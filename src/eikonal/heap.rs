@@ -37,13 +37,9 @@ impl IndexedHeap {
         }
     }
 
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
     /// True when the heap holds nothing.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 

@@ -34,7 +34,11 @@ pub fn solve_two_axes(x: Upwind, y: Upwind) -> f64 {
     let sum = sx2 + sy2;
     let root = (sy2 * x.m + sx2 * y.m + x.s * y.s * (sum - d * d).sqrt()) / sum;
     // `root <= one_axis` also rejects NaN.
-    if root <= one_axis { root.max(hi.m) } else { one_axis }
+    if root <= one_axis {
+        root.max(hi.m)
+    } else {
+        one_axis
+    }
 }
 
 #[cfg(test)]
