@@ -48,7 +48,9 @@ fn upwind_axis(
     let here = phi[[r, c]];
     let mut best: Option<(f64, f64)> = None; // (phi_M + h C, derivative)
     for d in [plus, plus.opposite()] {
-        let Some((nr, nc)) = grid.neighbor(r, c, d) else { continue };
+        let Some((nr, nc)) = grid.neighbor(r, c, d) else {
+            continue;
+        };
         let pm = phi[[nr, nc]];
         let cm = cost[[r, c, d.index()]] as f64;
         if !(pm.is_finite() && pm < here && cm.is_finite() && cm > 0.0) {
@@ -57,7 +59,11 @@ fn upwind_axis(
         let key = pm + h * cm;
         // Moving toward the +axis neighbour: d phi/d axis = (phi_M - phi) / h; toward the
         // -axis neighbour: (phi - phi_M) / h.
-        let deriv = if d == plus { (pm - here) / h } else { (here - pm) / h };
+        let deriv = if d == plus {
+            (pm - here) / h
+        } else {
+            (here - pm) / h
+        };
         if best.is_none_or(|(k, _)| key < k) {
             best = Some((key, deriv));
         }
@@ -130,7 +136,8 @@ pub fn velocity_at(grid: &Grid, grad: &Gradient, speed: ArrayView3<f32>, x: f32,
     };
     let face_x = if dx >= 0.0 { Dir::E } else { Dir::W };
     let face_y = if dy >= 0.0 { Dir::N } else { Dir::S };
-    let f = dx * dx * speed[[cr, cc, face_x.index()]] as f64 + dy * dy * speed[[cr, cc, face_y.index()]] as f64;
+    let f =
+        dx * dx * speed[[cr, cc, face_x.index()]] as f64 + dy * dy * speed[[cr, cc, face_y.index()]] as f64;
     [(f * dx) as f32, (f * dy) as f32]
 }
 

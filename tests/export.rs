@@ -1,7 +1,9 @@
 //! Images: size, colour bar, y-up orientation, obstacle/unreachable/goal marks, symmetry.
 
 use crowdfield::export::render::{GOAL, Layout, NO_VALUE_BG, NO_VALUE_HATCH, OBSTACLE};
-use crowdfield::export::{Colormap, ImageOptions, field_image, gradient_image, potential_image, potential_png};
+use crowdfield::export::{
+    Colormap, ImageOptions, field_image, gradient_image, potential_image, potential_png,
+};
 use crowdfield::gradient::gradient;
 use crowdfield::{Grid, Scene};
 use image::RgbaImage;
@@ -54,8 +56,16 @@ fn potential_image_is_large_enough_and_has_its_colour_bar() {
     assert_eq!(l.map_w, 21 * l.scale);
     // The bar: top is the highest value (viridis yellow), bottom the lowest (dark purple).
     let mid_x = l.bar_x + 12;
-    assert!(close(px(&img, mid_x, l.bar_y + 2), Colormap::Viridis.rgb(1.0), 12));
-    assert!(close(px(&img, mid_x, l.bar_y + l.bar_h - 3), Colormap::Viridis.rgb(0.0), 12));
+    assert!(close(
+        px(&img, mid_x, l.bar_y + 2),
+        Colormap::Viridis.rgb(1.0),
+        12
+    ));
+    assert!(close(
+        px(&img, mid_x, l.bar_y + l.bar_h - 3),
+        Colormap::Viridis.rgb(0.0),
+        12
+    ));
     // Tick labels: some dark text pixels right of the bar.
     let ink = (l.bar_y..l.bar_y + l.bar_h)
         .flat_map(|y| (l.bar_x + 32..l.width).map(move |x| (x, y)))
@@ -63,7 +73,12 @@ fn potential_image_is_large_enough_and_has_its_colour_bar() {
         .count();
     assert!(ink > 50, "tick labels drawn ({ink} dark pixels)");
     // Obstacles are dark grey; goals outlined at their left border.
-    let cell_px = |r: usize, c: usize| (l.map_x + c as u32 * l.scale + l.scale / 2, l.map_y + (10 - r as u32) * l.scale + l.scale / 2);
+    let cell_px = |r: usize, c: usize| {
+        (
+            l.map_x + c as u32 * l.scale + l.scale / 2,
+            l.map_y + (10 - r as u32) * l.scale + l.scale / 2,
+        )
+    };
     let (ox, oy) = cell_px(5, 10);
     assert_eq!(px(&img, ox, oy), OBSTACLE);
     let (gx, gy) = cell_px(5, 0);
@@ -76,7 +91,14 @@ fn row_zero_is_drawn_at_the_bottom() {
     let s = Scene::empty("ramp", g);
     // Highest values in row 0 (y = 0).
     let field = Array2::from_shape_fn(g.shape(), |(r, _)| (7 - r) as f32);
-    let img = field_image(&s, field.view(), "rows", "m", Colormap::Viridis, &ImageOptions::default());
+    let img = field_image(
+        &s,
+        field.view(),
+        "rows",
+        "m",
+        Colormap::Viridis,
+        &ImageOptions::default(),
+    );
     let l = Layout::new(8, 10, 2, &ImageOptions::default());
     let bottom = px(&img, l.map_x + 5, l.map_y + l.map_h - 2);
     let top = px(&img, l.map_x + 5, l.map_y + 2);
@@ -121,7 +143,10 @@ fn a_symmetric_scene_gives_a_mirror_symmetric_map() {
     }
     // Isolines are interpolated in floating point; allow a handful of boundary pixels.
     let total = (l.map_w * l.map_h) as usize;
-    assert!(differ * 2000 <= total, "{differ} of {total} pixels differ from their mirror image");
+    assert!(
+        differ * 2000 <= total,
+        "{differ} of {total} pixels differ from their mirror image"
+    );
 }
 
 #[test]

@@ -39,12 +39,17 @@ fn splat_is_continuous_in_position_across_cell_boundaries() {
                 let y = 1.0 + j as f64 * 0.025;
                 let before = persons(&g, &splat(&g, lambda, &one_agent(x as f32, y as f32)));
                 for (dx, dy) in [(step, 0.0), (0.0, step), (-step, step)] {
-                    let after =
-                        persons(&g, &splat(&g, lambda, &one_agent((x + dx) as f32, (y + dy) as f32)));
+                    let after = persons(
+                        &g,
+                        &splat(&g, lambda, &one_agent((x + dx) as f32, (y + dy) as f32)),
+                    );
                     let worst = (&after - &before).iter().fold(0.0f64, |m, v| m.max(v.abs()));
                     // Lipschitz bound of min(..)^lambda: lambda per cell moved.
                     let bound = lambda * 2.0 * step / g.cell_size + 1e-5;
-                    assert!(worst <= bound, "lambda {lambda} at ({x}, {y}): jump {worst} > {bound}");
+                    assert!(
+                        worst <= bound,
+                        "lambda {lambda} at ({x}, {y}): jump {worst} > {bound}"
+                    );
                 }
             }
         }
@@ -62,7 +67,11 @@ fn each_agent_keeps_its_own_cell_share_and_no_more_in_neighbours() {
             let y = 2.0 + (k as f64 * 0.414_213_562_3).fract() * 6.0;
             let p = persons(&g, &splat(&g, lambda, &one_agent(x as f32, y as f32)));
             let (r, c) = g.cell_of(x, y).unwrap();
-            assert!(p[[r, c]] >= share - 1e-5, "own cell {} < {share} at ({x}, {y})", p[[r, c]]);
+            assert!(
+                p[[r, c]] >= share - 1e-5,
+                "own cell {} < {share} at ({x}, {y})",
+                p[[r, c]]
+            );
             for ((rr, cc), &v) in p.indexed_iter() {
                 if (rr, cc) != (r, c) {
                     assert!(v <= share + 1e-5, "neighbour ({rr}, {cc}) got {v} > {share}");
@@ -108,7 +117,10 @@ fn splat_does_not_depend_on_the_thread_count() {
         a.vy[k as usize] = (k as f32 * 0.11).cos();
     }
     let run = |threads| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| splat(&g, 1.5, &a))
     };
     let one = run(1);
@@ -161,7 +173,10 @@ fn uphill_is_slower_than_downhill_by_the_terrain_formula() {
             assert!(up < down);
             assert!((up - expect_up).abs() < 1e-5, "{up} vs {expect_up}");
             assert!((down - p.f_max).abs() < 1e-6);
-            assert!((f[[r, c, Dir::N.index()]] as f64 - p.f_max).abs() < 1e-6, "flat across");
+            assert!(
+                (f[[r, c, Dir::N.index()]] as f64 - p.f_max).abs() < 1e-6,
+                "flat across"
+            );
         }
     }
     // Steeper than s_max: f_min.
@@ -228,13 +243,15 @@ fn a_dense_crowd_moving_east_sets_the_flow_speed() {
         }
     }
     // 3.5 persons/m², half-way between rho_min = 2 and rho_max = 5: the mean of f_max and 0.8.
-    let mut a = packed_crowd(&g, 7, 0.8, 0.0);
-    let half = Fields::compute(&Scene::empty("x", Grid::new(12, 6, 2f64.sqrt())), &a);
+    // Cells of 2 m² holding 7 persons each.
+    let g2 = Grid::new(12, 6, 2f64.sqrt());
+    let mut a = packed_crowd(&g2, 7, 0.8, 0.0);
+    let half = Fields::compute(&Scene::empty("x", g2), &a);
     let e = half.speed[[2, 4, Dir::E.index()]] as f64;
     assert!((e - 0.5 * (1.34 + 0.8)).abs() < 1e-5, "{e}");
     // Weidmann: slower than free speed at that density, never below f_min.
     a.vx.iter_mut().for_each(|v| *v = 0.0);
-    let mut w = Scene::empty("w", Grid::new(12, 6, 2f64.sqrt()));
+    let mut w = Scene::empty("w", g2);
     w.params = Params {
         speed_law: SpeedLaw::Weidmann,
         ..Params::default()
@@ -257,7 +274,11 @@ fn obstacles_are_walls_and_discomfort_ahead_raises_the_cost() {
         assert_eq!(c[[2, 3, d.index()]], f32::INFINITY, "out of an obstacle");
         assert_eq!(f[[2, 3, d.index()]], 0.0);
     }
-    assert_eq!(c[[2, 2, Dir::E.index()]], f32::INFINITY, "into an obstacle from the west");
+    assert_eq!(
+        c[[2, 2, Dir::E.index()]],
+        f32::INFINITY,
+        "into an obstacle from the west"
+    );
     assert_eq!(c[[2, 4, Dir::W.index()]], f32::INFINITY);
     assert_eq!(c[[1, 3, Dir::N.index()]], f32::INFINITY);
     assert_eq!(c[[3, 3, Dir::S.index()]], f32::INFINITY);
@@ -268,5 +289,9 @@ fn obstacles_are_walls_and_discomfort_ahead_raises_the_cost() {
     assert!((c[[0, 1, Dir::W.index()]] as f64 - expect).abs() < 1e-5);
     assert!((c[[1, 0, Dir::S.index()]] as f64 - expect).abs() < 1e-5);
     assert!((c[[0, 1, Dir::E.index()]] as f64 - p.beta / p.f_max).abs() < 1e-5);
-    assert!(unit_cost(&s, fields.speed.view()).iter().all(|v| !v.is_nan() && *v > 0.0));
+    assert!(
+        unit_cost(&s, fields.speed.view())
+            .iter()
+            .all(|v| !v.is_nan() && *v > 0.0)
+    );
 }

@@ -22,7 +22,11 @@ fn gradient_of_an_exact_distance_field_points_away_from_the_source() {
     let phi = distance_from(&g, r0, c0);
     let cost = Array3::from_elem(g.dir_shape(), 1.0f32);
     let grad = gradient(phi.view(), cost.view(), g.cell_size);
-    assert_eq!((grad.gx[[r0, c0]], grad.gy[[r0, c0]]), (0.0, 0.0), "the source has no gradient");
+    assert_eq!(
+        (grad.gx[[r0, c0]], grad.gy[[r0, c0]]),
+        (0.0, 0.0),
+        "the source has no gradient"
+    );
     let (x0, y0) = g.cell_center(r0, c0);
     for r in 0..g.rows {
         for c in 0..g.cols {
@@ -68,7 +72,10 @@ fn velocity_at_walks_at_f_max_toward_the_goal_on_flat_empty_ground() {
         assert!(v[0] * to_goal.0 + v[1] * to_goal.1 > 0.0, "walks toward the goal");
     }
     assert_eq!(velocity_at(&g, &grad, fields.speed.view(), -1.0, 2.0), [0.0, 0.0]);
-    assert_eq!(velocity_at(&g, &grad, fields.speed.view(), 2.0, f32::NAN), [0.0, 0.0]);
+    assert_eq!(
+        velocity_at(&g, &grad, fields.speed.view(), 2.0, f32::NAN),
+        [0.0, 0.0]
+    );
 }
 
 #[test]
@@ -78,13 +85,27 @@ fn velocity_follows_the_face_speeds_uphill_and_is_zero_where_unreachable() {
     let mut scene = Scene::empty("ramp", g);
     scene.height = Array2::from_shape_fn(g.shape(), |(_, c)| 0.1 * c as f32);
     let fields = Fields::compute(&scene, &Agents::default());
-    let phi = Array2::from_shape_fn(g.shape(), |(r, c)| if r == 5 { f64::INFINITY } else { (19 - c) as f64 });
+    let phi = Array2::from_shape_fn(
+        g.shape(),
+        |(r, c)| if r == 5 { f64::INFINITY } else { (19 - c) as f64 },
+    );
     let grad = gradient(phi.view(), fields.cost.view(), g.cell_size);
     let p = &scene.params;
     let uphill = p.f_max + 0.1 / p.s_max * (p.f_min - p.f_max);
     let v = velocity_at(&g, &grad, fields.speed.view(), 5.5, 2.5);
-    assert!((v[0] as f64 - uphill).abs() < 1e-5 && v[1] == 0.0, "{v:?} vs {uphill}");
+    assert!(
+        (v[0] as f64 - uphill).abs() < 1e-5 && v[1] == 0.0,
+        "{v:?} vs {uphill}"
+    );
     assert!((fields.speed[[2, 5, Dir::E.index()]] as f64 - uphill).abs() < 1e-5);
-    assert_eq!(velocity_at(&g, &grad, fields.speed.view(), 5.5, 5.5), [0.0, 0.0], "unreachable row");
-    assert_eq!(velocity_at(&g, &grad, fields.speed.view(), 19.5, 2.5), [0.0, 0.0], "goal column");
+    assert_eq!(
+        velocity_at(&g, &grad, fields.speed.view(), 5.5, 5.5),
+        [0.0, 0.0],
+        "unreachable row"
+    );
+    assert_eq!(
+        velocity_at(&g, &grad, fields.speed.view(), 19.5, 2.5),
+        [0.0, 0.0],
+        "goal column"
+    );
 }

@@ -57,7 +57,13 @@ fn bundle_writes_every_file_with_consistent_contents() {
     let names = ["West_exit___main", "east"];
     for (i, name) in names.iter().enumerate() {
         let gdir = dir.path().join(name);
-        for f in ["potential.npy", "gradient_x.npy", "gradient_y.npy", "potential.png", "gradient.png"] {
+        for f in [
+            "potential.npy",
+            "gradient_x.npy",
+            "gradient_y.npy",
+            "potential.png",
+            "gradient.png",
+        ] {
             assert!(gdir.join(f).is_file(), "{name}/{f}");
         }
         let phi = read_npy_f64(&gdir.join("potential.npy")).unwrap();
@@ -74,7 +80,11 @@ fn bundle_writes_every_file_with_consistent_contents() {
         if i == 0 {
             assert!(gx[[5, 10]] > 0.0);
             let expect = 10.0 * 0.5 / 1.34;
-            assert!((phi[[5, 10]] - expect).abs() < 1e-6, "{} vs {expect}", phi[[5, 10]]);
+            assert!(
+                (phi[[5, 10]] - expect).abs() < 1e-6,
+                "{} vs {expect}",
+                phi[[5, 10]]
+            );
         }
     }
     let on_disk: serde_json::Value =

@@ -36,8 +36,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let scene = crowdfield::map::load(&args.map)?;
-    log(&format!("loaded {} in {:.3} s", args.map.display(), start.elapsed().as_secs_f64()));
-    let order = if args.order == 2 { Order::Second } else { Order::First };
+    log(&format!(
+        "loaded {} in {:.3} s",
+        args.map.display(),
+        start.elapsed().as_secs_f64()
+    ));
+    let order = if args.order == 2 {
+        Order::Second
+    } else {
+        Order::First
+    };
     write_solve_bundle(&scene, &args.out, order, &ImageOptions::default(), &mut log)
         .with_context(|| format!("solving {}", args.map.display()))?;
     log(&format!(

@@ -5,7 +5,9 @@
 //! obstacles and discomfort only (density 0 everywhere, so every face walks at terrain speed).
 //! This is the field a walker would follow before any crowd is simulated.
 
-use super::{Colormap, ImageOptions, field_png, gradient_png, max_over_dirs, mean_finite_over_dirs, potential_png};
+use super::{
+    Colormap, ImageOptions, field_png, gradient_png, max_over_dirs, mean_finite_over_dirs, potential_png,
+};
 use crate::agents::Agents;
 use crate::eikonal::{self, Order};
 use crate::error::Result;
@@ -24,7 +26,13 @@ pub fn sanitize_names(names: &[&str]) -> Vec<String> {
     for (i, name) in names.iter().enumerate() {
         let mut s: String = name
             .chars()
-            .map(|ch| if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' { ch } else { '_' })
+            .map(|ch| {
+                if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' {
+                    ch
+                } else {
+                    '_'
+                }
+            })
             .collect();
         if s.trim_matches('_').is_empty() {
             s = format!("group_{i}");
@@ -66,7 +74,11 @@ pub fn write_solve_bundle(
     let t = Instant::now();
     let solutions = eikonal::solve_groups(fields.cost.view(), &goals, grid.cell_size, order);
     let solve_wall = t.elapsed().as_secs_f64();
-    log(&format!("solved {} group(s) in {:.3} s", solutions.len(), solve_wall));
+    log(&format!(
+        "solved {} group(s) in {:.3} s",
+        solutions.len(),
+        solve_wall
+    ));
 
     let names: Vec<&str> = scene.groups.iter().map(|g| g.name.as_str()).collect();
     let dirs = sanitize_names(&names);
@@ -96,7 +108,9 @@ pub fn write_solve_bundle(
             opts,
         )?;
         let finite = sol.phi.iter().copied().filter(|v| v.is_finite());
-        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
         let unreachable_free = sol
             .phi
             .iter()
@@ -113,7 +127,11 @@ pub fn write_solve_bundle(
             hi,
             t.elapsed().as_secs_f64()
         ));
-        let (phi_min, phi_max) = if lo <= hi { (Some(lo), Some(hi)) } else { (None, None) };
+        let (phi_min, phi_max) = if lo <= hi {
+            (Some(lo), Some(hi))
+        } else {
+            (None, None)
+        };
         groups_json.push(json!({
             "name": group.name,
             "dir": dir,

@@ -46,11 +46,17 @@ pub fn save_png(path: &Path, img: &RgbaImage) -> Result<()> {
 fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values
         .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
     if lo > hi {
         return None;
     }
-    Some(if hi - lo > 0.0 { (lo, hi) } else { (lo - 0.5, hi + 0.5) })
+    Some(if hi - lo > 0.0 {
+        (lo, hi)
+    } else {
+        (lo - 0.5, hi + 0.5)
+    })
 }
 
 /// `value` bilinearly interpolated at cell-centre coordinates `(u, v)` (clamped to the grid);
@@ -99,7 +105,9 @@ fn draw_goal_outline(img: &mut RgbaImage, layout: &Layout, goal: ArrayView2<bool
     let s = layout.scale;
     let t = (s / 3).clamp(1, 2);
     let (rows, cols) = goal.dim();
-    let is_goal = |r: i64, c: i64| r >= 0 && c >= 0 && (r as usize) < rows && (c as usize) < cols && goal[[r as usize, c as usize]];
+    let is_goal = |r: i64, c: i64| {
+        r >= 0 && c >= 0 && (r as usize) < rows && (c as usize) < cols && goal[[r as usize, c as usize]]
+    };
     for py in 0..layout.map_h {
         for px in 0..layout.map_w {
             let (r, c) = layout.cell(px, py);
@@ -226,15 +234,31 @@ pub fn gradient_image(
     let thick = if spacing >= 24.0 { 2 } else { 1 };
     for r in (k / 2..rows).step_by(k) {
         for c in (k / 2..cols).step_by(k) {
-            let Some([dx, dy]) = grad.direction(r, c) else { continue };
+            let Some([dx, dy]) = grad.direction(r, c) else {
+                continue;
+            };
             // Cell centre in map pixels; image y grows downward.
             let cx = (c as f64 + 0.5) * s;
             let cy = (rows - r) as f64 * s - 0.5 * s;
             let (ux, uy) = (dx as f64, -(dy as f64));
-            draw_arrow(&mut img, &layout, (cx - 0.5 * len * ux, cy - 0.5 * len * uy), (ux, uy), len, thick);
+            draw_arrow(
+                &mut img,
+                &layout,
+                (cx - 0.5 * len * ux, cy - 0.5 * len * uy),
+                (ux, uy),
+                len,
+                thick,
+            );
         }
     }
-    layout.draw_colorbar(&mut img, range.0, range.1, Colormap::Viridis, BACKDROP_WASH, "potential, s");
+    layout.draw_colorbar(
+        &mut img,
+        range.0,
+        range.1,
+        Colormap::Viridis,
+        BACKDROP_WASH,
+        "potential, s",
+    );
     layout.draw_legend(&mut img, &legend);
     img
 }
@@ -253,7 +277,14 @@ pub fn gradient_png(
 }
 
 /// An arrow from `start` (map pixels) along unit `(ux, uy)` of length `len`, with a head.
-fn draw_arrow(img: &mut RgbaImage, layout: &Layout, start: (f64, f64), (ux, uy): (f64, f64), len: f64, thick: i64) {
+fn draw_arrow(
+    img: &mut RgbaImage,
+    layout: &Layout,
+    start: (f64, f64),
+    (ux, uy): (f64, f64),
+    len: f64,
+    thick: i64,
+) {
     let tip = (start.0 + len * ux, start.1 + len * uy);
     draw_line(img, layout, start, tip, thick);
     let head = 0.35 * len;
@@ -336,7 +367,9 @@ pub fn field_png(
 
 /// Per cell, the largest of the four directional values (e.g. the fastest speed out of a cell).
 pub fn max_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
-    field.map_axis(Axis(2), |lane| lane.iter().copied().fold(f32::NEG_INFINITY, f32::max))
+    field.map_axis(Axis(2), |lane| {
+        lane.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+    })
 }
 
 /// Per cell, the mean of the finite directional values; `+inf` where none is finite (e.g. the
@@ -347,7 +380,11 @@ pub fn mean_finite_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
             .iter()
             .filter(|v| v.is_finite())
             .fold((0.0f64, 0u32), |(s, n), &v| (s + v as f64, n + 1));
-        if n == 0 { f32::INFINITY } else { (sum / n as f64) as f32 }
+        if n == 0 {
+            f32::INFINITY
+        } else {
+            (sum / n as f64) as f32
+        }
     })
 }
 
@@ -360,7 +397,11 @@ mod tests {
     fn bilinear_interpolates_and_falls_back_to_nearest() {
         let f = array![[0.0, 1.0], [2.0, f64::INFINITY]];
         assert_eq!(bilinear(f.view(), 0.5, 0.0), 0.5);
-        assert_eq!(bilinear(f.view(), 0.2, 0.7), 2.0, "nearest cell (1, 0) where a corner is inf");
+        assert_eq!(
+            bilinear(f.view(), 0.2, 0.7),
+            2.0,
+            "nearest cell (1, 0) where a corner is inf"
+        );
         assert_eq!(bilinear(f.view(), -3.0, -3.0), 0.0, "clamped");
     }
 

@@ -186,7 +186,14 @@ impl Layout {
     /// `unit` above it. `wash` in `[0, 1]` lightens the colours toward white (as on the
     /// gradient image's backdrop).
     pub fn draw_colorbar(&self, img: &mut RgbaImage, lo: f64, hi: f64, map: Colormap, wash: f32, unit: &str) {
-        draw_text(img, self.bar_x as f32, (self.bar_y - 22) as f32, LABEL_SIZE, unit, INK);
+        draw_text(
+            img,
+            self.bar_x as f32,
+            (self.bar_y - 22) as f32,
+            LABEL_SIZE,
+            unit,
+            INK,
+        );
         for y in 0..self.bar_h {
             let t = 1.0 - (y as f64 + 0.5) / self.bar_h as f64;
             let c = washed(map.rgb(t), wash);
@@ -275,7 +282,11 @@ pub fn rgba(c: [u8; 3]) -> Rgba<u8> {
 
 /// The hatching pattern of "no value" cells at image pixel `(x, y)`.
 pub fn hatch(x: u32, y: u32) -> [u8; 3] {
-    if (x + y) % HATCH_PERIOD < 2 { NO_VALUE_HATCH } else { NO_VALUE_BG }
+    if (x + y) % HATCH_PERIOD < 2 {
+        NO_VALUE_HATCH
+    } else {
+        NO_VALUE_BG
+    }
 }
 
 /// `c` lightened toward white by `wash` in `[0, 1]`.
@@ -312,7 +323,11 @@ pub fn nice_step(raw: f64) -> f64 {
 
 /// Decimal places that show multiples of `step` exactly.
 pub fn decimals_for(step: f64) -> usize {
-    if step >= 1.0 { 0 } else { (-step.log10() - 1e-9).ceil() as usize }
+    if step >= 1.0 {
+        0
+    } else {
+        (-step.log10() - 1e-9).ceil() as usize
+    }
 }
 
 #[cfg(test)]

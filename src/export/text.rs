@@ -48,7 +48,9 @@ pub fn draw_text(img: &mut RgbaImage, x: f32, y: f32, size: f32, text: &str, col
         let glyph = id.with_scale_and_position(scale, point(caret, baseline));
         caret += scaled.h_advance(id);
         prev = Some(id);
-        let Some(outlined) = f.outline_glyph(glyph) else { continue };
+        let Some(outlined) = f.outline_glyph(glyph) else {
+            continue;
+        };
         let b = outlined.px_bounds();
         outlined.draw(|gx, gy, coverage| {
             let px = b.min.x as i64 + gx as i64;
@@ -64,5 +66,10 @@ pub fn draw_text(img: &mut RgbaImage, x: f32, y: f32, size: f32, text: &str, col
 /// `dst` blended toward `color` by `alpha` in `[0, 1]` (opaque result).
 pub fn blend(dst: Rgba<u8>, color: [u8; 3], alpha: f32) -> Rgba<u8> {
     let mix = |d: u8, s: u8| (d as f32 + (s as f32 - d as f32) * alpha).round() as u8;
-    Rgba([mix(dst[0], color[0]), mix(dst[1], color[1]), mix(dst[2], color[2]), 255])
+    Rgba([
+        mix(dst[0], color[0]),
+        mix(dst[1], color[1]),
+        mix(dst[2], color[2]),
+        255,
+    ])
 }

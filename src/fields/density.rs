@@ -94,7 +94,11 @@ pub fn splat(grid: &Grid, lambda: f64, agents: &Agents) -> Density {
                 for &i in &sorted[start[bucket]..start[bucket + 1]] {
                     let f = feet[i].expect("sorted agents have a footprint");
                     let (ax, ay) = (agents.vx[i] as f64, agents.vy[i] as f64);
-                    let (ax, ay) = if ax.is_finite() && ay.is_finite() { (ax, ay) } else { (0.0, 0.0) };
+                    let (ax, ay) = if ax.is_finite() && ay.is_finite() {
+                        (ax, ay)
+                    } else {
+                        (0.0, 0.0)
+                    };
                     for (c, k) in [(f.col, left), (f.col + 1, right)] {
                         if c >= 0 && (c as usize) < cols {
                             let w = f.w[k];

@@ -82,7 +82,11 @@ pub fn sample_ahead(field: ArrayView2<f32>, r: usize, c: usize, d: Dir, ahead: f
     let hi = (lo + 1).min(n - 1);
     let t = pos - lo as f64;
     let at = |i: usize| -> f64 {
-        if dc != 0 { field[[r, i]] as f64 } else { field[[i, c]] as f64 }
+        if dc != 0 {
+            field[[r, i]] as f64
+        } else {
+            field[[i, c]] as f64
+        }
     };
     let a = at(lo);
     if t == 0.0 { a } else { a + t * (at(hi) - a) }
@@ -98,7 +102,11 @@ mod tests {
         let f = array![[0.0f32, 1.0, 2.0, 3.0], [10.0, 11.0, 12.0, 13.0]];
         assert_eq!(sample_ahead(f.view(), 0, 0, Dir::E, 1.5), 1.5);
         assert_eq!(sample_ahead(f.view(), 0, 3, Dir::W, 2.0), 1.0);
-        assert_eq!(sample_ahead(f.view(), 0, 2, Dir::E, 3.0), 3.0, "clamped to the last cell");
+        assert_eq!(
+            sample_ahead(f.view(), 0, 2, Dir::E, 3.0),
+            3.0,
+            "clamped to the last cell"
+        );
         assert_eq!(sample_ahead(f.view(), 0, 1, Dir::N, 1.0), 11.0);
         assert_eq!(sample_ahead(f.view(), 1, 1, Dir::S, 5.0), 1.0);
         assert_eq!(lookahead_cells(0.2, 0.5), 1.0);

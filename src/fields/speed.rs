@@ -101,7 +101,11 @@ fn face_speed(scene: &Scene, density: &Density, ahead: f64, r: usize, c: usize, 
     let (ux, uy) = d.unit();
     let v_along = sample_ahead(density.vx.view(), r, c, d, ahead) * ux
         + sample_ahead(density.vy.view(), r, c, d, ahead) * uy;
-    let f_v = if v_along.is_finite() { v_along.max(p.f_min) } else { p.f_min };
+    let f_v = if v_along.is_finite() {
+        v_along.max(p.f_min)
+    } else {
+        p.f_min
+    };
     let f = blend_speed(p, f_t, f_v, rho);
     if f.is_finite() { f.max(0.0) } else { 0.0 }
 }
