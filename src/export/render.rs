@@ -3,7 +3,7 @@
 //! ticks and unit, and a legend.
 
 use super::colormap::Colormap;
-use super::text::{blend, draw_text, text_width};
+use super::text::{blend, draw_text};
 use image::{Rgba, RgbaImage};
 
 /// Blank space around the parts of the image, px.
