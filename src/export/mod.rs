@@ -68,11 +68,16 @@ fn bilinear(field: ArrayView2<f64>, u: f64, v: f64) -> f64 {
     let (c0, r0) = (u.floor() as usize, v.floor() as usize);
     let (c1, r1) = ((c0 + 1).min(cols - 1), (r0 + 1).min(rows - 1));
     let (tu, tv) = (u - c0 as f64, v - r0 as f64);
-    let q = [field[[r0, c0]], field[[r0, c1]], field[[r1, c0]], field[[r1, c1]]];
-    if q.iter().all(|x| x.is_finite()) {
-        let bottom = q[0] + tu * (q[1] - q[0]);
-        let top = q[2] + tu * (q[3] - q[2]);
-        bottom + tv * (top - bottom)
+    let corners = [
+        (field[[r0, c0]], (1.0 - tu) * (1.0 - tv)),
+        (field[[r0, c1]], tu * (1.0 - tv)),
+        (field[[r1, c0]], (1.0 - tu) * tv),
+        (field[[r1, c1]], tu * tv),
+    ];
+    // Corners with zero weight do not count, so an infinite neighbour does not spoil a point
+    // lying exactly on a cell row or column.
+    if corners.iter().all(|&(x, w)| w == 0.0 || x.is_finite()) {
+        corners.iter().filter(|&&(_, w)| w > 0.0).map(|&(x, w)| x * w).sum()
     } else {
         field[[v.round() as usize, u.round() as usize]]
     }
