@@ -576,7 +576,7 @@ impl Checker<'_> {
             let Some(mask) = self.area_mask(shape, grid, &at) else {
                 continue;
             };
-            let free = mask.iter().zip(obstacle.iter()).filter(|(&m, &o)| m && !o).count();
+            let free = mask.iter().zip(obstacle.iter()).filter(|&(&m, &o)| m && !o).count();
             self.ensure(spawn.count <= free, &format!("{at}.count"), || {
                 format!(
                     "{}: expected at most the {free} free (non-obstacle) cells of the area",

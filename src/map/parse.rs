@@ -5,7 +5,7 @@
 //! deserialises each piece on its own: one error per broken piece, each with its full path
 //! (`groups[1].goals[0].rect.max`), tracked inside a piece by `serde_path_to_error`.
 
-use super::format::{GoalSpec, GridSpec, GroupSpec, LayerShape, MapFile, Raster, SpawnSpec, SpeedRange};
+use super::format::{GoalSpec, GridSpec, LayerShape, MapFile, Raster, SpawnSpec, SpeedRange};
 use crate::error::Error;
 use crate::params::{BoidsParams, OrcaParams, Params};
 use serde::de::DeserializeOwned;
