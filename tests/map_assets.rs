@@ -111,7 +111,12 @@ fn office_png_matches_its_generator() {
         crowdfield::io::write_bytes_atomic(&path, &png).unwrap();
     }
     let got = image::open(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (regenerate with CROWDFIELD_REGENERATE_MAPS=1)", path.display()))
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (regenerate with CROWDFIELD_REGENERATE_MAPS=1)",
+                path.display()
+            )
+        })
         .to_luma8();
     assert_eq!(got.dimensions(), want.dimensions());
     assert!(

@@ -55,19 +55,30 @@ fn every_bundled_map_loads_and_validates_clean() {
         let problems = map::validate(&path);
         assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
         let scene = map::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert!(scene.grid.cols <= 200 && scene.grid.rows <= 200, "{}", path.display());
+        assert!(
+            scene.grid.cols <= 200 && scene.grid.rows <= 200,
+            "{}",
+            path.display()
+        );
         assert!(!scene.groups.is_empty(), "{}", path.display());
         for g in &scene.groups {
-            assert!(g.agent_count() > 0, "{}: group {} has no walkers", path.display(), g.name);
+            assert!(
+                g.agent_count() > 0,
+                "{}: group {} has no walkers",
+                path.display(),
+                g.name
+            );
         }
     }
 }
 
 #[test]
 fn every_bundled_map_matches_the_json_schema() {
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(maps_dir().join("map.schema.json")).unwrap())
-        .expect("the schema is JSON");
-    let validator = jsonschema::draft202012::new(&schema).expect("the schema is a valid draft 2020-12 schema");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(maps_dir().join("map.schema.json")).unwrap())
+            .expect("the schema is JSON");
+    let validator =
+        jsonschema::draft202012::new(&schema).expect("the schema is a valid draft 2020-12 schema");
     for path in bundled_maps() {
         let instance: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let errors: Vec<String> = validator
@@ -83,7 +94,8 @@ fn the_schema_rejects_what_the_loader_rejects_structurally() {
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(maps_dir().join("map.schema.json")).unwrap()).unwrap();
     let validator = jsonschema::draft202012::new(&schema).unwrap();
-    let good: Value = serde_json::from_str(&std::fs::read_to_string(maps_dir().join("corridor.json")).unwrap()).unwrap();
+    let good: Value =
+        serde_json::from_str(&std::fs::read_to_string(maps_dir().join("corridor.json")).unwrap()).unwrap();
     assert!(validator.is_valid(&good));
     let breakages: [(&str, fn(&mut Value)); 6] = [
         ("unknown top-level field", |v| v["colour"] = "red".into()),
@@ -93,16 +105,21 @@ fn the_schema_rejects_what_the_loader_rejects_structurally() {
         ("two shapes in one goal", |v| {
             v["groups"][0]["goals"][0]["circle"] = serde_json::json!({"center": [1, 1], "radius": 1})
         }),
-        ("string count", |v| v["groups"][0]["spawns"][0]["count"] = "one".into()),
+        ("string count", |v| {
+            v["groups"][0]["spawns"][0]["count"] = "one".into()
+        }),
     ];
     for (what, breakage) in breakages {
         let mut bad = good.clone();
         breakage(&mut bad);
         assert!(!validator.is_valid(&bad), "the schema accepts a map with {what}");
         let text = serde_json::to_string(&bad).unwrap();
-        assert!(MapFile::from_json(&text, "bad.json")
-            .and_then(|m| map::compile(&m, &maps_dir(), "bad.json"))
-            .is_err(), "the loader accepts a map with {what}");
+        assert!(
+            MapFile::from_json(&text, "bad.json")
+                .and_then(|m| map::compile(&m, &maps_dir(), "bad.json"))
+                .is_err(),
+            "the loader accepts a map with {what}"
+        );
     }
 }
 
@@ -135,7 +152,13 @@ fn hall_is_a_large_evacuation_with_several_exits() {
     assert!(g.agent_count() >= 300);
     // The exits are cut into the wall: every goal cell is free.
     for goal in &g.goals {
-        assert!(goal.mask.indexed_iter().all(|((r, c), &m)| !m || !s.obstacle[[r, c]]), "{}", goal.name);
+        assert!(
+            goal.mask
+                .indexed_iter()
+                .all(|((r, c), &m)| !m || !s.obstacle[[r, c]]),
+            "{}",
+            goal.name
+        );
     }
 }
 
@@ -157,8 +180,16 @@ fn hills_differ_only_in_height() {
         m
     };
     // Steeper than s_max (walkers slow to f_min) versus far below it.
-    assert!(max_slope(&steep) > steep.params.s_max as f32, "{}", max_slope(&steep));
-    assert!(max_slope(&gentle) < 0.2 * gentle.params.s_max as f32, "{}", max_slope(&gentle));
+    assert!(
+        max_slope(&steep) > steep.params.s_max as f32,
+        "{}",
+        max_slope(&steep)
+    );
+    assert!(
+        max_slope(&gentle) < 0.2 * gentle.params.s_max as f32,
+        "{}",
+        max_slope(&gentle)
+    );
     // The hill stands between the spawn area (west) and the goal (east) on the straight line.
     let h = &steep.height;
     let mid_row = steep.grid.rows / 2;
@@ -218,7 +249,11 @@ fn office_walls_come_from_the_png() {
     assert!(!s.obstacle[[corridor_row, 100]]);
     // The stairs exits at both corridor ends are open.
     for goal in &s.groups[0].goals {
-        assert!(goal.mask.indexed_iter().all(|((r, c), &m)| !m || !s.obstacle[[r, c]]));
+        assert!(
+            goal.mask
+                .indexed_iter()
+                .all(|((r, c), &m)| !m || !s.obstacle[[r, c]])
+        );
     }
 }
 

@@ -41,7 +41,11 @@ fn problems_of_text(text: &str) -> Vec<String> {
 fn problems_at(path: &Path) -> Vec<String> {
     let problems: Vec<String> = map::validate(path).iter().map(|e| e.to_string()).collect();
     let loaded = map::load(path);
-    assert_eq!(problems.is_empty(), loaded.is_ok(), "validate and load disagree: {problems:#?}");
+    assert_eq!(
+        problems.is_empty(),
+        loaded.is_ok(),
+        "validate and load disagree: {problems:#?}"
+    );
     problems
 }
 
@@ -103,7 +107,10 @@ fn wrong_types_name_the_path_the_value_and_the_expected_type() {
 #[test]
 fn missing_required_fields_are_named() {
     let mut v = good();
-    v["groups"][0]["spawns"][0].as_object_mut().unwrap().remove("count");
+    v["groups"][0]["spawns"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("count");
     v.as_object_mut().unwrap().remove("grid");
     let p = problems(&v);
     assert_reported(&p, &["groups[0].spawns[0]", "missing field `count`"]);
@@ -116,7 +123,10 @@ fn non_positive_cell_size_is_refused() {
         let mut v = good();
         v["grid"]["cell_size"] = json!(bad);
         let p = problems(&v);
-        assert_reported(&p, &["grid.cell_size", &format!("{bad:?}"), "between 0.01 and 100"]);
+        assert_reported(
+            &p,
+            &["grid.cell_size", &format!("{bad:?}"), "between 0.01 and 100"],
+        );
     }
 }
 
@@ -148,7 +158,14 @@ fn huge_numbers_are_range_checked() {
     v["params"] = json!({"f_max": 1e30});
     v["groups"][0]["speed"] = json!({"min": 1.0, "max": 400.0});
     let p = problems(&v);
-    assert_reported(&p, &["groups[0].goals[0].rect.max", "1e300", "expected finite coordinates"]);
+    assert_reported(
+        &p,
+        &[
+            "groups[0].goals[0].rect.max",
+            "1e300",
+            "expected finite coordinates",
+        ],
+    );
     assert_reported(&p, &["grid.cell_size", "1e200"]);
     assert_reported(&p, &["params.f_max", "1e30", "at most 1e6"]);
     assert_reported(&p, &["groups[0].speed.max", "400.0", "at most 15.0 m/s"]);
@@ -156,7 +173,9 @@ fn huge_numbers_are_range_checked() {
 
 #[test]
 fn numbers_beyond_f64_are_a_syntax_error() {
-    let text = serde_json::to_string_pretty(&good()).unwrap().replacen("0.5", "1e400", 1);
+    let text = serde_json::to_string_pretty(&good())
+        .unwrap()
+        .replacen("0.5", "1e400", 1);
     let p = problems_of_text(&text);
     assert_reported(&p, &["line ", "column", "number out of range"]);
 }
@@ -168,10 +187,15 @@ fn nan_and_infinity_from_the_editor_are_refused() {
     m.grid.cell_size = f64::NAN;
     m.groups[0].radius = f64::INFINITY;
     m.layers.obstacles.as_mut().unwrap().shapes[0].value = f64::NAN;
-    let e = map::compile(&m, Path::new("."), "edited.json").unwrap_err().to_string();
+    let e = map::compile(&m, Path::new("."), "edited.json")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("edited.json: grid.cell_size: NaN"), "{e}");
     assert!(e.contains("edited.json: groups[0].radius: inf"), "{e}");
-    assert!(e.contains("edited.json: layers.obstacles.shapes[0].value: NaN"), "{e}");
+    assert!(
+        e.contains("edited.json: layers.obstacles.shapes[0].value: NaN"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -180,11 +204,27 @@ fn raster_of_the_wrong_size_is_refused() {
     v["layers"]["height"] = json!({"raster": {"file": "h.png", "range": [0, 2]}});
     v["layers"]["discomfort"] = json!({"raster": {"file": "g.npy"}});
     let (dir, path) = write(&serde_json::to_string(&v).unwrap());
-    image::GrayImage::new(20, 11).save(dir.path().join("h.png")).unwrap();
-    crowdfield::io::write_npy(&dir.path().join("g.npy"), ndarray::Array2::<f32>::zeros((20, 12)).view()).unwrap();
+    image::GrayImage::new(20, 11)
+        .save(dir.path().join("h.png"))
+        .unwrap();
+    crowdfield::io::write_npy(
+        &dir.path().join("g.npy"),
+        ndarray::Array2::<f32>::zeros((20, 12)).view(),
+    )
+    .unwrap();
     let p = problems_at(&path);
-    assert_reported(&p, &["layers.height.raster.file", "20x11 pixels", "expected 20x12"]);
-    assert_reported(&p, &["layers.discomfort.raster.file", "shape (20, 12)", "expected (rows, cols) = (12, 20)"]);
+    assert_reported(
+        &p,
+        &["layers.height.raster.file", "20x11 pixels", "expected 20x12"],
+    );
+    assert_reported(
+        &p,
+        &[
+            "layers.discomfort.raster.file",
+            "shape (20, 12)",
+            "expected (rows, cols) = (12, 20)",
+        ],
+    );
 }
 
 #[test]
@@ -192,7 +232,14 @@ fn a_missing_raster_file_is_named() {
     let mut v = good();
     v["layers"]["obstacles"]["raster"] = json!({"file": "walls/missing.png"});
     let p = problems(&v);
-    assert_reported(&p, &["layers.obstacles.raster.file", "walls/missing.png", "cannot read raster"]);
+    assert_reported(
+        &p,
+        &[
+            "layers.obstacles.raster.file",
+            "walls/missing.png",
+            "cannot read raster",
+        ],
+    );
 }
 
 #[test]
@@ -207,7 +254,14 @@ fn a_raster_that_is_not_an_image_is_refused() {
     let p = problems_at(&path);
     assert_reported(&p, &["layers.obstacles.raster.file", "walls.png"]);
     assert_reported(&p, &["layers.height.raster.file", "h.npy"]);
-    assert_reported(&p, &["layers.discomfort.raster.file", "\"g.txt\"", "expected a .png or .npy"]);
+    assert_reported(
+        &p,
+        &[
+            "layers.discomfort.raster.file",
+            "\"g.txt\"",
+            "expected a .png or .npy",
+        ],
+    );
 }
 
 #[test]
@@ -224,7 +278,14 @@ fn raster_values_are_checked() {
     crowdfield::io::write_npy(&dir.path().join("g.npy"), g.view()).unwrap();
     let p = problems_at(&path);
     assert_reported(&p, &["layers.height.raster.file", "NaN at row 3, column 4"]);
-    assert_reported(&p, &["layers.discomfort.raster.file", "-1.0 at row 1, column 2", "discomfort in [0"]);
+    assert_reported(
+        &p,
+        &[
+            "layers.discomfort.raster.file",
+            "-1.0 at row 1, column 2",
+            "discomfort in [0",
+        ],
+    );
 }
 
 #[test]
@@ -248,7 +309,15 @@ fn a_grid_too_large_for_memory_is_refused_before_allocating() {
             .collect(),
     );
     let p = problems(&v);
-    assert_reported(&p, &["grid", "16000 x 8000 cells with 20 group(s) needs about", "GiB", "expected at most 8.0 GiB"]);
+    assert_reported(
+        &p,
+        &[
+            "grid",
+            "16000 x 8000 cells with 20 group(s) needs about",
+            "GiB",
+            "expected at most 8.0 GiB",
+        ],
+    );
     // Overflowing usize is refused too.
     let mut v = good();
     v["grid"] = json!({"cols": usize::MAX, "rows": 3, "cell_size": 0.5});
@@ -278,7 +347,13 @@ fn an_unreachable_goal_is_refused() {
     // Close the gap in the wall: the spawn area is cut off from the goal.
     v["layers"]["obstacles"]["shapes"].as_array_mut().unwrap().pop();
     let p = problems(&v);
-    assert_reported(&p, &["groups[0].spawns[0]", "no goal of group \"walkers\" can be reached"]);
+    assert_reported(
+        &p,
+        &[
+            "groups[0].spawns[0]",
+            "no goal of group \"walkers\" can be reached",
+        ],
+    );
     // A diagonal gap does not connect (4-connected walking).
     let mut v = good();
     v["grid"] = json!({"cols": 4, "rows": 4, "cell_size": 1});
@@ -302,12 +377,42 @@ fn shapes_are_checked() {
     shapes.push(json!({"rect": {"min": [30, 30], "max": [40, 40]}}));
     shapes.push(json!({"circle": {"center": [3, 3], "radius": 1, "profile": "dome"}}));
     let p = problems(&v);
-    assert_reported(&p, &["layers.obstacles.shapes[2].rect.max", "[2.0, 4.0]", "larger than min [3.0, 3.0]"]);
+    assert_reported(
+        &p,
+        &[
+            "layers.obstacles.shapes[2].rect.max",
+            "[2.0, 4.0]",
+            "larger than min [3.0, 3.0]",
+        ],
+    );
     assert_reported(&p, &["layers.obstacles.shapes[3].circle.radius", "-1.0"]);
-    assert_reported(&p, &["layers.obstacles.shapes[4].polygon.points", "2 point(s)", "at least 3"]);
-    assert_reported(&p, &["layers.obstacles.shapes[5]", "has 0 of the keys", "exactly one"]);
-    assert_reported(&p, &["layers.obstacles.shapes[6]", "covers no cell centre", "[0, 10.0] x [0, 6.0]"]);
-    assert_reported(&p, &["layers.obstacles.shapes[7].circle.profile", "only allowed on height and discomfort"]);
+    assert_reported(
+        &p,
+        &[
+            "layers.obstacles.shapes[4].polygon.points",
+            "2 point(s)",
+            "at least 3",
+        ],
+    );
+    assert_reported(
+        &p,
+        &["layers.obstacles.shapes[5]", "has 0 of the keys", "exactly one"],
+    );
+    assert_reported(
+        &p,
+        &[
+            "layers.obstacles.shapes[6]",
+            "covers no cell centre",
+            "[0, 10.0] x [0, 6.0]",
+        ],
+    );
+    assert_reported(
+        &p,
+        &[
+            "layers.obstacles.shapes[7].circle.profile",
+            "only allowed on height and discomfort",
+        ],
+    );
 }
 
 #[test]
@@ -389,13 +494,15 @@ fn validate_reports_every_problem_not_only_the_first() {
 
 #[test]
 fn the_validate_command_prints_every_problem_and_fails() {
-    let (dir, bad) = write(&serde_json::to_string(&{
-        let mut v = good();
-        v["grid"]["cols"] = json!(0);
-        v["groups"][0]["radius"] = json!(0);
-        v
-    })
-    .unwrap());
+    let (dir, bad) = write(
+        &serde_json::to_string(&{
+            let mut v = good();
+            v["grid"]["cols"] = json!(0);
+            v["groups"][0]["radius"] = json!(0);
+            v
+        })
+        .unwrap(),
+    );
     let good_path = dir.path().join("good.json");
     std::fs::write(&good_path, serde_json::to_string(&good()).unwrap()).unwrap();
     let run = |args: &[&Path]| {
@@ -407,11 +514,17 @@ fn the_validate_command_prints_every_problem_and_fails() {
     };
     let out = run(&[&good_path]);
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("{}: ok", good_path.display()));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("{}: ok", good_path.display())
+    );
     let out = run(&[&good_path, &bad]);
     assert!(!out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("{}: ok", good_path.display())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{}: ok", good_path.display())),
+        "{stdout}"
+    );
     assert!(stdout.contains("map.json: grid.cols: 0"), "{stdout}");
     assert!(stdout.contains("map.json: groups[0].radius: 0.0 m"), "{stdout}");
 }

@@ -32,8 +32,22 @@ fn seed(i: usize) -> Value {
 
 /// Numbers that break things: zero, signs, fractions, huge and tiny, integer limits.
 const NUMBERS: [f64; 16] = [
-    0.0, 1.0, -1.0, 0.5, 2.0, 3.7, 100.0, 255.0, 1e9, -1e9, 1e300, -1e300, 1e-300, 9007199254740993.0,
-    1.8446744073709552e19, -0.0,
+    0.0,
+    1.0,
+    -1.0,
+    0.5,
+    2.0,
+    3.7,
+    100.0,
+    255.0,
+    1e9,
+    -1e9,
+    1e300,
+    -1e300,
+    1e-300,
+    9007199254740993.0,
+    1.8446744073709552e19,
+    -0.0,
 ];
 
 fn number(k: u32) -> Value {

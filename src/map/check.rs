@@ -5,13 +5,11 @@
 //! is acceptable. Each problem is recorded with its JSON path and the run goes on, so one pass
 //! reports everything that can be known.
 
-use super::format::{
-    FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped,
-};
+use super::format::{FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped};
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
 use super::{
-    BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_ORCA_NEIGHBORS,
-    MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE, VALUE_LIMIT,
+    BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS,
+    MAX_ORCA_NEIGHBORS, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE, VALUE_LIMIT,
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
@@ -71,8 +69,18 @@ pub(crate) fn check(map: &MapFile, base_dir: &Path, file: &str) -> (Option<Scene
 
     let layers = &map.layers;
     let height = ck.layer(layers.height.as_ref(), LayerKind::Height, grid.as_ref(), base_dir);
-    let obstacle_values = ck.layer(layers.obstacles.as_ref(), LayerKind::Obstacles, grid.as_ref(), base_dir);
-    let discomfort = ck.layer(layers.discomfort.as_ref(), LayerKind::Discomfort, grid.as_ref(), base_dir);
+    let obstacle_values = ck.layer(
+        layers.obstacles.as_ref(),
+        LayerKind::Obstacles,
+        grid.as_ref(),
+        base_dir,
+    );
+    let discomfort = ck.layer(
+        layers.discomfort.as_ref(),
+        LayerKind::Discomfort,
+        grid.as_ref(),
+        base_dir,
+    );
     let obstacle = obstacle_values.map(|v| v.mapv(|x| x != 0.0));
 
     let mut names = HashSet::new();
@@ -82,14 +90,18 @@ pub(crate) fn check(map: &MapFile, base_dir: &Path, file: &str) -> (Option<Scene
         if !names.insert(g.name.as_str()) {
             ck.push(
                 &format!("{at}.name"),
-                format!("{:?} is used by an earlier group: expected unique group names", g.name),
+                format!(
+                    "{:?} is used by an earlier group: expected unique group names",
+                    g.name
+                ),
             );
         }
         groups.push(ck.group(g, i, &at, grid.as_ref(), obstacle.as_ref()));
     }
 
     let errors = ck.errors;
-    let (Some(grid), Some(height), Some(obstacle), Some(discomfort)) = (grid, height, obstacle, discomfort) else {
+    let (Some(grid), Some(height), Some(obstacle), Some(discomfort)) = (grid, height, obstacle, discomfort)
+    else {
         return (None, errors);
     };
     if !errors.is_empty() {
@@ -137,7 +149,11 @@ impl Checker<'_> {
             } else {
                 format!(" {expected},")
             };
-            format!("{}: expected a finite number{rule} at most {} in magnitude", num(v), num(VALUE_LIMIT))
+            format!(
+                "{}: expected a finite number{rule} at most {} in magnitude",
+                num(v),
+                num(VALUE_LIMIT)
+            )
         })
     }
 
@@ -154,8 +170,12 @@ impl Checker<'_> {
     }
 
     fn grid(&mut self, g: &GridSpec, groups: usize) -> Option<Grid> {
-        let mut ok = self.ensure(g.cols > 0, "grid.cols", || format!("{}: expected at least 1", g.cols));
-        ok &= self.ensure(g.rows > 0, "grid.rows", || format!("{}: expected at least 1", g.rows));
+        let mut ok = self.ensure(g.cols > 0, "grid.cols", || {
+            format!("{}: expected at least 1", g.cols)
+        });
+        ok &= self.ensure(g.rows > 0, "grid.rows", || {
+            format!("{}: expected at least 1", g.rows)
+        });
         ok &= self.ensure(
             g.cell_size.is_finite() && (MIN_CELL_SIZE..=MAX_CELL_SIZE).contains(&g.cell_size),
             "grid.cell_size",
@@ -215,10 +235,15 @@ impl Checker<'_> {
             & self.number(p.rho_max, "params.rho_max", pos, "> 0")
         {
             self.ensure(p.rho_min < p.rho_max, "params.rho_max", || {
-                format!("{}: expected more than rho_min ({})", num(p.rho_max), num(p.rho_min))
+                format!(
+                    "{}: expected more than rho_min ({})",
+                    num(p.rho_max),
+                    num(p.rho_min)
+                )
             });
         }
-        if self.number(p.f_min, "params.f_min", pos, "> 0") & self.number(p.f_max, "params.f_max", pos, "> 0") {
+        if self.number(p.f_min, "params.f_min", pos, "> 0") & self.number(p.f_max, "params.f_max", pos, "> 0")
+        {
             self.ensure(p.f_min <= p.f_max, "params.f_max", || {
                 format!("{}: expected at least f_min ({})", num(p.f_max), num(p.f_min))
             });
@@ -254,11 +279,23 @@ impl Checker<'_> {
     fn orca(&mut self, o: &OrcaParams, at: &str) {
         let pos = |v: f64| v > 0.0;
         self.number(o.time_horizon, &format!("{at}.time_horizon"), pos, "> 0");
-        self.number(o.obstacle_time_horizon, &format!("{at}.obstacle_time_horizon"), pos, "> 0");
-        self.number(o.neighbor_dist, &format!("{at}.neighbor_dist"), |v| v >= 0.0, ">= 0");
-        self.ensure(o.max_neighbors <= MAX_ORCA_NEIGHBORS, &format!("{at}.max_neighbors"), || {
-            format!("{}: expected at most {MAX_ORCA_NEIGHBORS}", o.max_neighbors)
-        });
+        self.number(
+            o.obstacle_time_horizon,
+            &format!("{at}.obstacle_time_horizon"),
+            pos,
+            "> 0",
+        );
+        self.number(
+            o.neighbor_dist,
+            &format!("{at}.neighbor_dist"),
+            |v| v >= 0.0,
+            ">= 0",
+        );
+        self.ensure(
+            o.max_neighbors <= MAX_ORCA_NEIGHBORS,
+            &format!("{at}.max_neighbors"),
+            || format!("{}: expected at most {MAX_ORCA_NEIGHBORS}", o.max_neighbors),
+        );
     }
 
     /// Checks a shape's geometry; `profile_ok` tells whether a circle may carry a profile.
@@ -276,17 +313,22 @@ impl Checker<'_> {
         let ok = match shape {
             ShapeRef::Rect(r) => {
                 let at = format!("{at}.rect");
-                let mut ok = self.point(r.min, &format!("{at}.min")) & self.point(r.max, &format!("{at}.max"));
+                let mut ok =
+                    self.point(r.min, &format!("{at}.min")) & self.point(r.max, &format!("{at}.max"));
                 if ok {
-                    ok = self.ensure(r.min[0] < r.max[0] && r.min[1] < r.max[1], &format!("{at}.max"), || {
-                        format!(
-                            "[{}, {}]: expected larger than min [{}, {}] on both axes",
-                            num(r.max[0]),
-                            num(r.max[1]),
-                            num(r.min[0]),
-                            num(r.min[1])
-                        )
-                    });
+                    ok = self.ensure(
+                        r.min[0] < r.max[0] && r.min[1] < r.max[1],
+                        &format!("{at}.max"),
+                        || {
+                            format!(
+                                "[{}, {}]: expected larger than min [{}, {}] on both axes",
+                                num(r.max[0]),
+                                num(r.max[1]),
+                                num(r.min[0]),
+                                num(r.min[1])
+                            )
+                        },
+                    );
                 }
                 ok
             }
@@ -296,7 +338,13 @@ impl Checker<'_> {
                 ok &= self.ensure(
                     c.radius.is_finite() && c.radius > 0.0 && c.radius <= COORD_LIMIT,
                     &format!("{at}.radius"),
-                    || format!("{}: expected a radius in metres > 0 and at most {}", num(c.radius), num(COORD_LIMIT)),
+                    || {
+                        format!(
+                            "{}: expected a radius in metres > 0 and at most {}",
+                            num(c.radius),
+                            num(COORD_LIMIT)
+                        )
+                    },
                 );
                 if c.profile.is_some() && !profile_ok {
                     self.push(
@@ -478,7 +526,11 @@ impl Checker<'_> {
             };
             self.push(
                 &format!("{at}.file"),
-                format!("{:?} has {} at row {r}, column {c}: expected {expected}", raster.file, num(*v)),
+                format!(
+                    "{:?} has {} at row {r}, column {c}: expected {expected}",
+                    raster.file,
+                    num(*v)
+                ),
             );
             return None;
         }
@@ -506,7 +558,10 @@ impl Checker<'_> {
             Some(s) => match parse_color(s) {
                 Some(c) => c,
                 None => {
-                    self.push(&format!("{at}.color"), format!("{s:?}: expected \"#rrggbb\" (hexadecimal)"));
+                    self.push(
+                        &format!("{at}.color"),
+                        format!("{s:?}: expected \"#rrggbb\" (hexadecimal)"),
+                    );
                     [0, 0, 0]
                 }
             },
@@ -515,16 +570,30 @@ impl Checker<'_> {
             & self.number(g.speed.max, &format!("{at}.speed.max"), |v| v > 0.0, "> 0");
         if speed_ok {
             self.ensure(g.speed.min <= g.speed.max, &format!("{at}.speed.max"), || {
-                format!("{}: expected at least speed.min ({})", num(g.speed.max), num(g.speed.min))
+                format!(
+                    "{}: expected at least speed.min ({})",
+                    num(g.speed.max),
+                    num(g.speed.min)
+                )
             });
             self.ensure(g.speed.max <= MAX_WALK_SPEED, &format!("{at}.speed.max"), || {
-                format!("{} m/s: expected at most {} m/s", num(g.speed.max), num(MAX_WALK_SPEED))
+                format!(
+                    "{} m/s: expected at most {} m/s",
+                    num(g.speed.max),
+                    num(MAX_WALK_SPEED)
+                )
             });
         }
         self.ensure(
             g.radius.is_finite() && g.radius > 0.0 && g.radius <= MAX_RADIUS,
             &format!("{at}.radius"),
-            || format!("{} m: expected a body radius > 0 and at most {} m", num(g.radius), num(MAX_RADIUS)),
+            || {
+                format!(
+                    "{} m: expected a body radius > 0 and at most {} m",
+                    num(g.radius),
+                    num(MAX_RADIUS)
+                )
+            },
         );
         if let Some(b) = &g.boids {
             self.boids(b, &format!("{at}.boids"));
@@ -542,9 +611,17 @@ impl Checker<'_> {
             let shape = self.shape(goal, &at, false);
             let mut ok = true;
             if let Some(w) = goal.width {
-                ok = self.ensure(w.is_finite() && w > 0.0 && w <= COORD_LIMIT, &format!("{at}.width"), || {
-                    format!("{} m: expected a width > 0 and at most {} m", num(w), num(COORD_LIMIT))
-                });
+                ok = self.ensure(
+                    w.is_finite() && w > 0.0 && w <= COORD_LIMIT,
+                    &format!("{at}.width"),
+                    || {
+                        format!(
+                            "{} m: expected a width > 0 and at most {} m",
+                            num(w),
+                            num(COORD_LIMIT)
+                        )
+                    },
+                );
             }
             let (Some(shape), Some(grid), Some(obstacle), true) = (shape, grid, obstacle, ok) else {
                 continue;
@@ -560,7 +637,10 @@ impl Checker<'_> {
                 )
             });
             goals.push(Area {
-                name: goal.name.clone().unwrap_or_else(|| format!("{} goal {k}", g.name)),
+                name: goal
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{} goal {k}", g.name)),
                 mask,
                 width: goal.width.unwrap_or_else(|| default_width(shape)),
             });
@@ -576,7 +656,11 @@ impl Checker<'_> {
             let Some(mask) = self.area_mask(shape, grid, &at) else {
                 continue;
             };
-            let free = mask.iter().zip(obstacle.iter()).filter(|&(&m, &o)| m && !o).count();
+            let free = mask
+                .iter()
+                .zip(obstacle.iter())
+                .filter(|&(&m, &o)| m && !o)
+                .count();
             self.ensure(spawn.count <= free, &format!("{at}.count"), || {
                 format!(
                     "{}: expected at most the {free} free (non-obstacle) cells of the area",
@@ -585,7 +669,10 @@ impl Checker<'_> {
             });
             spawns.push(Spawn {
                 area: Area {
-                    name: spawn.name.clone().unwrap_or_else(|| format!("{} spawn {k}", g.name)),
+                    name: spawn
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| format!("{} spawn {k}", g.name)),
                     mask,
                     width: default_width(shape),
                 },
@@ -606,12 +693,7 @@ impl Checker<'_> {
         }
         let reached = flood_fill(grid, obstacle, &goal_mask);
         for (k, s) in spawns.iter().enumerate() {
-            let ok = s
-                .area
-                .mask
-                .iter()
-                .zip(reached.iter())
-                .any(|(&m, &r)| m && r);
+            let ok = s.area.mask.iter().zip(reached.iter()).any(|(&m, &r)| m && r);
             self.ensure(ok, &format!("{at}.spawns[{k}]"), || {
                 format!(
                     "no goal of group {:?} can be reached from this area: expected a path over free cells \

@@ -57,11 +57,7 @@ fn syntax_error(file: &str, e: &serde_json::Error) -> Error {
         serde_json::error::Category::Eof => format!("{message}: the file ends early (truncated?)"),
         _ => format!("{message}: expected valid JSON"),
     };
-    Error::invalid(
-        file,
-        format!("line {}, column {}", e.line(), e.column()),
-        message,
-    )
+    Error::invalid(file, format!("line {}, column {}", e.line(), e.column()), message)
 }
 
 /// Joins a JSON path prefix and a relative path from `serde_path_to_error`.
@@ -89,7 +85,8 @@ impl Collector<'_> {
 
     fn push_de_error(&mut self, at: &str, e: &serde_path_to_error::Error<serde_json::Error>) {
         let path = join_path(at, &e.path().to_string());
-        self.errors.push(Error::invalid(self.file, path, e.inner().to_string()));
+        self.errors
+            .push(Error::invalid(self.file, path, e.inner().to_string()));
     }
 
     /// Deserialises one piece; records its error.
@@ -114,7 +111,11 @@ impl Collector<'_> {
         };
         for key in obj.keys() {
             if !known.contains(&key.as_str()) {
-                let expected = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                let expected = known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 self.push(
                     &join_path(at, key),
                     format!("unknown field `{key}`, expected one of {expected}"),

@@ -84,7 +84,11 @@ pub fn for_each_cell(shape: ShapeRef<'_>, grid: &Grid, mut visit: impl FnMut(usi
                 ShapeRef::Circle(circle) => {
                     let d = (x - circle.center[0]).hypot(y - circle.center[1]);
                     (d <= circle.radius).then(|| {
-                        let t = if circle.radius > 0.0 { d / circle.radius } else { 0.0 };
+                        let t = if circle.radius > 0.0 {
+                            d / circle.radius
+                        } else {
+                            0.0
+                        };
                         circle.profile.unwrap_or_default().factor(t)
                     })
                 }
@@ -169,7 +173,10 @@ pub fn read_raster(
                 .map_err(|e| err(format!("cannot decode PNG {shown}: {e}")))?;
             let sixteen_bit = matches!(
                 img.color(),
-                image::ColorType::L16 | image::ColorType::La16 | image::ColorType::Rgb16 | image::ColorType::Rgba16
+                image::ColorType::L16
+                    | image::ColorType::La16
+                    | image::ColorType::Rgb16
+                    | image::ColorType::Rgba16
             );
             let rows = grid.rows;
             let map = |p: f64| range[0] + (range[1] - range[0]) * p;
@@ -187,7 +194,9 @@ pub fn read_raster(
             })
         }
         RasterKind::Npy => {
-            let most = (grid.len() as u64).saturating_mul(8).saturating_add(NPY_HEADER_ALLOWANCE);
+            let most = (grid.len() as u64)
+                .saturating_mul(8)
+                .saturating_add(NPY_HEADER_ALLOWANCE);
             if meta.len() > most {
                 return Err(err(format!(
                     "{shown} is {} bytes, more than a ({}, {}) array can take: expected shape (rows, cols) \
@@ -260,10 +269,7 @@ mod tests {
         };
         assert_eq!(count(ShapeRef::Circle(&c), &g), 5);
         // Radius 2.3: lattice points with i^2 + j^2 <= 5.29 -> 21.
-        let c = Circle {
-            radius: 2.3,
-            ..c
-        };
+        let c = Circle { radius: 2.3, ..c };
         assert_eq!(count(ShapeRef::Circle(&c), &g), 21);
         // Centre on a grid corner, radius 1: the four cells around it.
         let c = Circle {
@@ -284,7 +290,10 @@ mod tests {
             profile: Some(Profile::Cone),
         };
         for_each_cell(ShapeRef::Circle(&c), &g, |_, col, f| values[col] = f);
-        assert_eq!(values, [0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 0.75, 0.5, 0.25, 0.0, 0.0]);
+        assert_eq!(
+            values,
+            [0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 0.75, 0.5, 0.25, 0.0, 0.0]
+        );
         assert_eq!(Profile::Dome.factor(0.0), 1.0);
         assert!((Profile::Dome.factor(0.5) - 0.5).abs() < 1e-12);
         assert!(Profile::Dome.factor(1.0).abs() < 1e-12);
@@ -307,7 +316,14 @@ mod tests {
         assert_eq!(count(ShapeRef::Polygon(&Polygon { points: rev }), &g), 8);
         // An L shape: 4x4 square minus its 2x2 upper-right quarter.
         let l = Polygon {
-            points: vec![[0.0, 0.0], [4.0, 0.0], [4.0, 2.0], [2.0, 2.0], [2.0, 4.0], [0.0, 4.0]],
+            points: vec![
+                [0.0, 0.0],
+                [4.0, 0.0],
+                [4.0, 2.0],
+                [2.0, 2.0],
+                [2.0, 4.0],
+                [0.0, 4.0],
+            ],
         };
         let m = shape_mask(ShapeRef::Polygon(&l), &g);
         assert_eq!(m.iter().filter(|&&b| b).count(), 12);
@@ -344,11 +360,22 @@ mod tests {
             file: "t.png".into(),
             range: Some([10.0, 20.0]),
         };
-        let a = read_raster(&raster, RasterKind::Png, dir.path(), &g, "m.json", "layers.height.raster").unwrap();
+        let a = read_raster(
+            &raster,
+            RasterKind::Png,
+            dir.path(),
+            &g,
+            "m.json",
+            "layers.height.raster",
+        )
+        .unwrap();
         for c in 0..3 {
             assert_eq!(a[[3, c]], 20.0, "top image row = largest row index");
         }
-        assert!((a[[0, 0]] - 12.0).abs() < 1e-12, "bottom-left pixel = row 0, col 0");
+        assert!(
+            (a[[0, 0]] - 12.0).abs() < 1e-12,
+            "bottom-left pixel = row 0, col 0"
+        );
         assert_eq!(a[[0, 1]], 10.0);
         assert_eq!(a[[1, 2]], 10.0);
     }
@@ -356,15 +383,27 @@ mod tests {
     #[test]
     fn raster_size_mismatch_is_refused_before_decoding() {
         let dir = tempfile::tempdir().unwrap();
-        image::GrayImage::new(5, 4).save(dir.path().join("t.png")).unwrap();
+        image::GrayImage::new(5, 4)
+            .save(dir.path().join("t.png"))
+            .unwrap();
         let raster = Raster {
             file: "t.png".into(),
             range: None,
         };
         let g = Grid::new(3, 4, 1.0);
-        let e = read_raster(&raster, RasterKind::Png, dir.path(), &g, "m.json", "layers.obstacles.raster")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("layers.obstacles.raster.file") && e.contains("5x4") && e.contains("3x4"), "{e}");
+        let e = read_raster(
+            &raster,
+            RasterKind::Png,
+            dir.path(),
+            &g,
+            "m.json",
+            "layers.obstacles.raster",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("layers.obstacles.raster.file") && e.contains("5x4") && e.contains("3x4"),
+            "{e}"
+        );
     }
 }
