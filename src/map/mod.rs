@@ -1,19 +1,125 @@
 //! The JSON map format: loading, validation, compilation to a [`Scene`], saving.
 //!
-//! (API fixed for the other modules; bodies being written.)
+//! A map file (format version 1, described field by field in `maps/map.schema.json` and in
+//! [`format`]) gives a grid, three layers (terrain height, obstacles, discomfort) as rasters and/or
+//! shapes, groups of walkers with goal and spawn areas, and the model parameters. Loading goes
+//! text → [`MapFile`] (JSON types, every structural problem with its JSON path, see `parse`) →
+//! [`compile`] (ranges, rasters, rasterisation, reachability; every problem again) → [`Scene`].
+//!
+//! ```
+//! use crowdfield::map::{MapFile, compile};
+//! let text = r#"{
+//!   "version": 1, "name": "demo",
+//!   "grid": {"cols": 20, "rows": 10, "cell_size": 0.5},
+//!   "layers": {"obstacles": {"shapes": [{"rect": {"min": [4, 0], "max": [4.5, 4]}}]}},
+//!   "groups": [{"name": "walkers",
+//!               "goals": [{"rect": {"min": [9.5, 0], "max": [10, 5]}, "name": "east exit"}],
+//!               "spawns": [{"rect": {"min": [0, 0], "max": [2, 5]}, "count": 10}]}]
+//! }"#;
+//! let map = MapFile::from_json(text, "demo.json").unwrap();
+//! let scene = compile(&map, std::path::Path::new("."), "demo.json").unwrap();
+//! assert_eq!(scene.obstacle.iter().filter(|&&b| b).count(), 8);
+//! assert_eq!(scene.groups[0].goals[0].width, 5.0);
+//! ```
+
+mod check;
+pub mod format;
+mod parse;
+pub mod raster;
+
+pub use format::{
+    Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Polygon,
+    Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange,
+};
 
 use crate::error::{Error, Result};
 use crate::scene::Scene;
 use std::path::Path;
 
+/// Most cells a grid may have (2^28, a 16384 x 16384 grid): beyond this a map is almost surely
+/// a units mistake, and the per-cell arrays alone would take tens of GiB.
+pub const MAX_CELLS: usize = 1 << 28;
+/// Estimated bytes per cell shared by all groups in the field pipeline: height, discomfort,
+/// obstacle, density, average velocity, 4-direction speed and cost (f32), with slack for
+/// temporaries.
+pub const BYTES_PER_CELL_SHARED: u64 = 64;
+/// Estimated bytes per cell per group: potential (f64), gradient (2 x f32), goal mask, fast
+/// marching state and heap entries.
+pub const BYTES_PER_CELL_PER_GROUP: u64 = 64;
+/// A map whose estimate `cells * (BYTES_PER_CELL_SHARED + groups * BYTES_PER_CELL_PER_GROUP)`
+/// exceeds this is refused before anything is allocated: 8 GiB, half a typical workstation's
+/// memory (a one-group 8192 x 8192 grid just fits).
+pub const MEMORY_LIMIT_BYTES: u64 = 8 << 30;
+/// Smallest cell edge, metres: a centimetre is already far below a body's size; smaller is
+/// likely millimetres typed as metres.
+pub const MIN_CELL_SIZE: f64 = 0.01;
+/// Largest cell edge, metres: a cell wider than a street cannot resolve a crowd.
+pub const MAX_CELL_SIZE: f64 = 100.0;
+/// Largest coordinate magnitude, metres (1000 km): beyond any site a crowd walks.
+pub const COORD_LIMIT: f64 = 1.0e6;
+/// Largest magnitude of a layer value, parameter or raster value: keeps every product finite
+/// and f32 conversion meaningful.
+pub const VALUE_LIMIT: f64 = 1.0e6;
+/// Fastest preferred walking speed, m/s: above any human sprint (about 12 m/s).
+pub const MAX_WALK_SPEED: f64 = 15.0;
+/// Largest body radius, m: more than any person, wheelchair or trolley.
+pub const MAX_RADIUS: f64 = 2.0;
+/// Most ORCA neighbours per agent: far more than ORCA ever needs (10 is typical).
+pub const MAX_ORCA_NEIGHBORS: usize = 1000;
+
 /// Loads, validates and compiles the map at `path` (rasters resolved relative to it).
 pub fn load(path: &Path) -> Result<Scene> {
-    let _ = path;
-    todo!("map loading")
+    let map = MapFile::from_path(path)?;
+    compile(&map, base_dir(path), &path.display().to_string())
 }
 
 /// Every problem found in the map at `path` (empty when it is valid).
 pub fn validate(path: &Path) -> Vec<Error> {
-    let _ = path;
-    todo!("map validation")
+    let file = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(source) => {
+            return vec![Error::Io {
+                path: path.to_path_buf(),
+                source,
+            }];
+        }
+    };
+    match parse::parse_map(&text, &file) {
+        Ok(map) => check::check(&map, base_dir(path), &file).1,
+        Err(errors) => errors,
+    }
+}
+
+/// Checks `map` and rasterises it into a [`Scene`]. Raster files are resolved relative to
+/// `base_dir`; `file_label` names the map in errors. Every problem is reported (an
+/// [`Error::Many`] when there are several).
+pub fn compile(map: &MapFile, base_dir: &Path, file_label: &str) -> Result<Scene> {
+    match check::check(map, base_dir, file_label) {
+        (Some(scene), errors) if errors.is_empty() => Ok(scene),
+        (_, errors) if errors.is_empty() => Err(Error::invalid(file_label, "(root)", "the map is not valid")),
+        (_, errors) => Err(many(errors)),
+    }
+}
+
+/// Every problem found in an in-memory map (empty when it compiles).
+pub fn check(map: &MapFile, base_dir: &Path, file_label: &str) -> Vec<Error> {
+    check::check(map, base_dir, file_label).1
+}
+
+/// The folder raster paths are relative to: the map file's folder.
+pub fn base_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// One error as itself, several as [`Error::Many`].
+fn many(mut errors: Vec<Error>) -> Error {
+    if errors.len() == 1 {
+        errors.remove(0)
+    } else {
+        Error::Many(errors)
+    }
 }

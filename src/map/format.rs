@@ -1,0 +1,399 @@
+//! The serde types of the JSON map format (version 1), as written on disk.
+//!
+//! These types mirror the file one to one (`#[serde(deny_unknown_fields)]` everywhere), so the
+//! editor can load a [`MapFile`], change it and [`MapFile::save`] it without losing anything.
+//! Nothing here is checked beyond JSON types: [`crate::map::compile`] checks ranges and
+//! rasterises the map into a [`crate::scene::Scene`]. `maps/map.schema.json` describes the same
+//! format as a JSON Schema.
+//!
+//! A shape is an object with exactly one of the keys `rect`, `circle` or `polygon`, beside the
+//! keys of its context (`value`/`op` in a layer, `name`/`width` for a goal, `name`/`count` for a
+//! spawn area), for example `{"rect": {"min": [0, 0], "max": [2, 1]}, "value": 1}`.
+
+use crate::error::{Error, Result};
+use crate::params::{BoidsParams, OrcaParams, Params};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The map format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A whole map file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapFile {
+    /// Format version; must be [`FORMAT_VERSION`].
+    pub version: u32,
+    /// Map name, shown in reports.
+    pub name: String,
+    /// The grid every layer is rasterised on.
+    pub grid: GridSpec,
+    /// Terrain height, obstacles and discomfort. All flat, free and zero when absent.
+    #[serde(default, skip_serializing_if = "Layers::is_empty")]
+    pub layers: Layers,
+    /// The groups of walkers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupSpec>,
+    /// Model parameters; every field has a default (see [`Params`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Params>,
+}
+
+/// Size and resolution of the grid. The origin is the lower-left corner (see [`crate::grid`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridSpec {
+    /// Number of columns (cells along x).
+    pub cols: usize,
+    /// Number of rows (cells along y).
+    pub rows: usize,
+    /// Edge length of a square cell, metres.
+    pub cell_size: f64,
+}
+
+/// The three layers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layers {
+    /// Terrain height, metres (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<Layer>,
+    /// Impassable cells (default none). A cell is blocked where the layer's value is nonzero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obstacles: Option<Layer>,
+    /// Discomfort g >= 0, dimensionless (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discomfort: Option<Layer>,
+}
+
+impl Layers {
+    /// True when no layer is given.
+    pub fn is_empty(&self) -> bool {
+        self.height.is_none() && self.obstacles.is_none() && self.discomfort.is_none()
+    }
+}
+
+/// One layer: an optional raster, then shapes applied in order on top of it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    /// Initial values from an image or array file (default: all zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raster: Option<Raster>,
+    /// Shapes painted over the raster, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<LayerShape>,
+}
+
+/// A raster layer file, resolved relative to the map file.
+///
+/// - `.png`: greyscale (colour images are converted to luma). Pixel value p in `0..=255`
+///   (`0..=65535` for 16-bit images) maps linearly to `range[0] + (range[1] - range[0]) * p / 255`.
+///   The image must be `cols` pixels wide and `rows` high. **Image row 0 is the top of the picture,
+///   i.e. the highest y** (grid row `rows - 1`), so the picture looks like the map seen from above
+///   with north up. For obstacles a cell is blocked where the mapped value is >= 0.5, so with the
+///   default range `[0, 1]` bright pixels are walls; use `[1, 0]` for dark walls on white.
+/// - `.npy`: a 2-D array of shape `(rows, cols)` (float, integer or bool), **row 0 = y row 0**
+///   (the bottom, as in every `.npy` export). Values are used as they are; for obstacles a cell is
+///   blocked where the value is nonzero. `range` is not allowed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Raster {
+    /// Path of the `.png` or `.npy` file, relative to the map file.
+    pub file: String,
+    /// PNG only: the values that black and white map to (default `[0, 1]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[f64; 2]>,
+}
+
+/// How a layer shape combines with what is already in the layer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShapeOp {
+    /// Replace the value (default).
+    #[default]
+    Set,
+    /// Add to the value (height and discomfort only): stack hills.
+    Add,
+    /// Keep the larger value (height and discomfort only).
+    Max,
+}
+
+impl ShapeOp {
+    fn is_set(&self) -> bool {
+        *self == ShapeOp::Set
+    }
+}
+
+/// How a circle's value falls off from its centre (height and discomfort layers only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// `value` everywhere inside (default).
+    #[default]
+    Flat,
+    /// `value * (1 - d/r)`: a cone, constant slope `value / r`.
+    Cone,
+    /// `value * (1 + cos(pi d/r)) / 2`: a smooth hill, flat at the top and at the rim,
+    /// steepest slope `value * pi / (2 r)` half-way out.
+    Dome,
+}
+
+impl Profile {
+    /// The factor applied to the shape's value at distance fraction `t = d / r` in `[0, 1]`.
+    pub fn factor(self, t: f64) -> f64 {
+        let t = t.clamp(0.0, 1.0);
+        match self {
+            Profile::Flat => 1.0,
+            Profile::Cone => 1.0 - t,
+            Profile::Dome => 0.5 * (1.0 + (std::f64::consts::PI * t).cos()),
+        }
+    }
+}
+
+/// An axis-aligned rectangle, metres. Covers the cells whose centre `(x, y)` has
+/// `min[0] <= x < max[0]` and `min[1] <= y < max[1]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rect {
+    /// Lower-left corner `[x, y]`.
+    pub min: [f64; 2],
+    /// Upper-right corner `[x, y]`.
+    pub max: [f64; 2],
+}
+
+/// A disc, metres. Covers the cells whose centre is at distance <= `radius` from `center`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Circle {
+    /// Centre `[x, y]`.
+    pub center: [f64; 2],
+    /// Radius, metres.
+    pub radius: f64,
+    /// Fall-off of the value (height and discomfort layers only; default flat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+}
+
+/// A simple polygon, metres. Covers the cells whose centre is inside (even-odd rule).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Polygon {
+    /// Vertices `[x, y]`, at least three, in either winding order; the last joins the first.
+    pub points: Vec<[f64; 2]>,
+}
+
+/// The geometry of a shape, borrowed from one of the context types below.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ShapeRef<'a> {
+    /// A rectangle.
+    Rect(&'a Rect),
+    /// A disc.
+    Circle(&'a Circle),
+    /// A polygon.
+    Polygon(&'a Polygon),
+}
+
+/// An owned geometry, to set on a shape with [`Shaped::set_shape`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// A rectangle.
+    Rect(Rect),
+    /// A disc.
+    Circle(Circle),
+    /// A polygon.
+    Polygon(Polygon),
+}
+
+/// Types that carry one shape as the optional keys `rect`, `circle`, `polygon`.
+pub trait Shaped {
+    /// The shape, or `Err(n)` with the number of shape keys present when it is not exactly one.
+    fn shape(&self) -> Result<ShapeRef<'_>, usize>;
+    /// Replaces the shape.
+    fn set_shape(&mut self, shape: Shape);
+}
+
+macro_rules! impl_shaped {
+    ($t:ty) => {
+        impl Shaped for $t {
+            fn shape(&self) -> Result<ShapeRef<'_>, usize> {
+                match (&self.rect, &self.circle, &self.polygon) {
+                    (Some(r), None, None) => Ok(ShapeRef::Rect(r)),
+                    (None, Some(c), None) => Ok(ShapeRef::Circle(c)),
+                    (None, None, Some(p)) => Ok(ShapeRef::Polygon(p)),
+                    (r, c, p) => Err(r.is_some() as usize + c.is_some() as usize + p.is_some() as usize),
+                }
+            }
+
+            fn set_shape(&mut self, shape: Shape) {
+                self.rect = None;
+                self.circle = None;
+                self.polygon = None;
+                match shape {
+                    Shape::Rect(r) => self.rect = Some(r),
+                    Shape::Circle(c) => self.circle = Some(c),
+                    Shape::Polygon(p) => self.polygon = Some(p),
+                }
+            }
+        }
+    };
+}
+
+/// A shape painted into a layer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerShape {
+    /// A rectangle (exactly one of `rect`, `circle`, `polygon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<Rect>,
+    /// A disc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circle: Option<Circle>,
+    /// A polygon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polygon: Option<Polygon>,
+    /// The value painted (height in metres, discomfort; for obstacles nonzero blocks and 0
+    /// clears, e.g. to cut a door into a wall). Default 1.
+    #[serde(default = "one")]
+    pub value: f64,
+    /// How the value combines with the layer (default `set`; `add`/`max` for height and
+    /// discomfort only).
+    #[serde(default, skip_serializing_if = "ShapeOp::is_set")]
+    pub op: ShapeOp,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A goal area (an exit) of a group.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalSpec {
+    /// A rectangle (exactly one of `rect`, `circle`, `polygon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<Rect>,
+    /// A disc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circle: Option<Circle>,
+    /// A polygon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polygon: Option<Polygon>,
+    /// Name shown in reports (default "<group> goal <i>").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Width of the opening, metres (default: the longer side of the shape's bounding box).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<f64>,
+}
+
+/// A spawn area and how many walkers start in it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnSpec {
+    /// A rectangle (exactly one of `rect`, `circle`, `polygon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<Rect>,
+    /// A disc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circle: Option<Circle>,
+    /// A polygon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polygon: Option<Polygon>,
+    /// Name shown in reports (default "<group> spawn <i>").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Number of walkers; at most the number of free cells in the area.
+    pub count: usize,
+}
+
+impl_shaped!(LayerShape);
+impl_shaped!(GoalSpec);
+impl_shaped!(SpawnSpec);
+
+/// Preferred walking speeds, m/s, drawn uniformly in `[min, max]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SpeedRange {
+    /// Slowest preferred speed, m/s. Default 1.34 (Weidmann's free speed).
+    pub min: f64,
+    /// Fastest preferred speed, m/s. Default 1.34.
+    pub max: f64,
+}
+
+impl Default for SpeedRange {
+    fn default() -> Self {
+        Self {
+            min: DEFAULT_SPEED,
+            max: DEFAULT_SPEED,
+        }
+    }
+}
+
+/// Default preferred walking speed, m/s: Weidmann's free-flow speed.
+pub const DEFAULT_SPEED: f64 = 1.34;
+/// Default body radius, m: a shoulder width of about half a metre.
+pub const DEFAULT_RADIUS: f64 = 0.25;
+
+fn default_radius() -> f64 {
+    DEFAULT_RADIUS
+}
+
+/// One group of walkers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Display name.
+    pub name: String,
+    /// Display colour `"#rrggbb"` (default: from a fixed palette by group index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+    /// Goal areas (at least one).
+    pub goals: Vec<GoalSpec>,
+    /// Spawn areas (may be empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spawns: Vec<SpawnSpec>,
+    /// Preferred speeds (default 1.34 to 1.34 m/s).
+    #[serde(default)]
+    pub speed: SpeedRange,
+    /// Body radius, metres (default 0.25).
+    #[serde(default = "default_radius")]
+    pub radius: f64,
+    /// Boids behaviour, when the group flocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boids: Option<BoidsParams>,
+    /// ORCA avoidance parameters (default [`OrcaParams::default`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orca: Option<OrcaParams>,
+}
+
+impl MapFile {
+    /// Reads and parses a map file, reporting every JSON-type problem (malformed JSON with line
+    /// and column, unknown fields, wrong types, each with its JSON path). Ranges are checked by
+    /// [`crate::map::compile`], not here.
+    pub fn from_path(path: &Path) -> Result<MapFile> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_json(&text, &path.display().to_string())
+    }
+
+    /// Parses a map from JSON text; `file_label` names the source in error messages.
+    pub fn from_json(text: &str, file_label: &str) -> Result<MapFile> {
+        super::parse::parse_map(text, file_label).map_err(super::many)
+    }
+
+    /// The map as pretty-printed JSON (two-space indent, trailing newline).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("map types always serialise");
+        s.push('\n');
+        s
+    }
+
+    /// Writes the map as pretty JSON, atomically (see [`crate::io::write_atomic`]). Raster paths
+    /// are written as they are: they stay relative to the map file's folder.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        crate::io::write_bytes_atomic(path, self.to_json().as_bytes())
+    }
+}
