@@ -50,7 +50,12 @@ fn walled(n: usize) -> (Array3<f32>, Array2<bool>) {
     let mut cost = Array3::from_elem((n, n, 4), 1.0f32);
     for r in 0..n {
         for c in 0..n {
-            let nb = [(r, c + 1), (r + 1, c), (r, c.wrapping_sub(1)), (r.wrapping_sub(1), c)];
+            let nb = [
+                (r, c + 1),
+                (r + 1, c),
+                (r, c.wrapping_sub(1)),
+                (r.wrapping_sub(1), c),
+            ];
             for (d, (nr, nc)) in nb.into_iter().enumerate() {
                 if wall[(r, c)] || (nr < n && nc < n && wall[(nr, nc)]) {
                     cost[(r, c, d)] = f32::INFINITY;
@@ -79,7 +84,11 @@ fn main() {
     println!();
     println!("| Eikonal, walls | GPU block FIM | passes | CPU FMM | max rel. diff | CPU FIM twin |");
     println!("|---|---|---|---|---|---|");
-    let sizes: &[usize] = if quick { &[256, 512] } else { &[256, 512, 1024, 2048] };
+    let sizes: &[usize] = if quick {
+        &[256, 512]
+    } else {
+        &[256, 512, 1024, 2048]
+    };
     for &n in sizes {
         let (cost, goal) = walled(n);
         let goals = [goal];
@@ -115,13 +124,19 @@ fn main() {
     println!();
     println!("| Neighbour grid | GPU (on device) | GPU + read-back | CPU NeighborGrid | identical |");
     println!("|---|---|---|---|---|");
-    let counts: &[usize] = if quick { &[10_000, 100_000] } else { &[10_000, 100_000, 1_000_000] };
+    let counts: &[usize] = if quick {
+        &[10_000, 100_000]
+    } else {
+        &[10_000, 100_000, 1_000_000]
+    };
     for &n in counts {
         // One agent per 2 m² on a square domain, bins of 2 m.
         let side = (2.0 * n as f32).sqrt();
         let mut state = 12345u64;
         let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 40) as f32 / (1u64 << 24) as f32
         };
         let (xs, ys): (Vec<f32>, Vec<f32>) = (0..n).map(|_| (next() * side, next() * side)).unzip();

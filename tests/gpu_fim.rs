@@ -20,7 +20,12 @@ fn with_walls(mut cost: Array3<f32>, wall: &Array2<bool>) -> Array3<f32> {
     let (rows, cols) = wall.dim();
     for r in 0..rows {
         for c in 0..cols {
-            let nb = [(r, c + 1), (r + 1, c), (r, c.wrapping_sub(1)), (r.wrapping_sub(1), c)];
+            let nb = [
+                (r, c + 1),
+                (r + 1, c),
+                (r, c.wrapping_sub(1)),
+                (r.wrapping_sub(1), c),
+            ];
             for (d, (nr, nc)) in nb.into_iter().enumerate() {
                 let into = nr < rows && nc < cols && wall[(nr, nc)];
                 if wall[(r, c)] || into {
@@ -46,7 +51,10 @@ fn assert_close(a: &Array2<f64>, b: &Array2<f64>, rel: f64, what: &str) {
         if x.is_infinite() || y.is_infinite() {
             assert_eq!(x, y, "{what}: reachability differs at {idx:?}");
         } else {
-            assert!((x - y).abs() <= rel * x.abs().max(1.0), "{what}: {x} vs {y} at {idx:?}");
+            assert!(
+                (x - y).abs() <= rel * x.abs().max(1.0),
+                "{what}: {x} vs {y} at {idx:?}"
+            );
         }
     }
 }
@@ -64,8 +72,16 @@ fn gpu_matches_cpu_twin_on_random_fields_with_walls() {
         let t = solve_fim_cpu(cost.view(), &goals, 0.5).unwrap();
         assert_close(&g[0].phi, &t[0].phi, TWIN_REL, &format!("seed {seed}"));
         assert_eq!(g[0].unreachable, t[0].unreachable);
-        assert!(g[0].unreachable >= wall.iter().filter(|&&w| w).count() - 2, "walls are unreachable");
-        assert!(g[0].passes > 0 && g[0].passes.abs_diff(t[0].passes) <= 2, "{} vs {}", g[0].passes, t[0].passes);
+        assert!(
+            g[0].unreachable >= wall.iter().filter(|&&w| w).count() - 2,
+            "walls are unreachable"
+        );
+        assert!(
+            g[0].passes > 0 && g[0].passes.abs_diff(t[0].passes) <= 2,
+            "{} vs {}",
+            g[0].passes,
+            t[0].passes
+        );
         assert_eq!(g[0].solver, "fim-gpu");
     }
 }
@@ -87,8 +103,14 @@ fn plane_wave_is_exact_in_both_directions() {
         for c in 0..cols {
             let to_west = c as f64 * h * 2.0;
             let to_east = (cols - 1 - c) as f64 * h * 0.5;
-            assert!((sols[0].phi[(r, c)] - to_west).abs() <= 1e-5 * to_west.max(1.0), "west ({r},{c})");
-            assert!((sols[1].phi[(r, c)] - to_east).abs() <= 1e-5 * to_east.max(1.0), "east ({r},{c})");
+            assert!(
+                (sols[0].phi[(r, c)] - to_west).abs() <= 1e-5 * to_west.max(1.0),
+                "west ({r},{c})"
+            );
+            assert!(
+                (sols[1].phi[(r, c)] - to_east).abs() <= 1e-5 * to_east.max(1.0),
+                "east ({r},{c})"
+            );
         }
     }
 }
@@ -104,11 +126,20 @@ fn point_source_is_symmetric_and_between_euclid_and_manhattan() {
     for r in 0..n {
         for c in 0..n {
             let v = phi[(r, c)];
-            assert!((v - phi[(c, r)]).abs() <= 1e-5 * v.max(1.0), "transpose ({r},{c})");
-            assert!((v - phi[(n - 1 - r, c)]).abs() <= 1e-5 * v.max(1.0), "mirror ({r},{c})");
+            assert!(
+                (v - phi[(c, r)]).abs() <= 1e-5 * v.max(1.0),
+                "transpose ({r},{c})"
+            );
+            assert!(
+                (v - phi[(n - 1 - r, c)]).abs() <= 1e-5 * v.max(1.0),
+                "mirror ({r},{c})"
+            );
             let (dr, dc) = ((r as f64 - 20.0).abs(), (c as f64 - 20.0).abs());
             let euclid = (dr * dr + dc * dc).sqrt();
-            assert!(v >= euclid * (1.0 - 1e-5) && v <= dr + dc + 1e-4, "({r},{c}): {v}");
+            assert!(
+                v >= euclid * (1.0 - 1e-5) && v <= dr + dc + 1e-4,
+                "({r},{c}): {v}"
+            );
             if dr == 0.0 || dc == 0.0 {
                 assert!((v - euclid).abs() <= 1e-4, "axis ({r},{c}): {v} vs {euclid}");
             }
@@ -137,7 +168,9 @@ fn walls_block_and_enclosed_cells_stay_infinite() {
     let cost = with_walls(uniform(rows, cols, 1.0), &wall);
     let mut goal = Array2::from_elem((rows, cols), false);
     goal[(0, 20)] = true;
-    let sol = &ctx.solve_fim(cost.view(), std::slice::from_ref(&goal), 1.0).unwrap()[0];
+    let sol = &ctx
+        .solve_fim(cost.view(), std::slice::from_ref(&goal), 1.0)
+        .unwrap()[0];
     let twin = &solve_fim_cpu(cost.view(), &[goal], 1.0).unwrap()[0];
     assert_close(&sol.phi, twin, TWIN_REL, "walls");
     for r in 5..8 {
@@ -174,7 +207,9 @@ fn buffers_are_reused_across_sizes() {
     for &(rows, cols) in &[(64, 64), (16, 24), (80, 70), (16, 24)] {
         let mut goal = Array2::from_elem((rows, cols), false);
         goal[(0, 0)] = true;
-        let sol = &ctx.solve_fim(uniform(rows, cols, 1.0).view(), &[goal], 1.0).unwrap()[0];
+        let sol = &ctx
+            .solve_fim(uniform(rows, cols, 1.0).view(), &[goal], 1.0)
+            .unwrap()[0];
         assert_eq!(sol.phi[(0, cols - 1)], (cols - 1) as f64);
         assert_eq!(sol.phi[(rows - 1, 0)], (rows - 1) as f64);
     }
@@ -184,16 +219,26 @@ fn buffers_are_reused_across_sizes() {
 fn bad_shapes_are_errors_not_panics() {
     let Some(ctx) = gpu() else { return };
     let goal = Array2::from_elem((5, 6), false);
-    let e = ctx.solve_fim(uniform(5, 7, 1.0).view(), &[goal], 1.0).unwrap_err();
+    let e = ctx
+        .solve_fim(uniform(5, 7, 1.0).view(), &[goal], 1.0)
+        .unwrap_err();
     assert!(e.to_string().contains("goals[0]"), "{e}");
-    let e = ctx.solve_fim(Array3::zeros((5, 6, 3)).view(), &[], 1.0).unwrap_err();
+    let e = ctx
+        .solve_fim(Array3::zeros((5, 6, 3)).view(), &[], 1.0)
+        .unwrap_err();
     assert!(e.to_string().contains("cost"), "{e}");
 }
 
 #[test]
 fn no_goal_leaves_everything_unreachable() {
     let Some(ctx) = gpu() else { return };
-    let sol = &ctx.solve_fim(uniform(9, 9, 1.0).view(), &[Array2::from_elem((9, 9), false)], 1.0).unwrap()[0];
+    let sol = &ctx
+        .solve_fim(
+            uniform(9, 9, 1.0).view(),
+            &[Array2::from_elem((9, 9), false)],
+            1.0,
+        )
+        .unwrap()[0];
     assert_eq!(sol.unreachable, 81);
 }
 

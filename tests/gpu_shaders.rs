@@ -8,9 +8,12 @@ fn every_pass_validates_with_naga() {
     for (name, source) in shaders::ALL {
         let module = naga::front::wgsl::parse_str(source)
             .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
         assert_eq!(module.entry_points.len(), 1, "{name}: one entry point per pass");
         assert_eq!(module.entry_points[0].name, "main", "{name}");
     }
@@ -31,7 +34,10 @@ fn every_shader_file_is_embedded_and_documented() {
     assert_eq!(files, embedded);
     for f in files {
         let text = std::fs::read_to_string(dir.join(&f)).unwrap();
-        assert!(text.starts_with("// "), "{f} must open with a one-line purpose comment");
+        assert!(
+            text.starts_with("// "),
+            "{f} must open with a one-line purpose comment"
+        );
     }
 }
 

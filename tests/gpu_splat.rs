@@ -30,7 +30,10 @@ fn gpu_matches_twin() {
     let per_agent = 4.0 / SPLAT_FIXED_SCALE / (0.5 * 0.5);
     for ((i, a), b) in g.rho.indexed_iter().zip(t.rho.iter()) {
         let n_here = 60.0; // generous bound on agents touching one cell
-        assert!((a - b).abs() <= 1e-4 * a.abs() + per_agent * n_here, "rho {i:?}: {a} vs {b}");
+        assert!(
+            (a - b).abs() <= 1e-4 * a.abs() + per_agent * n_here,
+            "rho {i:?}: {a} vs {b}"
+        );
     }
     for (a, b) in g.vx.iter().zip(t.vx.iter()).chain(g.vy.iter().zip(t.vy.iter())) {
         assert!((a - b).abs() <= 1e-3, "v: {a} vs {b}");
@@ -73,7 +76,10 @@ fn uniform_velocity_averages_to_itself_and_mass_matches_weights() {
     assert!((total - twin_total).abs() < 0.01, "{total} vs {twin_total}");
     for ((i, &rho), (&vx, &vy)) in d.rho.indexed_iter().zip(d.vx.iter().zip(d.vy.iter())) {
         if rho > 1e-3 {
-            assert!((vx - 0.7).abs() < 1e-3 && (vy + 0.2).abs() < 1e-3, "{i:?}: {vx} {vy}");
+            assert!(
+                (vx - 0.7).abs() < 1e-3 && (vy + 0.2).abs() < 1e-3,
+                "{i:?}: {vx} {vy}"
+            );
         }
     }
 }

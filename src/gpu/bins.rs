@@ -79,8 +79,14 @@ impl BinBuffers {
         let xs = ctx.storage("crowdfield.bins.xs", a);
         let ys = ctx.storage("crowdfield.bins.ys", a);
         let agent_bin = ctx.storage("crowdfield.bins.agent_bin", a);
-        let keys = [ctx.storage("crowdfield.bins.keys0", a), ctx.storage("crowdfield.bins.keys1", a)];
-        let vals = [ctx.storage("crowdfield.bins.vals0", a), ctx.storage("crowdfield.bins.vals1", a)];
+        let keys = [
+            ctx.storage("crowdfield.bins.keys0", a),
+            ctx.storage("crowdfield.bins.keys1", a),
+        ];
+        let vals = [
+            ctx.storage("crowdfield.bins.vals0", a),
+            ctx.storage("crowdfield.bins.vals1", a),
+        ];
         let scan_buf = ctx.storage("crowdfield.bins.scan", scan_len as u64 * 4);
         let stride = ctx.uniform_stride();
         let bin_params = ctx.uniform("crowdfield.bins.params", stride * MAX_RADIX_PASSES as u64);
@@ -149,26 +155,48 @@ impl GpuContext {
         }
         let bins = grid.bins_x as u64 * grid.bins_y as u64;
         if bins == 0 || bins >= u64::from(u32::MAX) {
-            return Err(Error::invalid("<memory>", "neighbor grid", format!("{bins} bins, expected 1 to 2^32 - 2")));
+            return Err(Error::invalid(
+                "<memory>",
+                "neighbor grid",
+                format!("{bins} bins, expected 1 to 2^32 - 2"),
+            ));
         }
         let n = xs.len();
         let chunks = n.div_ceil(RADIX as usize);
         if chunks > MAX_GROUPS_X as usize || n > u32::MAX as usize / 2 {
-            return Err(Error::Gpu(format!("{n} agents exceed the {} the GPU grid sorts", MAX_GROUPS_X as usize * 256)));
+            return Err(Error::Gpu(format!(
+                "{n} agents exceed the {} the GPU grid sorts",
+                MAX_GROUPS_X as usize * 256
+            )));
         }
         if bins + 1 > u64::from(MAX_GROUPS_X) * u64::from(SCAN_BLOCK) {
-            return Err(Error::Gpu(format!("{bins} bins exceed the {} the GPU scan handles", MAX_GROUPS_X * SCAN_BLOCK)));
+            return Err(Error::Gpu(format!(
+                "{bins} bins exceed the {} the GPU scan handles",
+                MAX_GROUPS_X * SCAN_BLOCK
+            )));
         }
         let (bins, chunks) = (bins as u32, chunks as u32);
         let (count_levels, free) = scan_levels(0, bins + 1, bins + 1);
         let hist_offset = free;
         let (hist_levels, scan_len) = scan_levels(hist_offset, RADIX * chunks, hist_offset + RADIX * chunks);
         if (count_levels.len() + hist_levels.len()) as u64 > MAX_SCAN_LEVELS {
-            return Err(Error::Gpu(format!("{bins} bins need more scan levels than {MAX_SCAN_LEVELS}")));
+            return Err(Error::Gpu(format!(
+                "{bins} bins need more scan levels than {MAX_SCAN_LEVELS}"
+            )));
         }
-        let mut guard = self.bins.lock().map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
-        if guard.as_ref().is_none_or(|b| b.agents < n || b.scan_len < scan_len as usize) {
-            *guard = Some(BinBuffers::new(self, n.max(1).next_power_of_two(), (scan_len as usize).next_power_of_two())?);
+        let mut guard = self
+            .bins
+            .lock()
+            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
+        if guard
+            .as_ref()
+            .is_none_or(|b| b.agents < n || b.scan_len < scan_len as usize)
+        {
+            *guard = Some(BinBuffers::new(
+                self,
+                n.max(1).next_power_of_two(),
+                (scan_len as usize).next_power_of_two(),
+            )?);
         }
         let buf = guard.as_mut().expect("neighbour-grid buffers were just created");
         let stride = self.uniform_stride();
@@ -184,18 +212,22 @@ impl GpuContext {
                 hist_offset,
                 pad: 0,
             };
-            self.queue.write_buffer(&buf.bin_params, stride * p as u64, bytemuck::bytes_of(&params));
+            self.queue
+                .write_buffer(&buf.bin_params, stride * p as u64, bytemuck::bytes_of(&params));
         }
         let levels: Vec<GpuScanParams> = count_levels.iter().chain(&hist_levels).copied().collect();
         for (i, l) in levels.iter().enumerate() {
-            self.queue.write_buffer(&buf.scan_params, stride * i as u64, bytemuck::bytes_of(l));
+            self.queue
+                .write_buffer(&buf.scan_params, stride * i as u64, bytemuck::bytes_of(l));
         }
         self.queue.write_buffer(&buf.xs, 0, bytemuck::cast_slice(xs));
         self.queue.write_buffer(&buf.ys, 0, bytemuck::cast_slice(ys));
 
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("crowdfield.bins"),
-        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("crowdfield.bins"),
+            });
         encoder.clear_buffer(&buf.scan_buf, 0, Some(u64::from(bins + 1) * 4));
         {
             let p = &self.pipelines;
@@ -229,7 +261,13 @@ impl GpuContext {
 
     /// Encodes a multi-level exclusive scan; `first` is the index of `levels[0]` in the scan
     /// parameter buffer.
-    fn scan(&self, pass: &mut wgpu::ComputePass<'_>, buf: &BinBuffers, first: usize, levels: &[GpuScanParams]) {
+    fn scan(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        buf: &BinBuffers,
+        first: usize,
+        levels: &[GpuScanParams],
+    ) {
         let p = &self.pipelines;
         let stride = self.uniform_stride();
         let offset = |i: usize| [(stride * (first + i) as u64) as u32];
@@ -251,7 +289,10 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Gpu`] when nothing was built yet or the read-back fails.
     pub fn read_neighbor_grid(&self, grid: &mut NeighborGrid) -> Result<()> {
-        let guard = self.bins.lock().map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
+        let guard = self
+            .bins
+            .lock()
+            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
         let Some((buf, (n, bins, sorted_in))) = guard.as_ref().and_then(|b| b.last.map(|l| (b, l))) else {
             return Err(Error::Gpu("no neighbour grid was built on the GPU yet".into()));
         };

@@ -86,7 +86,9 @@ pub struct GpuContext {
 
 impl std::fmt::Debug for GpuContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuContext").field("adapter", &self.report).finish()
+        f.debug_struct("GpuContext")
+            .field("adapter", &self.report)
+            .finish()
     }
 }
 
@@ -132,7 +134,9 @@ impl GpuContext {
             .into_iter()
             .filter(|a| {
                 let flags = a.get_downlevel_capabilities().flags;
-                flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS | wgpu::DownlevelFlags::INDIRECT_EXECUTION)
+                flags.contains(
+                    wgpu::DownlevelFlags::COMPUTE_SHADERS | wgpu::DownlevelFlags::INDIRECT_EXECUTION,
+                )
             })
             .collect();
         let found: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
@@ -142,7 +146,11 @@ impl GpuContext {
             if adapters.is_empty() {
                 return Err(Error::Gpu(format!(
                     "WGPU_ADAPTER_NAME={wanted:?} matches no adapter with compute shaders (found: {})",
-                    if found.is_empty() { "none".to_string() } else { found.join(", ") }
+                    if found.is_empty() {
+                        "none".to_string()
+                    } else {
+                        found.join(", ")
+                    }
                 )));
             }
         }
@@ -217,7 +225,10 @@ impl GpuContext {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Gpu(format!("waiting for the device: {e}")))?;
-        let mut errs = self.errors.lock().map_err(|_| Error::Gpu("error log poisoned".into()))?;
+        let mut errs = self
+            .errors
+            .lock()
+            .map_err(|_| Error::Gpu("error log poisoned".into()))?;
         if errs.is_empty() {
             Ok(())
         } else {
@@ -229,7 +240,10 @@ impl GpuContext {
 
     /// Rejects a buffer larger than the device allows, naming what it is for.
     pub(crate) fn check_size(&self, what: &str, bytes: u64) -> Result<()> {
-        let max = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
+        let max = self
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size);
         if bytes > max {
             return Err(Error::Gpu(format!(
                 "{what} needs {bytes} bytes, more than this device's storage-buffer limit of {max} bytes"
@@ -265,12 +279,20 @@ impl GpuContext {
 
     /// Copies `count` elements of `T` from `src` (starting at byte `offset`) to the host,
     /// through one staging buffer kept across calls. Waits for all work submitted so far.
-    pub(crate) fn read_back<T: bytemuck::Pod>(&self, src: &wgpu::Buffer, offset: u64, count: usize) -> Result<Vec<T>> {
+    pub(crate) fn read_back<T: bytemuck::Pod>(
+        &self,
+        src: &wgpu::Buffer,
+        offset: u64,
+        count: usize,
+    ) -> Result<Vec<T>> {
         let bytes = (count * std::mem::size_of::<T>()) as u64;
         if bytes == 0 {
             return Ok(Vec::new());
         }
-        let mut staging = self.staging.lock().map_err(|_| Error::Gpu("staging buffer poisoned".into()))?;
+        let mut staging = self
+            .staging
+            .lock()
+            .map_err(|_| Error::Gpu("staging buffer poisoned".into()))?;
         if staging.as_ref().is_none_or(|b| b.size() < bytes) {
             *staging = Some(self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("crowdfield.readback"),
@@ -369,7 +391,9 @@ impl Pipelines {
         let fim_layout = layout(
             device,
             "crowdfield.fim",
-            &[Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite, ReadWrite],
+            &[
+                Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
+            ],
         );
         let fim_args_layout = layout(device, "crowdfield.fim.args", &[ReadWrite, ReadWrite]);
         let scan_layout = layout(device, "crowdfield.scan", &[UniformDynamic, ReadWrite]);
@@ -396,12 +420,22 @@ impl Pipelines {
         Self {
             fim_block: pipeline(device, "crowdfield.fim.block", shaders::FIM_BLOCK, &fim_layout),
             fim_commit: pipeline(device, "crowdfield.fim.commit", shaders::FIM_COMMIT, &fim_layout),
-            fim_compact: pipeline(device, "crowdfield.fim.compact", shaders::FIM_COMPACT, &fim_layout),
+            fim_compact: pipeline(
+                device,
+                "crowdfield.fim.compact",
+                shaders::FIM_COMPACT,
+                &fim_layout,
+            ),
             fim_args: pipeline(device, "crowdfield.fim.args", shaders::FIM_ARGS, &fim_args_layout),
             scan_block: pipeline(device, "crowdfield.scan.block", shaders::SCAN_BLOCK, &scan_layout),
             scan_add: pipeline(device, "crowdfield.scan.add", shaders::SCAN_ADD, &scan_layout),
             bin_count: pipeline(device, "crowdfield.bins.count", shaders::BIN_COUNT, &bin_layout),
-            radix_hist: pipeline(device, "crowdfield.bins.radix_hist", shaders::RADIX_HIST, &bin_layout),
+            radix_hist: pipeline(
+                device,
+                "crowdfield.bins.radix_hist",
+                shaders::RADIX_HIST,
+                &bin_layout,
+            ),
             radix_scatter: pipeline(
                 device,
                 "crowdfield.bins.radix_scatter",
@@ -409,7 +443,12 @@ impl Pipelines {
                 &bin_layout,
             ),
             splat: pipeline(device, "crowdfield.splat", shaders::SPLAT, &splat_layout),
-            splat_resolve: pipeline(device, "crowdfield.splat.resolve", shaders::SPLAT_RESOLVE, &splat_layout),
+            splat_resolve: pipeline(
+                device,
+                "crowdfield.splat.resolve",
+                shaders::SPLAT_RESOLVE,
+                &splat_layout,
+            ),
             fim_layout,
             fim_args_layout,
             scan_layout,

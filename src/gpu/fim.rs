@@ -53,7 +53,11 @@ pub fn max_passes(tiles: usize) -> usize {
 /// Unit cost as the solvers use it: the step cost factor, 0 where the face is blocked
 /// (`+inf`, NaN, or `<= 0`), finite costs clamped to [`FIM_COST_MAX`].
 pub fn sanitize_cost(c: f32) -> f32 {
-    if c.is_finite() && c > 0.0 { c.min(FIM_COST_MAX) } else { 0.0 }
+    if c.is_finite() && c > 0.0 {
+        c.min(FIM_COST_MAX)
+    } else {
+        0.0
+    }
 }
 
 /// The first-order anisotropic update of SPEC §4 in f32. `p*` are the neighbours' potentials
@@ -117,10 +121,18 @@ struct FimInput {
 fn prepare(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f64) -> Result<FimInput> {
     let (rows, cols, dirs) = cost.dim();
     if dirs != 4 {
-        return Err(Error::invalid("<memory>", "cost", format!("shape {:?}, expected (rows, cols, 4)", cost.dim())));
+        return Err(Error::invalid(
+            "<memory>",
+            "cost",
+            format!("shape {:?}, expected (rows, cols, 4)", cost.dim()),
+        ));
     }
     if !(cell_size.is_finite() && cell_size > 0.0) {
-        return Err(Error::invalid("<memory>", "cell_size", format!("{cell_size}, expected a positive number")));
+        return Err(Error::invalid(
+            "<memory>",
+            "cell_size",
+            format!("{cell_size}, expected a positive number"),
+        ));
     }
     for (k, g) in goals.iter().enumerate() {
         if g.dim() != (rows, cols) {
@@ -162,7 +174,13 @@ fn prepare(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f64) -> Res
     })
 }
 
-fn solutions(phi: &[f32], input: &FimInput, solver: &'static str, passes: usize, seconds: f64) -> Vec<Solution> {
+fn solutions(
+    phi: &[f32],
+    input: &FimInput,
+    solver: &'static str,
+    passes: usize,
+    seconds: f64,
+) -> Vec<Solution> {
     let (rows, cols) = (input.params.rows as usize, input.params.cols as usize);
     let cells = rows * cols;
     (0..input.params.groups as usize)
@@ -170,7 +188,13 @@ fn solutions(phi: &[f32], input: &FimInput, solver: &'static str, passes: usize,
             let slice = &phi[k * cells..(k + 1) * cells];
             let values: Vec<f64> = slice
                 .iter()
-                .map(|&v| if v >= PHI_INF || !v.is_finite() { f64::INFINITY } else { f64::from(v) })
+                .map(|&v| {
+                    if v >= PHI_INF || !v.is_finite() {
+                        f64::INFINITY
+                    } else {
+                        f64::from(v)
+                    }
+                })
                 .collect();
             let unreachable = values.iter().filter(|v| v.is_infinite()).count();
             Solution {
@@ -204,8 +228,14 @@ impl FimBuffers {
     /// `cells`: cells per group times groups (phi entries); `slots`: tiles times groups.
     fn new(ctx: &GpuContext, grid_cells: usize, cells: usize, slots: usize) -> Result<Self> {
         ctx.check_size("the potentials (cells x groups x 4 bytes)", cells as u64 * 4)?;
-        ctx.check_size("the cost (cells x 4 directions x 4 bytes)", grid_cells as u64 * 16)?;
-        let params = ctx.uniform("crowdfield.fim.params", std::mem::size_of::<GpuFimParams>() as u64);
+        ctx.check_size(
+            "the cost (cells x 4 directions x 4 bytes)",
+            grid_cells as u64 * 16,
+        )?;
+        let params = ctx.uniform(
+            "crowdfield.fim.params",
+            std::mem::size_of::<GpuFimParams>() as u64,
+        );
         let cost = ctx.storage("crowdfield.fim.cost", grid_cells as u64 * 16);
         let source = ctx.storage("crowdfield.fim.source", cells as u64 * 4);
         let phi = ctx.storage("crowdfield.fim.phi", cells as u64 * 4);
@@ -266,7 +296,12 @@ impl GpuContext {
     /// [`Error::Invalid`] for mismatched shapes or a bad cell size, [`Error::Gpu`] when the grid
     /// is larger than the device allows, the device fails, or the solve reaches the safety cap
     /// of [`max_passes`] without converging.
-    pub fn solve_fim(&self, cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f64) -> Result<Vec<Solution>> {
+    pub fn solve_fim(
+        &self,
+        cost: ArrayView3<f32>,
+        goals: &[Array2<bool>],
+        cell_size: f64,
+    ) -> Result<Vec<Solution>> {
         let start = Instant::now();
         let input = prepare(cost, goals, cell_size)?;
         let pr = input.params;
@@ -276,25 +311,38 @@ impl GpuContext {
         let grid_cells = (pr.cols * pr.rows) as usize;
         let cells = input.phi.len();
         let slots = (pr.tiles_per_group * pr.groups) as usize;
-        let mut guard = self.fim.lock().map_err(|_| Error::Gpu("FIM buffers poisoned".into()))?;
-        if guard.as_ref().is_none_or(|b| b.cells < cells || b.slots < slots || b.cost.size() < grid_cells as u64 * 16) {
+        let mut guard = self
+            .fim
+            .lock()
+            .map_err(|_| Error::Gpu("FIM buffers poisoned".into()))?;
+        if guard
+            .as_ref()
+            .is_none_or(|b| b.cells < cells || b.slots < slots || b.cost.size() < grid_cells as u64 * 16)
+        {
             *guard = Some(FimBuffers::new(self, grid_cells, cells, slots)?);
         }
         let buf = guard.as_ref().expect("FIM buffers were just created");
         self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(&pr));
-        self.queue.write_buffer(&buf.cost, 0, bytemuck::cast_slice(&input.cost));
-        self.queue.write_buffer(&buf.source, 0, bytemuck::cast_slice(&input.source));
-        self.queue.write_buffer(&buf.phi, 0, bytemuck::cast_slice(&input.phi));
+        self.queue
+            .write_buffer(&buf.cost, 0, bytemuck::cast_slice(&input.cost));
+        self.queue
+            .write_buffer(&buf.source, 0, bytemuck::cast_slice(&input.source));
+        self.queue
+            .write_buffer(&buf.phi, 0, bytemuck::cast_slice(&input.phi));
         // Every tile starts awake: the first pass finds the tiles next to the sources.
-        self.queue.write_buffer(&buf.tile_flag, 0, bytemuck::cast_slice(&vec![1u32; slots]));
-        self.queue.write_buffer(&buf.state, 0, bytemuck::cast_slice(&[0u32; 4]));
+        self.queue
+            .write_buffer(&buf.tile_flag, 0, bytemuck::cast_slice(&vec![1u32; slots]));
+        self.queue
+            .write_buffer(&buf.state, 0, bytemuck::cast_slice(&[0u32; 4]));
 
         let cap = max_passes(pr.tiles_per_group as usize);
         let mut first = true;
         let passes = loop {
-            let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("crowdfield.fim"),
-            });
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("crowdfield.fim"),
+                });
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("crowdfield.fim"),
@@ -323,7 +371,13 @@ impl GpuContext {
             }
         };
         let phi: Vec<f32> = self.read_back(&buf.phi, 0, cells)?;
-        Ok(solutions(&phi, &input, "fim-gpu", passes, start.elapsed().as_secs_f64()))
+        Ok(solutions(
+            &phi,
+            &input,
+            "fim-gpu",
+            passes,
+            start.elapsed().as_secs_f64(),
+        ))
     }
 
     /// Compaction and dispatch-size passes: builds the active list from the wake flags.
@@ -361,7 +415,11 @@ pub fn solve_fim_cpu(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f
     let input = prepare(cost, goals, cell_size)?;
     let pr = input.params;
     let (cols, rows) = (pr.cols as usize, pr.rows as usize);
-    let (tiles_x, tiles_y, tpg) = (pr.tiles_x as usize, pr.tiles_y as usize, pr.tiles_per_group as usize);
+    let (tiles_x, tiles_y, tpg) = (
+        pr.tiles_x as usize,
+        pr.tiles_y as usize,
+        pr.tiles_per_group as usize,
+    );
     let cells = cols * rows;
     let h = pr.cell_size;
     let mut phi = input.phi.clone();
@@ -483,5 +541,11 @@ pub fn solve_fim_cpu(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f
         }
         active = compact(&mut tile_flag);
     }
-    Ok(solutions(&phi, &input, "fim-cpu", passes, start.elapsed().as_secs_f64()))
+    Ok(solutions(
+        &phi,
+        &input,
+        "fim-cpu",
+        passes,
+        start.elapsed().as_secs_f64(),
+    ))
 }

@@ -81,7 +81,11 @@ pub fn solve_eikonal(
     };
     let gpu = |ctx: &GpuContext| -> Result<(Vec<Solution>, String)> {
         let sols = ctx.solve_fim(cost, goals, cell_size)?;
-        let note = if order == Order::Second { " (first order: the GPU has no second-order update)" } else { "" };
+        let note = if order == Order::Second {
+            " (first order: the GPU has no second-order update)"
+        } else {
+            ""
+        };
         Ok((sols, format!("gpu: block FIM on {}{note}", ctx.adapter())))
     };
     match backend {
@@ -118,7 +122,11 @@ pub fn solve_eikonal(
 fn check_shapes(cost: ArrayView3<f32>, goals: &[Array2<bool>]) -> Result<()> {
     let (rows, cols, dirs) = cost.dim();
     if dirs != 4 {
-        return Err(Error::invalid("<memory>", "cost", format!("shape {:?}, expected (rows, cols, 4)", cost.dim())));
+        return Err(Error::invalid(
+            "<memory>",
+            "cost",
+            format!("shape {:?}, expected (rows, cols, 4)", cost.dim()),
+        ));
     }
     for (k, g) in goals.iter().enumerate() {
         if g.dim() != (rows, cols) {

@@ -34,7 +34,10 @@ impl SplatBuffers {
     fn new(ctx: &GpuContext, agents: usize, cells: usize) -> Result<Self> {
         ctx.check_size("the splat accumulators (3 x cells x 4 bytes)", cells as u64 * 12)?;
         let a = agents as u64 * 4;
-        let params = ctx.uniform("crowdfield.splat.params", std::mem::size_of::<GpuSplatParams>() as u64);
+        let params = ctx.uniform(
+            "crowdfield.splat.params",
+            std::mem::size_of::<GpuSplatParams>() as u64,
+        );
         let pos = [
             ctx.storage("crowdfield.splat.x", a),
             ctx.storage("crowdfield.splat.y", a),
@@ -71,14 +74,29 @@ impl SplatBuffers {
 
 fn splat_params(grid: &Grid, lambda: f64, agents: &Agents) -> Result<GpuSplatParams> {
     if !(grid.cell_size.is_finite() && grid.cell_size > 0.0) {
-        return Err(Error::invalid("<memory>", "grid.cell_size", format!("{}, expected > 0", grid.cell_size)));
+        return Err(Error::invalid(
+            "<memory>",
+            "grid.cell_size",
+            format!("{}, expected > 0", grid.cell_size),
+        ));
     }
     if !(lambda.is_finite() && lambda > 0.0) {
-        return Err(Error::invalid("<memory>", "params.lambda", format!("{lambda}, expected > 0")));
+        return Err(Error::invalid(
+            "<memory>",
+            "params.lambda",
+            format!("{lambda}, expected > 0"),
+        ));
     }
     let n = agents.len();
-    if [agents.y.len(), agents.vx.len(), agents.vy.len()].iter().any(|&l| l != n) {
-        return Err(Error::invalid("<memory>", "agents", "x, y, vx, vy differ in length"));
+    if [agents.y.len(), agents.vx.len(), agents.vy.len()]
+        .iter()
+        .any(|&l| l != n)
+    {
+        return Err(Error::invalid(
+            "<memory>",
+            "agents",
+            "x, y, vx, vy differ in length",
+        ));
     }
     Ok(GpuSplatParams {
         agents: n as u32,
@@ -118,18 +136,24 @@ impl GpuContext {
         if cells == 0 {
             return Ok(density_from(grid, &[]));
         }
-        let mut guard = self.splat.lock().map_err(|_| Error::Gpu("splat buffers poisoned".into()))?;
+        let mut guard = self
+            .splat
+            .lock()
+            .map_err(|_| Error::Gpu("splat buffers poisoned".into()))?;
         if guard.as_ref().is_none_or(|b| b.agents < n || b.cells < cells) {
             *guard = Some(SplatBuffers::new(self, n.max(1).next_power_of_two(), cells)?);
         }
         let buf = guard.as_ref().expect("splat buffers were just created");
-        self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(&params));
+        self.queue
+            .write_buffer(&buf.params, 0, bytemuck::bytes_of(&params));
         for (b, v) in buf.pos.iter().zip([&agents.x, &agents.y, &agents.vx, &agents.vy]) {
             self.queue.write_buffer(b, 0, bytemuck::cast_slice(v));
         }
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("crowdfield.splat"),
-        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("crowdfield.splat"),
+            });
         encoder.clear_buffer(&buf.accum, 0, Some(cells as u64 * 12));
         {
             let p = &self.pipelines;
