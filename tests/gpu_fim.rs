@@ -259,3 +259,32 @@ fn backend_gpu_reports_the_adapter() {
     assert!(used.contains(&ctx.adapter().name), "{used}");
     assert_eq!(sols[0].phi[(7, 0)], 7.0);
 }
+
+/// Relative tolerance between the f32 FIM (GPU or twin) and the f64 fast marching: the same
+/// discrete update, so the difference is f32 rounding accumulated along the path.
+const FMM_REL: f64 = 1e-4;
+
+#[test]
+fn twin_and_gpu_agree_with_fast_marching_on_random_fields_with_walls() {
+    for (seed, rows, cols) in [(11, 48, 64), (12, 64, 31), (13, 90, 90)] {
+        let (cost, _) = random_case(seed, rows, cols);
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(rows / 3, cols / 2)] = true;
+        goal[(rows - 1, 0)] = true;
+        let fmm =
+            crowdfield::eikonal::solve_fmm(cost.view(), goal.view(), 0.5, crowdfield::eikonal::Order::First);
+        let goals = vec![goal];
+        let twin = solve_fim_cpu(cost.view(), &goals, 0.5).unwrap();
+        assert_close(
+            &twin[0].phi,
+            &fmm.phi,
+            FMM_REL,
+            &format!("twin vs fmm, seed {seed}"),
+        );
+        assert_eq!(twin[0].unreachable, fmm.unreachable);
+        if let Some(ctx) = gpu() {
+            let g = ctx.solve_fim(cost.view(), &goals, 0.5).unwrap();
+            assert_close(&g[0].phi, &fmm.phi, FMM_REL, &format!("gpu vs fmm, seed {seed}"));
+        }
+    }
+}
