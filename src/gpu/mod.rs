@@ -1,1 +1,141 @@
-//! (being written)
+//! The GPU path (wgpu): the block fast-iterative Eikonal solver, the density splat and the
+//! bin-sorted neighbour grid, as WGSL compute passes in `shaders/` (one file per pass, the
+//! shared structs in `shaders/common.wgsl`, embedded at compile time).
+//!
+//! - [`GpuContext`] picks an adapter (a real GPU first; `WGPU_BACKEND` and `WGPU_ADAPTER_NAME`
+//!   honoured), builds every pipeline once and keeps each solver's buffers for reuse.
+//! - [`GpuContext::solve_fim`]: one potential per goal mask, all groups in one submission.
+//! - [`GpuContext::neighbor_grid`]: the same arrays as [`crate::neighbors::NeighborGrid`].
+//! - [`GpuContext::splat`]: the same quantities as [`crate::fields::splat`], deterministic.
+//! - [`solve_eikonal`] with a [`Backend`]: what the command line calls; `Auto` falls back to
+//!   the CPU, saying why.
+//!
+//! Each pass has a CPU twin that reads like its shader ([`solve_fim_cpu`], [`splat_twin`]; the
+//! neighbour grid's twin is [`crate::neighbors::NeighborGrid`] itself).
+
+mod bins;
+mod context;
+mod fim;
+pub mod shaders;
+mod splat;
+pub mod types;
+
+pub use bins::{radix_passes, scan_levels};
+pub use context::{AdapterReport, GpuContext};
+pub use fim::{
+    FIM_COST_MAX, FIM_EPS_REL, FIM_INNER_ITERS, FIM_TILE, PHI_INF, local_update, max_passes, sanitize_cost,
+    solve_fim_cpu,
+};
+pub use splat::{SPLAT_FIXED_SCALE, splat_twin};
+
+use crate::eikonal::{Order, Solution};
+use crate::error::{Error, Result};
+use ndarray::{Array2, ArrayView3};
+
+/// Where a solve runs.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// CPU fast marching (rayon over groups).
+    #[default]
+    Cpu,
+    /// GPU block fast iterative method; an error when no GPU adapter can be opened.
+    Gpu,
+    /// The GPU when one can be opened, else the CPU (with a note saying why).
+    Auto,
+}
+
+/// Opens a GPU context, or says why not.
+///
+/// # Errors
+/// [`Error::Gpu`] as [`GpuContext::new`].
+pub fn open() -> Result<GpuContext> {
+    GpuContext::new()
+}
+
+/// Solves one potential per goal mask on the chosen backend and returns the solutions with a
+/// one-line description of what ran (e.g. `"gpu: fim on llvmpipe (...)"`, or for `Auto`
+/// without a GPU `"cpu: fast marching (auto: GPU unavailable: ...)"`).
+///
+/// `ctx` is a context to reuse (keep one across calls: pipelines and buffers are built once);
+/// with `None`, `Gpu` and `Auto` open one for this call. The GPU solves first order; with
+/// `Order::Second` the GPU backends say so in the description (and `Auto` uses the CPU).
+///
+/// # Errors
+/// `Gpu`: [`Error::Gpu`] when no adapter opens or the device fails; every backend:
+/// [`Error::Invalid`] for mismatched shapes.
+pub fn solve_eikonal(
+    backend: Backend,
+    ctx: Option<&GpuContext>,
+    cost: ArrayView3<f32>,
+    goals: &[Array2<bool>],
+    cell_size: f64,
+    order: Order,
+) -> Result<(Vec<Solution>, String)> {
+    let cpu = |note: String| -> Result<(Vec<Solution>, String)> {
+        check_shapes(cost, goals)?;
+        let sols = crate::eikonal::solve_groups(cost, goals, cell_size, order);
+        Ok((sols, format!("cpu: fast marching ({order:?} order){note}")))
+    };
+    let gpu = |ctx: &GpuContext| -> Result<(Vec<Solution>, String)> {
+        let sols = ctx.solve_fim(cost, goals, cell_size)?;
+        let note = if order == Order::Second {
+            " (first order: the GPU has no second-order update)"
+        } else {
+            ""
+        };
+        Ok((sols, format!("gpu: block FIM on {}{note}", ctx.adapter())))
+    };
+    match backend {
+        Backend::Cpu => cpu(String::new()),
+        Backend::Gpu => match ctx {
+            Some(c) => gpu(c),
+            None => gpu(&GpuContext::new()?),
+        },
+        Backend::Auto => {
+            if order == Order::Second {
+                return cpu(" (auto: second order runs on the CPU)".to_string());
+            }
+            let owned;
+            let c = match ctx {
+                Some(c) => c,
+                None => match GpuContext::new() {
+                    Ok(c) => {
+                        owned = c;
+                        &owned
+                    }
+                    Err(e) => return cpu(format!(" (auto: {e})")),
+                },
+            };
+            match gpu(c) {
+                Ok(r) => Ok(r),
+                Err(e @ Error::Invalid { .. }) => Err(e),
+                Err(e) => cpu(format!(" (auto: the GPU solve failed: {e})")),
+            }
+        }
+    }
+}
+
+/// Shape checks shared by the backends (the CPU solver assumes them).
+fn check_shapes(cost: ArrayView3<f32>, goals: &[Array2<bool>]) -> Result<()> {
+    let (rows, cols, dirs) = cost.dim();
+    if dirs != 4 {
+        return Err(Error::invalid(
+            "<memory>",
+            "cost",
+            format!("shape {:?}, expected (rows, cols, 4)", cost.dim()),
+        ));
+    }
+    for (k, g) in goals.iter().enumerate() {
+        if g.dim() != (rows, cols) {
+            return Err(Error::invalid(
+                "<memory>",
+                format!("goals[{k}]"),
+                format!("shape {:?}, expected ({rows}, {cols}) like the cost", g.dim()),
+            ));
+        }
+    }
+    Ok(())
+}

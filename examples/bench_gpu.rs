@@ -1,0 +1,158 @@
+//! GPU beside CPU: the Eikonal solve at 256² … 2048² with walls, and the neighbour grid at
+//! 10⁴ … 10⁶ agents, naming the adapter. Run with
+//! `cargo run --release --example bench_gpu [-- --quick]`; figures go in bench/results-gpu.md.
+//!
+//! Times are wall-clock medians of `REPEATS` runs after one warm-up. GPU Eikonal times include
+//! the upload, every pass and the read-back of phi; the neighbour grid is timed with and
+//! without reading the arrays back.
+
+use crowdfield::eikonal::{self, Order};
+use crowdfield::gpu::{GpuContext, solve_fim_cpu};
+use crowdfield::neighbors::NeighborGrid;
+use ndarray::{Array2, Array3};
+use std::time::Instant;
+
+/// Runs per figure (the median is reported): enough to drop a cold outlier.
+const REPEATS: usize = 3;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn time<T>(mut f: impl FnMut() -> T) -> (f64, T) {
+    let _ = f();
+    let mut last = None;
+    let times = (0..REPEATS)
+        .map(|_| {
+            let t = Instant::now();
+            last = Some(f());
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    (median(times), last.expect("REPEATS > 0"))
+}
+
+/// A square map of `n` cells per side, 1 s/m everywhere, with four long walls (each leaving a
+/// gap of an eighth of the side at alternating ends) and an exit on the left edge.
+fn walled(n: usize) -> (Array3<f32>, Array2<bool>) {
+    let mut wall = Array2::from_elem((n, n), false);
+    for k in 1..=4 {
+        let c = k * n / 5;
+        let gap = n / 8;
+        for r in 0..n {
+            let open = if k % 2 == 1 { r >= n - gap } else { r < gap };
+            if !open {
+                wall[(r, c)] = true;
+            }
+        }
+    }
+    let mut cost = Array3::from_elem((n, n, 4), 1.0f32);
+    for r in 0..n {
+        for c in 0..n {
+            let nb = [
+                (r, c + 1),
+                (r + 1, c),
+                (r, c.wrapping_sub(1)),
+                (r.wrapping_sub(1), c),
+            ];
+            for (d, (nr, nc)) in nb.into_iter().enumerate() {
+                if wall[(r, c)] || (nr < n && nc < n && wall[(nr, nc)]) {
+                    cost[(r, c, d)] = f32::INFINITY;
+                }
+            }
+        }
+    }
+    let mut goal = Array2::from_elem((n, n), false);
+    for r in n / 2 - 2..n / 2 + 2 {
+        goal[(r, 0)] = true;
+    }
+    (cost, goal)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let ctx = match GpuContext::new() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("bench_gpu: {e}");
+            std::process::exit(2);
+        }
+    };
+    println!("adapter: {}", ctx.adapter());
+    println!("cpu threads (rayon): {}", rayon::current_num_threads());
+    println!();
+    println!("| Eikonal, walls | GPU block FIM | passes | CPU FMM | max rel. diff | CPU FIM twin |");
+    println!("|---|---|---|---|---|---|");
+    let sizes: &[usize] = if quick {
+        &[256, 512]
+    } else {
+        &[256, 512, 1024, 2048]
+    };
+    for &n in sizes {
+        let (cost, goal) = walled(n);
+        let goals = [goal];
+        let (t_gpu, gpu) = time(|| ctx.solve_fim(cost.view(), &goals, 1.0).expect("GPU solve"));
+        let fmm = std::panic::catch_unwind(|| {
+            time(|| eikonal::solve_fmm(cost.view(), goals[0].view(), 1.0, Order::First))
+        });
+        let (fmm_cell, diff_cell) = match &fmm {
+            Ok((t, sol)) => {
+                let diff = gpu[0]
+                    .phi
+                    .iter()
+                    .zip(sol.phi.iter())
+                    .filter(|(a, b)| a.is_finite() && b.is_finite())
+                    .map(|(a, b)| (a - b).abs() / b.max(1.0))
+                    .fold(0.0, f64::max);
+                (format!("{:.1} ms", t * 1e3), format!("{diff:.1e}"))
+            }
+            Err(_) => ("n/a (solve_fmm not available)".to_string(), "-".to_string()),
+        };
+        let twin = if n <= 512 {
+            let (t, _) = time(|| solve_fim_cpu(cost.view(), &goals, 1.0).expect("twin"));
+            format!("{:.1} ms", t * 1e3)
+        } else {
+            "-".to_string()
+        };
+        println!(
+            "| {n}² | {:.1} ms | {} | {fmm_cell} | {diff_cell} | {twin} |",
+            t_gpu * 1e3,
+            gpu[0].passes
+        );
+    }
+    println!();
+    println!("| Neighbour grid | GPU (on device) | GPU + read-back | CPU NeighborGrid | identical |");
+    println!("|---|---|---|---|---|");
+    let counts: &[usize] = if quick {
+        &[10_000, 100_000]
+    } else {
+        &[10_000, 100_000, 1_000_000]
+    };
+    for &n in counts {
+        // One agent per 2 m² on a square domain, bins of 2 m.
+        let side = (2.0 * n as f32).sqrt();
+        let mut state = 12345u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (xs, ys): (Vec<f32>, Vec<f32>) = (0..n).map(|_| (next() * side, next() * side)).unzip();
+        let template = NeighborGrid::new(side, side, 2.0);
+        let (t_dev, _) = time(|| ctx.rebuild_neighbor_grid(&template, &xs, &ys).expect("GPU grid"));
+        let mut g = template.clone();
+        let (t_read, _) = time(|| ctx.neighbor_grid(&mut g, &xs, &ys).expect("GPU grid"));
+        let mut cpu = template.clone();
+        let (t_cpu, _) = time(|| cpu.rebuild(&xs, &ys));
+        let same = g.sorted == cpu.sorted && g.bin_start == cpu.bin_start && g.agent_bin == cpu.agent_bin;
+        println!(
+            "| {n} agents, {} bins | {:.1} ms | {:.1} ms | {:.1} ms | {same} |",
+            template.bins(),
+            t_dev * 1e3,
+            t_read * 1e3,
+            t_cpu * 1e3
+        );
+    }
+}

@@ -1,0 +1,131 @@
+// Shared structs and constants of every crowdfield compute pass (prepended to each pass's source).
+// Keep every struct in sync with its #[repr(C)] twin in src/gpu/types.rs (sizes asserted in tests).
+
+// Potential of a cell no source reaches yet; the host maps values >= PHI_INF to +inf.
+const PHI_INF: f32 = 3.0e38;
+// Edge of a square FIM tile, cells (one 8x8 workgroup per tile).
+const FIM_TILE: u32 = 8u;
+// Tile plus a one-cell halo on each side.
+const FIM_HALO: u32 = 10u;
+// Largest workgroup count along x of an indirect dispatch (WebGPU's guaranteed 65535).
+const MAX_GROUPS_X: u32 = 65535u;
+// Slots of FimState.
+const STATE_COUNTER: u32 = 0u;
+const STATE_ACTIVE: u32 = 1u;
+const STATE_PASSES: u32 = 2u;
+// Wake bits of a tile after a block pass: one per neighbour tile, one for itself.
+const WAKE_E: u32 = 1u;
+const WAKE_N: u32 = 2u;
+const WAKE_W: u32 = 4u;
+const WAKE_S: u32 = 8u;
+const WAKE_SELF: u32 = 16u;
+// Elements per workgroup of the prefix-sum passes.
+const SCAN_BLOCK: u32 = 256u;
+// Radix digits per pass of the neighbour-grid sort (8 bits).
+const RADIX: u32 = 256u;
+
+// FIM dimensions. Sync: GpuFimParams.
+struct FimParams {
+    cols: u32,
+    rows: u32,
+    tiles_x: u32,
+    tiles_y: u32,
+    tiles_per_group: u32,
+    groups: u32,
+    cell_size: f32,
+    eps_rel: f32,
+}
+
+// One level of a multi-level exclusive scan over scan_buf. Sync: GpuScanParams.
+struct ScanParams {
+    offset: u32,
+    len: u32,
+    sums_offset: u32,
+    pad: u32,
+}
+
+// Neighbour-grid dimensions and the current radix pass. Sync: GpuBinParams.
+struct BinParams {
+    agents: u32,
+    bins_x: u32,
+    bins_y: u32,
+    bin_size: f32,
+    shift: u32,
+    chunks: u32,
+    hist_offset: u32,
+    pad: u32,
+}
+
+// Density splat dimensions. Sync: GpuSplatParams.
+struct SplatParams {
+    agents: u32,
+    cols: u32,
+    rows: u32,
+    lambda: f32,
+    cell_size: f32,
+    fixed_scale: f32,
+    pad0: u32,
+    pad1: u32,
+}
+
+// The anisotropic first-order upwind update of SPEC §4 (CPU twin: gpu::fim::local_update).
+// p* are the neighbours' potentials, c* the step costs h*C(cell -> neighbour), 0 = blocked.
+fn local_update(pe: f32, pn: f32, pw: f32, ps: f32, ce: f32, cn: f32, cw: f32, cs: f32) -> f32 {
+    var a = PHI_INF;
+    var p = 0.0;
+    if ce > 0.0 && pe < PHI_INF {
+        a = pe;
+        p = ce;
+    }
+    if cw > 0.0 && pw < PHI_INF && (a >= PHI_INF || pw + cw < a + p) {
+        a = pw;
+        p = cw;
+    }
+    var b = PHI_INF;
+    var q = 0.0;
+    if cn > 0.0 && pn < PHI_INF {
+        b = pn;
+        q = cn;
+    }
+    if cs > 0.0 && ps < PHI_INF && (b >= PHI_INF || ps + cs < b + q) {
+        b = ps;
+        q = cs;
+    }
+    if a >= PHI_INF && b >= PHI_INF {
+        return PHI_INF;
+    }
+    if a >= PHI_INF {
+        return min(b + q, PHI_INF);
+    }
+    if b >= PHI_INF {
+        return min(a + p, PHI_INF);
+    }
+    let one_sided = min(a + p, b + q);
+    let s = p * p + q * q;
+    let diff = a - b;
+    let d = s - diff * diff;
+    if d >= 0.0 {
+        let phi = a * (q * q / s) + b * (p * p / s) + (p * q / s) * sqrt(d);
+        if phi >= max(a, b) {
+            return min(min(phi, one_sided), PHI_INF);
+        }
+    }
+    return min(one_sided, PHI_INF);
+}
+
+// Bin of a point, clamped to the grid; NaN goes to 0 (CPU twin: NeighborGrid::bin_of).
+fn bin_coord(v: f32, bin_size: f32, bins: u32) -> u32 {
+    let bits = bitcast<u32>(v);
+    let is_nan = (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+    if is_nan {
+        return 0u;
+    }
+    let f = floor(v / bin_size);
+    if f <= 0.0 {
+        return 0u;
+    }
+    if f >= f32(bins - 1u) {
+        return bins - 1u;
+    }
+    return u32(f);
+}

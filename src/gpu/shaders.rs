@@ -1,0 +1,50 @@
+//! The WGSL sources, embedded at compile time. Each pass is `shaders/common.wgsl` followed by
+//! the pass's own file (WGSL has no includes).
+
+macro_rules! pass_source {
+    ($file:literal) => {
+        concat!(
+            include_str!("../../shaders/common.wgsl"),
+            "\n",
+            include_str!(concat!("../../shaders/", $file))
+        )
+    };
+}
+
+/// FIM: relax active tiles.
+pub const FIM_BLOCK: &str = pass_source!("fim_block.wgsl");
+/// FIM: copy relaxed tiles back.
+pub const FIM_COMMIT: &str = pass_source!("fim_commit.wgsl");
+/// FIM: compact woken tiles into the active list.
+pub const FIM_COMPACT: &str = pass_source!("fim_compact.wgsl");
+/// FIM: indirect dispatch arguments.
+pub const FIM_ARGS: &str = pass_source!("fim_args.wgsl");
+/// Scan: per-block exclusive scan.
+pub const SCAN_BLOCK: &str = pass_source!("scan_block.wgsl");
+/// Scan: add block offsets.
+pub const SCAN_ADD: &str = pass_source!("scan_add.wgsl");
+/// Neighbour grid: bins and counts.
+pub const BIN_COUNT: &str = pass_source!("bin_count.wgsl");
+/// Neighbour grid: radix chunk histograms.
+pub const RADIX_HIST: &str = pass_source!("radix_hist.wgsl");
+/// Neighbour grid: stable radix scatter.
+pub const RADIX_SCATTER: &str = pass_source!("radix_scatter.wgsl");
+/// Density splat.
+pub const SPLAT: &str = pass_source!("splat.wgsl");
+/// Density splat resolve.
+pub const SPLAT_RESOLVE: &str = pass_source!("splat_resolve.wgsl");
+
+/// Every pass as `(file name, full source)`, for validation.
+pub const ALL: &[(&str, &str)] = &[
+    ("fim_block.wgsl", FIM_BLOCK),
+    ("fim_commit.wgsl", FIM_COMMIT),
+    ("fim_compact.wgsl", FIM_COMPACT),
+    ("fim_args.wgsl", FIM_ARGS),
+    ("scan_block.wgsl", SCAN_BLOCK),
+    ("scan_add.wgsl", SCAN_ADD),
+    ("bin_count.wgsl", BIN_COUNT),
+    ("radix_hist.wgsl", RADIX_HIST),
+    ("radix_scatter.wgsl", RADIX_SCATTER),
+    ("splat.wgsl", SPLAT),
+    ("splat_resolve.wgsl", SPLAT_RESOLVE),
+];

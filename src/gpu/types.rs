@@ -1,0 +1,84 @@
+//! GPU-visible structs: each is the `#[repr(C)]` twin of a struct in `shaders/common.wgsl`
+//! (sizes asserted in `tests/gpu_shaders.rs`; keep field order and types in sync).
+
+use bytemuck::{Pod, Zeroable};
+
+/// FIM dimensions. Sync: `FimParams` in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuFimParams {
+    /// Grid columns.
+    pub cols: u32,
+    /// Grid rows.
+    pub rows: u32,
+    /// Tiles along x.
+    pub tiles_x: u32,
+    /// Tiles along y.
+    pub tiles_y: u32,
+    /// `tiles_x * tiles_y`.
+    pub tiles_per_group: u32,
+    /// Potentials solved in one submission.
+    pub groups: u32,
+    /// Cell edge, metres.
+    pub cell_size: f32,
+    /// Relative change below which a cell counts as settled.
+    pub eps_rel: f32,
+}
+
+/// One level of a multi-level exclusive scan. Sync: `ScanParams` in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuScanParams {
+    /// First element of this level in the scan buffer.
+    pub offset: u32,
+    /// Elements at this level.
+    pub len: u32,
+    /// Where this level's block totals (the next level) start.
+    pub sums_offset: u32,
+    /// Padding to 16 bytes.
+    pub pad: u32,
+}
+
+/// Neighbour-grid dimensions and the current radix pass. Sync: `BinParams` in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBinParams {
+    /// Number of agents.
+    pub agents: u32,
+    /// Bins along x.
+    pub bins_x: u32,
+    /// Bins along y.
+    pub bins_y: u32,
+    /// Bin edge, metres.
+    pub bin_size: f32,
+    /// Bit shift of this radix pass's digit.
+    pub shift: u32,
+    /// 256-agent chunks.
+    pub chunks: u32,
+    /// Start of the digit-major chunk histogram in the scan buffer.
+    pub hist_offset: u32,
+    /// Padding to 32 bytes.
+    pub pad: u32,
+}
+
+/// Density splat dimensions. Sync: `SplatParams` in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuSplatParams {
+    /// Number of agents.
+    pub agents: u32,
+    /// Grid columns.
+    pub cols: u32,
+    /// Grid rows.
+    pub rows: u32,
+    /// Fall-off exponent.
+    pub lambda: f32,
+    /// Cell edge, metres.
+    pub cell_size: f32,
+    /// Fixed-point scale of the integer accumulators.
+    pub fixed_scale: f32,
+    /// Padding.
+    pub pad0: u32,
+    /// Padding to 32 bytes.
+    pub pad1: u32,
+}

@@ -1,0 +1,290 @@
+//! The GPU block FIM against its CPU twin, against exact solutions (plane waves, anisotropic
+//! lines), and on invariants (symmetry, walls, unreachable cells, several groups at once).
+
+mod gpu_support;
+
+use crowdfield::gpu::{self, solve_fim_cpu};
+use gpu_support::{Rng, gpu};
+use ndarray::{Array2, Array3};
+
+/// Relative tolerance between the GPU and its f32 twin: the same arithmetic, up to the device's
+/// sqrt/division rounding (a few ulps, compounded along a path).
+const TWIN_REL: f64 = 2e-5;
+
+fn uniform(rows: usize, cols: usize, c: f32) -> Array3<f32> {
+    Array3::from_elem((rows, cols, 4), c)
+}
+
+/// Blocks every face into and out of obstacle cells.
+fn with_walls(mut cost: Array3<f32>, wall: &Array2<bool>) -> Array3<f32> {
+    let (rows, cols) = wall.dim();
+    for r in 0..rows {
+        for c in 0..cols {
+            let nb = [
+                (r, c + 1),
+                (r + 1, c),
+                (r, c.wrapping_sub(1)),
+                (r.wrapping_sub(1), c),
+            ];
+            for (d, (nr, nc)) in nb.into_iter().enumerate() {
+                let into = nr < rows && nc < cols && wall[(nr, nc)];
+                if wall[(r, c)] || into {
+                    cost[(r, c, d)] = f32::INFINITY;
+                }
+            }
+        }
+    }
+    cost
+}
+
+fn random_case(seed: u64, rows: usize, cols: usize) -> (Array3<f32>, Array2<bool>) {
+    let mut rng = Rng(seed);
+    let mut cost = Array3::zeros((rows, cols, 4));
+    cost.mapv_inplace(|_: f32| 0.5 + 2.0 * rng.next_f32());
+    let wall = Array2::from_shape_fn((rows, cols), |_| rng.next_f32() < 0.2);
+    (with_walls(cost, &wall), wall)
+}
+
+fn assert_close(a: &Array2<f64>, b: &Array2<f64>, rel: f64, what: &str) {
+    for ((idx, &x), &y) in a.indexed_iter().zip(b.iter()) {
+        assert!(!x.is_nan() && !y.is_nan(), "{what}: NaN at {idx:?}");
+        if x.is_infinite() || y.is_infinite() {
+            assert_eq!(x, y, "{what}: reachability differs at {idx:?}");
+        } else {
+            assert!(
+                (x - y).abs() <= rel * x.abs().max(1.0),
+                "{what}: {x} vs {y} at {idx:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_matches_cpu_twin_on_random_fields_with_walls() {
+    let Some(ctx) = gpu() else { return };
+    for (seed, rows, cols) in [(1, 37, 53), (2, 64, 64), (3, 100, 9), (4, 1, 40)] {
+        let (cost, wall) = random_case(seed, rows, cols);
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(rows / 2, cols / 3)] = true;
+        goal[(0, cols - 1)] = true;
+        let goals = vec![goal];
+        let g = ctx.solve_fim(cost.view(), &goals, 0.5).unwrap();
+        let t = solve_fim_cpu(cost.view(), &goals, 0.5).unwrap();
+        assert_close(&g[0].phi, &t[0].phi, TWIN_REL, &format!("seed {seed}"));
+        assert_eq!(g[0].unreachable, t[0].unreachable);
+        assert!(
+            g[0].unreachable >= wall.iter().filter(|&&w| w).count() - 2,
+            "walls are unreachable"
+        );
+        assert!(
+            g[0].passes > 0 && g[0].passes.abs_diff(t[0].passes) <= 2,
+            "{} vs {}",
+            g[0].passes,
+            t[0].passes
+        );
+        assert_eq!(g[0].solver, "fim-gpu");
+    }
+}
+
+#[test]
+fn plane_wave_is_exact_in_both_directions() {
+    let Some(ctx) = gpu() else { return };
+    let (rows, cols, h) = (20, 45, 0.25);
+    // Anisotropic: walking west costs 2 s/m, east 0.5 s/m.
+    let mut cost = uniform(rows, cols, 1.0);
+    cost.slice_mut(ndarray::s![.., .., 2]).fill(2.0);
+    cost.slice_mut(ndarray::s![.., .., 0]).fill(0.5);
+    let mut west = Array2::from_elem((rows, cols), false);
+    west.column_mut(0).fill(true);
+    let mut east = Array2::from_elem((rows, cols), false);
+    east.column_mut(cols - 1).fill(true);
+    let sols = ctx.solve_fim(cost.view(), &[west, east], h).unwrap();
+    for r in 0..rows {
+        for c in 0..cols {
+            let to_west = c as f64 * h * 2.0;
+            let to_east = (cols - 1 - c) as f64 * h * 0.5;
+            assert!(
+                (sols[0].phi[(r, c)] - to_west).abs() <= 1e-5 * to_west.max(1.0),
+                "west ({r},{c})"
+            );
+            assert!(
+                (sols[1].phi[(r, c)] - to_east).abs() <= 1e-5 * to_east.max(1.0),
+                "east ({r},{c})"
+            );
+        }
+    }
+}
+
+#[test]
+fn point_source_is_symmetric_and_between_euclid_and_manhattan() {
+    let Some(ctx) = gpu() else { return };
+    let n = 41;
+    let mut goal = Array2::from_elem((n, n), false);
+    goal[(20, 20)] = true;
+    let sol = &ctx.solve_fim(uniform(n, n, 1.0).view(), &[goal], 1.0).unwrap()[0];
+    let phi = &sol.phi;
+    for r in 0..n {
+        for c in 0..n {
+            let v = phi[(r, c)];
+            assert!(
+                (v - phi[(c, r)]).abs() <= 1e-5 * v.max(1.0),
+                "transpose ({r},{c})"
+            );
+            assert!(
+                (v - phi[(n - 1 - r, c)]).abs() <= 1e-5 * v.max(1.0),
+                "mirror ({r},{c})"
+            );
+            let (dr, dc) = ((r as f64 - 20.0).abs(), (c as f64 - 20.0).abs());
+            let euclid = (dr * dr + dc * dc).sqrt();
+            assert!(
+                v >= euclid * (1.0 - 1e-5) && v <= dr + dc + 1e-4,
+                "({r},{c}): {v}"
+            );
+            if dr == 0.0 || dc == 0.0 {
+                assert!((v - euclid).abs() <= 1e-4, "axis ({r},{c}): {v} vs {euclid}");
+            }
+        }
+    }
+    // The first-order update one diagonal step out: 2 (phi - 1)^2 = 1.
+    assert!((phi[(21, 21)] - (1.0 + 0.5f64.sqrt())).abs() < 1e-5);
+    assert_eq!(sol.unreachable, 0);
+}
+
+#[test]
+fn walls_block_and_enclosed_cells_stay_infinite() {
+    let Some(ctx) = gpu() else { return };
+    let (rows, cols) = (30, 30);
+    let mut wall = Array2::from_elem((rows, cols), false);
+    // A wall across x = 15 with a gap at the top, and a closed box around (5..8, 5..8).
+    for r in 0..rows - 3 {
+        wall[(r, 15)] = true;
+    }
+    for i in 4..9 {
+        wall[(4, i)] = true;
+        wall[(8, i)] = true;
+        wall[(i, 4)] = true;
+        wall[(i, 8)] = true;
+    }
+    let cost = with_walls(uniform(rows, cols, 1.0), &wall);
+    let mut goal = Array2::from_elem((rows, cols), false);
+    goal[(0, 20)] = true;
+    let sol = &ctx
+        .solve_fim(cost.view(), std::slice::from_ref(&goal), 1.0)
+        .unwrap()[0];
+    let twin = &solve_fim_cpu(cost.view(), &[goal], 1.0).unwrap()[0];
+    assert_close(&sol.phi, twin, TWIN_REL, "walls");
+    for r in 5..8 {
+        for c in 5..8 {
+            assert!(sol.phi[(r, c)].is_infinite(), "inside the box ({r},{c})");
+        }
+    }
+    let walls = wall.iter().filter(|&&w| w).count();
+    assert_eq!(sol.unreachable, walls + 9);
+    assert!(sol.phi.iter().all(|v| !v.is_nan()));
+    // Across the wall from the goal the path goes round through the gap at the top: at least
+    // up to row 27 and back down.
+    assert!(sol.phi[(0, 10)] >= 54.0, "{}", sol.phi[(0, 10)]);
+}
+
+#[test]
+fn groups_in_one_submission_match_separate_solves() {
+    let Some(ctx) = gpu() else { return };
+    let (cost, _) = random_case(7, 40, 50);
+    let goals: Vec<Array2<bool>> = (0..3)
+        .map(|k| Array2::from_shape_fn((40, 50), |(r, c)| r == 5 + 10 * k && c < 10 + 5 * k))
+        .collect();
+    let together = ctx.solve_fim(cost.view(), &goals, 1.0).unwrap();
+    assert_eq!(together.len(), 3);
+    for (k, g) in goals.iter().enumerate() {
+        let alone = ctx.solve_fim(cost.view(), std::slice::from_ref(g), 1.0).unwrap();
+        assert_close(&together[k].phi, &alone[0].phi, 0.0, &format!("group {k}"));
+    }
+}
+
+#[test]
+fn buffers_are_reused_across_sizes() {
+    let Some(ctx) = gpu() else { return };
+    for &(rows, cols) in &[(64, 64), (16, 24), (80, 70), (16, 24)] {
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(0, 0)] = true;
+        let sol = &ctx
+            .solve_fim(uniform(rows, cols, 1.0).view(), &[goal], 1.0)
+            .unwrap()[0];
+        assert_eq!(sol.phi[(0, cols - 1)], (cols - 1) as f64);
+        assert_eq!(sol.phi[(rows - 1, 0)], (rows - 1) as f64);
+    }
+}
+
+#[test]
+fn bad_shapes_are_errors_not_panics() {
+    let Some(ctx) = gpu() else { return };
+    let goal = Array2::from_elem((5, 6), false);
+    let e = ctx
+        .solve_fim(uniform(5, 7, 1.0).view(), &[goal], 1.0)
+        .unwrap_err();
+    assert!(e.to_string().contains("goals[0]"), "{e}");
+    let e = ctx
+        .solve_fim(Array3::zeros((5, 6, 3)).view(), &[], 1.0)
+        .unwrap_err();
+    assert!(e.to_string().contains("cost"), "{e}");
+}
+
+#[test]
+fn no_goal_leaves_everything_unreachable() {
+    let Some(ctx) = gpu() else { return };
+    let sol = &ctx
+        .solve_fim(
+            uniform(9, 9, 1.0).view(),
+            &[Array2::from_elem((9, 9), false)],
+            1.0,
+        )
+        .unwrap()[0];
+    assert_eq!(sol.unreachable, 81);
+}
+
+#[test]
+fn backend_gpu_reports_the_adapter() {
+    let Some(ctx) = gpu() else { return };
+    let mut goal = Array2::from_elem((8, 8), false);
+    goal[(0, 0)] = true;
+    let (sols, used) = gpu::solve_eikonal(
+        gpu::Backend::Gpu,
+        Some(ctx),
+        uniform(8, 8, 1.0).view(),
+        &[goal],
+        1.0,
+        crowdfield::eikonal::Order::First,
+    )
+    .unwrap();
+    assert!(used.contains(&ctx.adapter().name), "{used}");
+    assert_eq!(sols[0].phi[(7, 0)], 7.0);
+}
+
+/// Relative tolerance between the f32 FIM (GPU or twin) and the f64 fast marching: the same
+/// discrete update, so the difference is f32 rounding accumulated along the path.
+const FMM_REL: f64 = 1e-4;
+
+#[test]
+fn twin_and_gpu_agree_with_fast_marching_on_random_fields_with_walls() {
+    for (seed, rows, cols) in [(11, 48, 64), (12, 64, 31), (13, 90, 90)] {
+        let (cost, _) = random_case(seed, rows, cols);
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(rows / 3, cols / 2)] = true;
+        goal[(rows - 1, 0)] = true;
+        let fmm =
+            crowdfield::eikonal::solve_fmm(cost.view(), goal.view(), 0.5, crowdfield::eikonal::Order::First);
+        let goals = vec![goal];
+        let twin = solve_fim_cpu(cost.view(), &goals, 0.5).unwrap();
+        assert_close(
+            &twin[0].phi,
+            &fmm.phi,
+            FMM_REL,
+            &format!("twin vs fmm, seed {seed}"),
+        );
+        assert_eq!(twin[0].unreachable, fmm.unreachable);
+        if let Some(ctx) = gpu() {
+            let g = ctx.solve_fim(cost.view(), &goals, 0.5).unwrap();
+            assert_close(&g[0].phi, &fmm.phi, FMM_REL, &format!("gpu vs fmm, seed {seed}"));
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Every WGSL pass validates with naga, every file in `shaders/` is embedded, and every
+//! GPU-visible struct has the size its WGSL twin expects. Needs no GPU.
+
+use crowdfield::gpu::{shaders, types};
+
+#[test]
+fn every_pass_validates_with_naga() {
+    for (name, source) in shaders::ALL {
+        let module = naga::front::wgsl::parse_str(source)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+        assert_eq!(module.entry_points.len(), 1, "{name}: one entry point per pass");
+        assert_eq!(module.entry_points[0].name, "main", "{name}");
+    }
+}
+
+#[test]
+fn every_shader_file_is_embedded_and_documented() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wgsl"))
+        .collect();
+    files.sort();
+    let mut embedded: Vec<String> = shaders::ALL.iter().map(|(n, _)| n.to_string()).collect();
+    embedded.push("common.wgsl".to_string());
+    embedded.sort();
+    assert_eq!(files, embedded);
+    for f in files {
+        let text = std::fs::read_to_string(dir.join(&f)).unwrap();
+        assert!(
+            text.starts_with("// "),
+            "{f} must open with a one-line purpose comment"
+        );
+    }
+}
+
+#[test]
+fn gpu_struct_sizes_match_wgsl() {
+    assert_eq!(std::mem::size_of::<types::GpuFimParams>(), 32);
+    assert_eq!(std::mem::size_of::<types::GpuScanParams>(), 16);
+    assert_eq!(std::mem::size_of::<types::GpuBinParams>(), 32);
+    assert_eq!(std::mem::size_of::<types::GpuSplatParams>(), 32);
+    // The WGSL side: naga's layout of the same structs.
+    let module = naga::front::wgsl::parse_str(shaders::FIM_BLOCK).unwrap();
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+    for (handle, ty) in module.types.iter() {
+        let expected = match ty.name.as_deref() {
+            Some("FimParams") => 32,
+            Some("ScanParams") => 16,
+            Some("BinParams") => 32,
+            Some("SplatParams") => 32,
+            _ => continue,
+        };
+        assert_eq!(layouter[handle].size, expected, "{:?}", ty.name);
+    }
+}
