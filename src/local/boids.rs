@@ -13,7 +13,7 @@
 //! velocity offset reached in one second, `v_pref = clamp(v_field + s * 1 s, max_speed)`.
 //! Both read only the previous step's state (double-buffered).
 
-use super::Frame;
+use super::{Frame, PackedAgent};
 use super::orca::V2;
 use crate::neighbors::NeighborGrid;
 use crate::params::BoidsParams;
@@ -61,52 +61,71 @@ impl BoidsF32 {
     }
 }
 
+/// Running sums of the three rules for one agent, fed neighbour by neighbour (shared by
+/// [`steer`] and the fused boids+ORCA scan, so both give the same steering).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Accum {
+    sum_pos: V2,
+    n_coh: u32,
+    sum_off: V2,
+    n_sep: u32,
+    sum_vel: V2,
+    n_align: u32,
+}
+
+impl Accum {
+    /// Adds neighbour `o` at squared distance `d2` from `me`.
+    #[inline]
+    pub(crate) fn add(&mut self, p: &BoidsF32, me: &PackedAgent, o: &PackedAgent, d2: f32) {
+        let same = o.group == me.group;
+        if same && d2 < p.r_coh * p.r_coh {
+            self.sum_pos = self.sum_pos + o.p;
+            self.n_coh += 1;
+        }
+        if d2 < p.r_sep * p.r_sep {
+            self.sum_off = self.sum_off + (o.p - me.p);
+            self.n_sep += 1;
+        }
+        if same && d2 < p.r_align * p.r_align {
+            self.sum_vel = self.sum_vel + o.v;
+            self.n_align += 1;
+        }
+    }
+
+    /// The weighted sum of the normalised rule directions (not yet clamped to `a_max`).
+    #[inline]
+    pub(crate) fn steer(&self, p: &BoidsF32, me: &PackedAgent) -> V2 {
+        let mut s = V2::ZERO;
+        if self.n_coh > 0 {
+            s = s + (self.sum_pos * (1.0 / self.n_coh as f32) - me.p).normalize_or_zero() * p.k_coh;
+        }
+        if self.n_sep > 0 {
+            s = s - (self.sum_off * (1.0 / self.n_sep as f32)).normalize_or_zero() * p.k_sep;
+        }
+        if self.n_align > 0 {
+            s = s + (self.sum_vel * (1.0 / self.n_align as f32) - me.v).normalize_or_zero() * p.k_align;
+        }
+        s
+    }
+}
+
 /// The boids steering of packed agent `k` (before clamping to `a_max`, so a caller can add
 /// wall terms first), reading the previous state in `frame`.
 pub(crate) fn steer(frame: &Frame, grid: &NeighborGrid, k: usize, p: &BoidsF32) -> V2 {
     let me = &frame.agents[k];
-    let (r_coh2, r_sep2, r_align2) = (p.r_coh * p.r_coh, p.r_sep * p.r_sep, p.r_align * p.r_align);
-    let (mut sum_pos, mut n_coh) = (V2::ZERO, 0u32);
-    let (mut sum_off, mut n_sep) = (V2::ZERO, 0u32);
-    let (mut sum_vel, mut n_align) = (V2::ZERO, 0u32);
+    let mut acc = Accum::default();
     super::for_each_near(grid, me.p, |j| {
-        if j == k {
-            return;
-        }
-        let o = &frame.agents[j];
-        let d = o.p - me.p;
-        let d2 = d.len_sq();
-        let same = o.group == me.group;
-        if same && d2 < r_coh2 {
-            sum_pos = sum_pos + o.p;
-            n_coh += 1;
-        }
-        if d2 < r_sep2 {
-            sum_off = sum_off + d;
-            n_sep += 1;
-        }
-        if same && d2 < r_align2 {
-            sum_vel = sum_vel + o.v;
-            n_align += 1;
+        if j != k {
+            let o = &frame.agents[j];
+            acc.add(p, me, o, (o.p - me.p).len_sq());
         }
     });
-    let mut s = V2::ZERO;
-    if n_coh > 0 {
-        s = s + (sum_pos * (1.0 / n_coh as f32) - me.p).normalize_or_zero() * p.k_coh;
-    }
-    if n_sep > 0 {
-        s = s - (sum_off * (1.0 / n_sep as f32)).normalize_or_zero() * p.k_sep;
-    }
-    if n_align > 0 {
-        s = s + (sum_vel * (1.0 / n_align as f32) - me.v).normalize_or_zero() * p.k_align;
-    }
-    s
+    acc.steer(p, me)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::local::PackedAgent;
 
     fn frame(ps: &[(f32, f32, f32, f32)]) -> (Frame, NeighborGrid) {
         let xs: Vec<f32> = ps.iter().map(|p| p.0).collect();

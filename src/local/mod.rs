@@ -8,7 +8,8 @@
 //!    order ([`Frame`]: neighbours of a bin are contiguous in memory);
 //! 2. `preferred`: the caller's preferred velocity (the continuum field's), plus the boids
 //!    offset in the boids modes (seed 002), clamped to the agent's maximum speed;
-//! 3. `velocity`: ORCA in the ORCA modes, else the preferred velocity;
+//! 3. `velocity`: ORCA in the ORCA modes, else the preferred velocity (in boids+ORCA the boids
+//!    sums of pass 2 are taken during ORCA's neighbour scan: one scan, same result);
 //! 4. `move`: integrate positions, stopping at walls ([`obstacles::WallMap::move_agent`]).
 //!
 //! **Determinism.** Every pass reads only the previous state and writes one slot per agent;
@@ -414,12 +415,13 @@ impl LocalLayer {
                 let a = &frame.agents[k];
                 let [px, py] = preferred[a.agent as usize];
                 let mut v = V2::new(px, py);
-                if mode.boids()
+                // In boids+ORCA the offset is added inside the fused ORCA scan (pass 3).
+                if mode == LocalMode::Boids
                     && let Some(b) = &groups.get(a.group).boids
                 {
                     v = v + boids::steer(frame, grid, k, b).clamp_len(b.a_max);
                 }
-                v.clamp_len(a.max_speed)
+                if mode == LocalMode::BoidsOrca { v } else { v.clamp_len(a.max_speed) }
             },
         );
 
@@ -430,7 +432,9 @@ impl LocalLayer {
         self.velocity.resize(n, (V2::ZERO, false));
         if mode.orca() {
             for_each_slot(self.backend, &mut self.velocity, OrcaScratch::default, |s, k| {
-                let sol = orca_agent(frame, grid, walls, movers, groups.get(frame.agents[k].group), k, pref[k], dt, s);
+                let cfg = groups.get(frame.agents[k].group);
+                let boids = if mode.boids() { cfg.boids.as_ref() } else { None };
+                let sol = orca_agent(frame, grid, walls, movers, cfg, boids, k, pref[k], dt, s);
                 (sol.velocity, sol.infeasible)
             });
         } else {
@@ -532,7 +536,10 @@ pub fn boids_step(scene: &Scene, agents: &mut Agents, dt: f32, backend: LocalBac
 
 /// ORCA for packed agent `k`: obstacle lines (border, obstacle cells), then one-sided lines for
 /// moving obstacles, then reciprocal lines for the `max_neighbors` nearest agents within
-/// `neighbor_dist` (nearest first), solved by [`orca::solve`].
+/// `neighbor_dist` (nearest first), solved by [`orca::solve`]. With `boids`, the same
+/// neighbour scan also sums the boids rules and the boids offset is added to `preferred`
+/// (clamped to the agent's maximum speed) before solving: one scan instead of two, same result
+/// as a separate boids pass because ORCA reads only the neighbours' previous state.
 #[allow(clippy::too_many_arguments)]
 fn orca_agent(
     frame: &Frame,
@@ -540,12 +547,23 @@ fn orca_agent(
     walls: &WallMap,
     movers: &[MovingObstacle],
     cfg: &GroupCfg,
+    boids: Option<&BoidsF32>,
     k: usize,
     preferred: V2,
     dt: f32,
     s: &mut OrcaScratch,
 ) -> orca::Solution {
     let me = &frame.agents[k];
+    let mut acc = boids::Accum::default();
+    scan_neighbors(frame, grid, k, cfg.neighbor_dist, cfg.max_neighbors, &mut s.near, |o, d2| {
+        if let Some(b) = boids {
+            acc.add(b, me, o, d2);
+        }
+    });
+    let preferred = match boids {
+        Some(b) => (preferred + acc.steer(b, me).clamp_len(b.a_max)).clamp_len(me.max_speed),
+        None => preferred.clamp_len(me.max_speed),
+    };
     s.lines.clear();
     let n_obst = walls.push_lines(me.p, me.v, me.radius, me.max_speed, cfg.obstacle_time_horizon, dt, &mut s.lines);
     for m in movers {
@@ -565,7 +583,6 @@ fn orca_agent(
             ));
         }
     }
-    nearest_neighbors(frame, grid, k, cfg.neighbor_dist, cfg.max_neighbors, &mut s.near);
     for &(_, j) in &s.near {
         let o = &frame.agents[j];
         s.lines.push(orca::agent_line(
@@ -584,26 +601,27 @@ fn orca_agent(
 }
 
 /// The `max` nearest other agents within `dist` of packed agent `k`, nearest first, ties in
-/// visiting order (deterministic), as `(distance², packed index)`.
-fn nearest_neighbors(
+/// visiting order (deterministic), as `(distance², packed index)`; `each(o, d2)` also sees
+/// every other agent of the 3x3 bins (for the fused boids sums).
+fn scan_neighbors(
     frame: &Frame,
     grid: &NeighborGrid,
     k: usize,
     dist: f32,
     max: usize,
     out: &mut Vec<(f32, usize)>,
+    mut each: impl FnMut(&PackedAgent, f32),
 ) {
     out.clear();
-    if max == 0 {
-        return;
-    }
     let p = frame.agents[k].p;
-    let mut range_sq = dist * dist;
+    let mut range_sq = if max == 0 { 0.0 } else { dist * dist };
     for_each_near(grid, p, |j| {
         if j == k {
             return;
         }
-        let d2 = (frame.agents[j].p - p).len_sq();
+        let o = &frame.agents[j];
+        let d2 = (o.p - p).len_sq();
+        each(o, d2);
         if d2 >= range_sq {
             return;
         }
@@ -677,7 +695,7 @@ mod tests {
                 .collect(),
         };
         let mut out = Vec::new();
-        nearest_neighbors(&frame, &g, 7, 3.0, 10, &mut out);
+        scan_neighbors(&frame, &g, 7, 3.0, 10, &mut out, |_, _| {});
         assert_eq!(out.len(), 10);
         assert!(out.windows(2).all(|w| w[0].0 <= w[1].0));
         // Brute force: the 10th distance is the 10th smallest.
