@@ -76,7 +76,11 @@ fn setup(n: usize, density: f32) -> (Scene, Agents, Vec<[f32; 2]>) {
 /// binned kernel), then moves.
 fn all_pairs_step(a: &mut Agents, p: &BoidsParams, dt: f32, multi: bool) {
     let n = a.len();
-    let (r_coh2, r_sep2, r_al2) = ((p.r_coh * p.r_coh) as f32, (p.r_sep * p.r_sep) as f32, (p.r_align * p.r_align) as f32);
+    let (r_coh2, r_sep2, r_al2) = (
+        (p.r_coh * p.r_coh) as f32,
+        (p.r_sep * p.r_sep) as f32,
+        (p.r_align * p.r_align) as f32,
+    );
     let one = |i: usize| -> V2 {
         let me = V2::new(a.x[i], a.y[i]);
         let v = V2::new(a.vx[i], a.vy[i]);
@@ -113,7 +117,11 @@ fn all_pairs_step(a: &mut Agents, p: &BoidsParams, dt: f32, multi: bool) {
         }
         (v + s.clamp_len(p.a_max as f32) * dt).clamp_len(p.v_max as f32)
     };
-    let new_v: Vec<V2> = if multi { (0..n).into_par_iter().map(one).collect() } else { (0..n).map(one).collect() };
+    let new_v: Vec<V2> = if multi {
+        (0..n).into_par_iter().map(one).collect()
+    } else {
+        (0..n).map(one).collect()
+    };
     for (i, v) in new_v.into_iter().enumerate() {
         a.vx[i] = v.x;
         a.vy[i] = v.y;
@@ -136,7 +144,12 @@ fn measure(mut step: impl FnMut()) -> f64 {
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let max: usize = arg("--max").map_or(Ok(1_000_000), |s| s.parse())?;
     let density: f32 = arg("--density").map_or(Ok(0.5), |s| s.parse())?;
     let png = arg("--png").unwrap_or_else(|| "bench/local.png".into());
@@ -144,14 +157,46 @@ fn main() -> anyhow::Result<()> {
     let dt = 0.1;
 
     let mut series = vec![
-        Series { name: "all-pairs boids, CPU single", color: [160, 160, 160], points: vec![] },
-        Series { name: "all-pairs boids, CPU multi", color: [60, 60, 60], points: vec![] },
-        Series { name: "binned boids, CPU single", color: [120, 170, 255], points: vec![] },
-        Series { name: "binned boids, CPU multi", color: [0, 70, 220], points: vec![] },
-        Series { name: "binned ORCA, CPU single", color: [255, 170, 120], points: vec![] },
-        Series { name: "binned ORCA, CPU multi", color: [220, 80, 0], points: vec![] },
-        Series { name: "binned boids+ORCA, CPU single", color: [140, 220, 140], points: vec![] },
-        Series { name: "binned boids+ORCA, CPU multi", color: [0, 150, 0], points: vec![] },
+        Series {
+            name: "all-pairs boids, CPU single",
+            color: [160, 160, 160],
+            points: vec![],
+        },
+        Series {
+            name: "all-pairs boids, CPU multi",
+            color: [60, 60, 60],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids, CPU single",
+            color: [120, 170, 255],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids, CPU multi",
+            color: [0, 70, 220],
+            points: vec![],
+        },
+        Series {
+            name: "binned ORCA, CPU single",
+            color: [255, 170, 120],
+            points: vec![],
+        },
+        Series {
+            name: "binned ORCA, CPU multi",
+            color: [220, 80, 0],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids+ORCA, CPU single",
+            color: [140, 220, 140],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids+ORCA, CPU multi",
+            color: [0, 150, 0],
+            points: vec![],
+        },
     ];
     let mut last_all_pairs = [None::<(usize, f64)>; 2];
     for &n in SIZES.iter().filter(|&&n| n <= max) {
@@ -199,7 +244,11 @@ fn main() -> anyhow::Result<()> {
                     })
                 }
             };
-            let sps = if backend == LocalBackend::CpuSingle { single_pool.install(run) } else { run() };
+            let sps = if backend == LocalBackend::CpuSingle {
+                single_pool.install(run)
+            } else {
+                run()
+            };
             series[s].points.push((n, sps));
         }
     }
@@ -227,14 +276,27 @@ fn main() -> anyhow::Result<()> {
         }
         println!();
     }
-    println!("\nPlot colours: {}", series.iter().map(|s| format!("{} rgb{:?}", s.name, s.color)).collect::<Vec<_>>().join("; "));
+    println!(
+        "\nPlot colours: {}",
+        series
+            .iter()
+            .map(|s| format!("{} rgb{:?}", s.name, s.color))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
     write_plot(&png, &series)?;
     eprintln!("wrote {png}");
     Ok(())
 }
 
 fn fmt_sps(s: f64) -> String {
-    if s >= 100.0 { format!("{s:.0}") } else if s >= 1.0 { format!("{s:.1}") } else { format!("{s:.3}") }
+    if s >= 100.0 {
+        format!("{s:.0}")
+    } else if s >= 1.0 {
+        format!("{s:.1}")
+    } else {
+        format!("{s:.3}")
+    }
 }
 
 /// A log-log plot: x = agents (10¹..10⁷), y = steps/s (10⁻³..10⁵), grid lines at each decade.
@@ -245,7 +307,10 @@ fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
     let to_px = |n: f64, s: f64| -> (f64, f64) {
         let fx = (n.log10() - x0) / (x1 - x0);
         let fy = (s.log10() - y0) / (y1 - y0);
-        (m as f64 + fx * (w - 2 * m) as f64, (h - m) as f64 - fy * (h - 2 * m) as f64)
+        (
+            m as f64 + fx * (w - 2 * m) as f64,
+            (h - m) as f64 - fy * (h - 2 * m) as f64,
+        )
     };
     let grey = image::Rgb([225, 225, 225]);
     for d in x0 as i32..=x1 as i32 {
@@ -254,7 +319,13 @@ fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
     }
     for d in y0 as i32..=y1 as i32 {
         let (_, y) = to_px(10.0, 10f64.powi(d));
-        line(&mut img, (m as f64, y), ((w - m) as f64, y), if d == 0 { image::Rgb([150, 150, 150]) } else { grey }, 1);
+        line(
+            &mut img,
+            (m as f64, y),
+            ((w - m) as f64, y),
+            if d == 0 { image::Rgb([150, 150, 150]) } else { grey },
+            1,
+        );
     }
     // The targets: 5 steps/s at 10^6 agents, 100 steps/s at 2x10^4 (100x the seed's 1 FPS).
     for (n, s) in [(1e6, 5.0), (2e4, 100.0)] {
@@ -265,7 +336,13 @@ fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
     for s in series {
         let c = image::Rgb(s.color);
         for w2 in s.points.windows(2) {
-            line(&mut img, to_px(w2[0].0 as f64, w2[0].1), to_px(w2[1].0 as f64, w2[1].1), c, 3);
+            line(
+                &mut img,
+                to_px(w2[0].0 as f64, w2[0].1),
+                to_px(w2[1].0 as f64, w2[1].1),
+                c,
+                3,
+            );
         }
         for &(n, sps) in &s.points {
             let (x, y) = to_px(n as f64, sps);
@@ -277,7 +354,8 @@ fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
         }
     }
     let mut bytes = Vec::new();
-    image::DynamicImage::ImageRgb8(img).write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)?;
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)?;
     write_bytes_atomic(std::path::Path::new(path), &bytes)?;
     Ok(())
 }

@@ -53,7 +53,10 @@ fn crowd(n: usize, scene: &Scene) -> Agents {
 fn run(mode: LocalMode, backend: LocalBackend, threads: usize) -> Agents {
     let sc = crowd_scene();
     let mut a = crowd(1500, &sc);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
     pool.install(|| {
         let mut layer = LocalLayer::new(mode, backend).unwrap();
         layer.moving_obstacles.push(MovingObstacle {
@@ -77,12 +80,23 @@ fn run(mode: LocalMode, backend: LocalBackend, threads: usize) -> Agents {
 
 #[test]
 fn single_and_multi_thread_agree_bit_for_bit_in_every_mode() {
-    for mode in [LocalMode::None, LocalMode::Boids, LocalMode::Orca, LocalMode::BoidsOrca] {
+    for mode in [
+        LocalMode::None,
+        LocalMode::Boids,
+        LocalMode::Orca,
+        LocalMode::BoidsOrca,
+    ] {
         let single = run(mode, LocalBackend::CpuSingle, 1);
-        assert!(all_free(&crowd_scene(), &single), "{mode:?}: an agent left free space");
+        assert!(
+            all_free(&crowd_scene(), &single),
+            "{mode:?}: an agent left free space"
+        );
         for threads in [2, 3] {
             let multi = run(mode, LocalBackend::CpuMulti, threads);
-            assert!(single == multi, "{mode:?}: CpuMulti with {threads} threads differs from CpuSingle");
+            assert!(
+                single == multi,
+                "{mode:?}: CpuMulti with {threads} threads differs from CpuSingle"
+            );
         }
     }
 }
@@ -96,11 +110,15 @@ fn flock_single_and_multi_agree() {
             a.vx[i] = ((i * 37) % 11) as f32 / 10.0 - 0.5;
             a.vy[i] = ((i * 53) % 7) as f32 / 7.0 - 0.5;
         }
-        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
-            for _ in 0..10 {
-                boids_step(&sc, &mut a, 0.1, backend).unwrap();
-            }
-        });
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                for _ in 0..10 {
+                    boids_step(&sc, &mut a, 0.1, backend).unwrap();
+                }
+            });
         a
     };
     let single = go(LocalBackend::CpuSingle, 1);

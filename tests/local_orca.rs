@@ -94,7 +94,14 @@ fn theirs(c: &Case, tau: f32, dt: f32) -> V2 {
         time_horizon: tau,
         obstacle_time_horizon: tau,
     };
-    let v = me.compute_avoiding_velocity(&others, &[], Vec2::new(c.preferred.x, c.preferred.y), c.max_speed, dt, &opts);
+    let v = me.compute_avoiding_velocity(
+        &others,
+        &[],
+        Vec2::new(c.preferred.x, c.preferred.y),
+        c.max_speed,
+        dt,
+        &opts,
+    );
     V2::new(v.x, v.y)
 }
 
@@ -128,14 +135,21 @@ fn matches_dodgy_2d_on_sparse_random_neighbourhoods() {
 fn matches_dodgy_2d_on_dense_random_neighbourhoods_including_infeasible_ones() {
     let (_, infeasible) = compare(true, 0xD1B54A32D192ED03);
     // Dense overlapping cases must exercise the linearProgram3 fallback.
-    assert!(infeasible >= 20, "only {infeasible} infeasible cases: the fallback is not tested");
+    assert!(
+        infeasible >= 20,
+        "only {infeasible} infeasible cases: the fallback is not tested"
+    );
 }
 
 /// Smallest distance between two discs' centres moving linearly over `[0, t]`.
 fn min_distance_within(pa: V2, va: V2, pb: V2, vb: V2, t: f32) -> f32 {
     let dp = pb - pa;
     let dv = vb - va;
-    let s = if dv.len_sq() > 0.0 { (-dp.dot(dv) / dv.len_sq()).clamp(0.0, t) } else { 0.0 };
+    let s = if dv.len_sq() > 0.0 {
+        (-dp.dot(dv) / dv.len_sq()).clamp(0.0, t)
+    } else {
+        0.0
+    };
     (dp + dv * s).len()
 }
 
@@ -158,7 +172,9 @@ fn no_pair_collides_within_the_horizon_when_feasible() {
         let mut a = Agents::default();
         while a.len() < 30 {
             let (x, y, r) = (rng.range(13.0, 27.0), rng.range(13.0, 27.0), rng.range(0.2, 0.4));
-            if (0..a.len()).all(|j| ((a.x[j] - x).powi(2) + (a.y[j] - y).powi(2)).sqrt() > a.radius[j] + r + 0.01) {
+            if (0..a.len())
+                .all(|j| ((a.x[j] - x).powi(2) + (a.y[j] - y).powi(2)).sqrt() > a.radius[j] + r + 0.01)
+            {
                 let id = a.len() as u32;
                 a.push(id, x, y, 0, r, 1.5);
                 let i = a.len() - 1;
@@ -166,7 +182,9 @@ fn no_pair_collides_within_the_horizon_when_feasible() {
                 a.vy[i] = rng.range(-1.0, 1.0);
             }
         }
-        let pref: Vec<[f32; 2]> = (0..30).map(|_| [rng.range(-1.5, 1.5), rng.range(-1.5, 1.5)]).collect();
+        let pref: Vec<[f32; 2]> = (0..30)
+            .map(|_| [rng.range(-1.5, 1.5), rng.range(-1.5, 1.5)])
+            .collect();
         let before = a.clone();
         let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuSingle).unwrap();
         let stats = layer.step(&sc, &mut a, &pref, 0.1).unwrap();
@@ -186,7 +204,10 @@ fn no_pair_collides_within_the_horizon_when_feasible() {
                     tau,
                 );
                 let r = before.radius[i] + before.radius[j];
-                assert!(d >= r * (1.0 - 1e-4), "agents {i} and {j} come within {d} < {r} m within {tau} s");
+                assert!(
+                    d >= r * (1.0 - 1e-4),
+                    "agents {i} and {j} come within {d} < {r} m within {tau} s"
+                );
             }
         }
     }

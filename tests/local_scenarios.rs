@@ -21,7 +21,14 @@ fn circle_swap_all_arrive_without_collision() {
     let mut goals = Vec::new();
     for i in 0..n {
         let t = i as f32 / n as f32 * std::f32::consts::TAU;
-        a.push(i as u32, cx + radius * t.cos(), cy + radius * t.sin(), 0, 0.4, 1.2);
+        a.push(
+            i as u32,
+            cx + radius * t.cos(),
+            cy + radius * t.sin(),
+            0,
+            0.4,
+            1.2,
+        );
         goals.push([cx - radius * t.cos(), cy - radius * t.sin()]);
     }
     let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuMulti).unwrap();
@@ -48,7 +55,12 @@ fn circle_swap_all_arrive_without_collision() {
 #[test]
 fn head_on_groups_pass_through_each_other_without_collision() {
     let orca = OrcaParams::default();
-    let sc = scene(80, 24, 0.5, vec![group("east", orca.clone(), None), group("west", orca, None)]);
+    let sc = scene(
+        80,
+        24,
+        0.5,
+        vec![group("east", orca.clone(), None), group("west", orca, None)],
+    );
     let mut a = Agents::default();
     let mut rng = Rng(99);
     // Two blocks of 5 x 6 agents, 1 m apart (about 1 person/m^2), 20 m apart.
@@ -62,11 +74,21 @@ fn head_on_groups_pass_through_each_other_without_collision() {
             }
         }
     }
-    let goals: Vec<[f32; 2]> = (0..a.len()).map(|i| if a.group[i] == 0 { [36.0, a.y[i]] } else { [4.0, a.y[i]] }).collect();
+    let goals: Vec<[f32; 2]> = (0..a.len())
+        .map(|i| {
+            if a.group[i] == 0 {
+                [36.0, a.y[i]]
+            } else {
+                [4.0, a.y[i]]
+            }
+        })
+        .collect();
     let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuSingle).unwrap();
     let mut counter = CollisionCounter::default();
     for step in 0..500 {
-        let pref: Vec<[f32; 2]> = (0..a.len()).map(|i| seek(a.x[i], a.y[i], goals[i], 1.3, DT)).collect();
+        let pref: Vec<[f32; 2]> = (0..a.len())
+            .map(|i| seek(a.x[i], a.y[i], goals[i], 1.3, DT))
+            .collect();
         layer.step(&sc, &mut a, &pref, DT).unwrap();
         let c = counter.count(&a);
         assert_eq!(c.pairs, 0, "step {step}: {c:?}");
@@ -74,8 +96,16 @@ fn head_on_groups_pass_through_each_other_without_collision() {
     }
     // Every agent crossed to the other side.
     for i in 0..a.len() {
-        let crossed = if a.group[i] == 0 { a.x[i] > 30.0 } else { a.x[i] < 10.0 };
-        assert!(crossed, "agent {i} of group {} stuck at x = {}", a.group[i], a.x[i]);
+        let crossed = if a.group[i] == 0 {
+            a.x[i] > 30.0
+        } else {
+            a.x[i] < 10.0
+        };
+        assert!(
+            crossed,
+            "agent {i} of group {} stuck at x = {}",
+            a.group[i], a.x[i]
+        );
     }
 }
 
@@ -126,7 +156,12 @@ fn clusters(a: &Agents, link: f32) -> Vec<usize> {
 #[test]
 fn fish_school_stays_in_its_tank_and_forms_groups() {
     // A 30 x 15 m tank with a rock in the middle; 120 fish, random positions and headings.
-    let mut sc = scene(60, 30, 0.5, vec![group("fish", OrcaParams::default(), Some(BoidsParams::default()))]);
+    let mut sc = scene(
+        60,
+        30,
+        0.5,
+        vec![group("fish", OrcaParams::default(), Some(BoidsParams::default()))],
+    );
     for r in 12..18 {
         for c in 27..33 {
             sc.obstacle[(r, c)] = true;
@@ -155,8 +190,15 @@ fn fish_school_stays_in_its_tank_and_forms_groups() {
     }
     let nn_end = mean_nearest_distance(&a);
     let c = clusters(&a, 1.5);
-    assert!(nn_end < 0.8 * nn_start, "nearest-neighbour distance {nn_start} -> {nn_end}");
-    assert!(c.len() < clusters_start / 2, "groups {clusters_start} -> {}", c.len());
+    assert!(
+        nn_end < 0.8 * nn_start,
+        "nearest-neighbour distance {nn_start} -> {nn_end}"
+    );
+    assert!(
+        c.len() < clusters_start / 2,
+        "groups {clusters_start} -> {}",
+        c.len()
+    );
     assert!(c[0] >= 10, "largest school has {} fish", c[0]);
     // Still swimming (not collapsed to rest).
     let mean_speed: f32 = (0..a.len()).map(|i| a.vx[i].hypot(a.vy[i])).sum::<f32>() / a.len() as f32;
@@ -195,15 +237,20 @@ fn dense_crowd_through_a_bottleneck_does_not_jam() {
             .map(|i| {
                 // Left of the door's far side: aim through the door; beyond it: spread out to
                 // ten points along the far wall of the next room.
-                let target = if a.x[i] < 13.0 { door } else { [21.0, 1.5 + (i % 10) as f32] };
+                let target = if a.x[i] < 13.0 {
+                    door
+                } else {
+                    [21.0, 1.5 + (i % 10) as f32]
+                };
                 seek(a.x[i], a.y[i], target, a.max_speed[i], DT)
             })
             .collect();
         layer.step(&sc, &mut a, &pref, DT).unwrap();
         assert!(all_free(&sc, &a));
         // The jam figure concerns the bottleneck: walkers past the door no longer count.
-        let wanting: Vec<[f32; 2]> =
-            (0..a.len()).map(|i| if a.x[i] > 14.0 { [0.0, 0.0] } else { pref[i] }).collect();
+        let wanting: Vec<[f32; 2]> = (0..a.len())
+            .map(|i| if a.x[i] > 14.0 { [0.0, 0.0] } else { pref[i] })
+            .collect();
         let s = jams.update(&a, &wanting, DT);
         worst = worst.max(s.longest_s);
         steps += 1;

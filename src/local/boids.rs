@@ -13,8 +13,8 @@
 //! velocity offset reached in one second, `v_pref = clamp(v_field + s * 1 s, max_speed)`.
 //! Both read only the previous step's state (double-buffered).
 
-use super::{Frame, PackedAgent};
 use super::orca::V2;
+use super::{Frame, PackedAgent};
 use crate::neighbors::NeighborGrid;
 use crate::params::BoidsParams;
 
@@ -163,20 +163,33 @@ mod tests {
             ..BoidsF32::from(&BoidsParams::default())
         };
         // Agent 0 at (10,10) at rest; agent 1 at (12,10) moving +y; agent 2 at (10.5,10) at rest.
-        let (f, g) = frame(&[(10.0, 10.0, 0.0, 0.0), (12.0, 10.0, 0.0, 1.0), (10.5, 10.0, 0.0, 0.0)]);
+        let (f, g) = frame(&[
+            (10.0, 10.0, 0.0, 0.0),
+            (12.0, 10.0, 0.0, 1.0),
+            (10.5, 10.0, 0.0, 0.0),
+        ]);
         let k = packed_of(&g, 0);
         let coh = steer(&f, &g, k, &only(1.0, 0.0, 0.0));
         assert!(coh.x > 0.99, "cohesion toward the centre (11.25, 10): {coh:?}");
         let sep = steer(&f, &g, k, &only(0.0, 1.0, 0.0));
-        assert!(sep.x < -0.99, "separation away from the close agent at +x: {sep:?}");
+        assert!(
+            sep.x < -0.99,
+            "separation away from the close agent at +x: {sep:?}"
+        );
         let ali = steer(&f, &g, k, &only(0.0, 0.0, 1.0));
-        assert!(ali.y > 0.99, "alignment toward the mean velocity (0, 0.5): {ali:?}");
+        assert!(
+            ali.y > 0.99,
+            "alignment toward the mean velocity (0, 0.5): {ali:?}"
+        );
         assert!((coh.len() - 1.0).abs() < 1e-5, "each rule is normalised");
     }
 
     #[test]
     fn a_lone_boid_does_not_steer() {
         let (f, g) = frame(&[(1.0, 1.0, 1.0, 0.0), (15.0, 15.0, 0.0, 0.0)]);
-        assert_eq!(steer(&f, &g, packed_of(&g, 0), &BoidsF32::from(&BoidsParams::default())), V2::ZERO);
+        assert_eq!(
+            steer(&f, &g, packed_of(&g, 0), &BoidsF32::from(&BoidsParams::default())),
+            V2::ZERO
+        );
     }
 }

@@ -199,7 +199,9 @@ fn for_each_slot<T: Send, S>(
             }
         }
         LocalBackend::CpuMulti => {
-            out.par_iter_mut().enumerate().for_each_init(init, |s, (k, o)| *o = f(s, k));
+            out.par_iter_mut()
+                .enumerate()
+                .for_each_init(init, |s, (k, o)| *o = f(s, k));
         }
     }
 }
@@ -215,9 +217,9 @@ struct GroupCfg {
 }
 
 impl GroupCfg {
-    fn new(boids: Option<&BoidsParams>, orca: &OrcaParams) -> Self {
+    fn new(boids: Option<BoidsF32>, orca: &OrcaParams) -> Self {
         Self {
-            boids: boids.map(BoidsF32::from),
+            boids,
             time_horizon: orca.time_horizon as f32,
             obstacle_time_horizon: orca.obstacle_time_horizon as f32,
             neighbor_dist: orca.neighbor_dist as f32,
@@ -236,9 +238,17 @@ struct Groups {
 impl Groups {
     fn of(scene: &Scene, default_boids: bool) -> Self {
         let defaults = BoidsParams::default();
-        let pick = |b: Option<&BoidsParams>| if default_boids { b.or(Some(&defaults)) } else { b };
+        let pick = |b: Option<&BoidsParams>| match b {
+            Some(b) => Some(BoidsF32::from(b)),
+            None if default_boids => Some(BoidsF32::from(&defaults)),
+            None => None,
+        };
         Self {
-            cfg: scene.groups.iter().map(|g| GroupCfg::new(pick(g.boids.as_ref()), &g.orca)).collect(),
+            cfg: scene
+                .groups
+                .iter()
+                .map(|g| GroupCfg::new(pick(g.boids.as_ref()), &g.orca))
+                .collect(),
             fallback: GroupCfg::new(pick(None), &OrcaParams::default()),
         }
     }
@@ -325,7 +335,9 @@ impl LocalLayer {
         let bin = reach.max(MIN_BIN_SIZE);
         let (w, h) = (scene.grid.width() as f32, scene.grid.height() as f32);
         let fresh = NeighborGrid::new(w, h, bin);
-        if (fresh.bin_size, fresh.bins_x, fresh.bins_y) != (self.grid.bin_size, self.grid.bins_x, self.grid.bins_y) {
+        if (fresh.bin_size, fresh.bins_x, fresh.bins_y)
+            != (self.grid.bin_size, self.grid.bins_x, self.grid.bins_y)
+        {
             self.grid = fresh;
         }
         self.grid.rebuild(&agents.x, &agents.y);
@@ -379,7 +391,11 @@ impl LocalLayer {
             ));
         }
         if !(dt > 0.0 && dt.is_finite()) {
-            return Err(Error::invalid("<local step>", "dt", format!("{dt} s, expected a positive time step")));
+            return Err(Error::invalid(
+                "<local step>",
+                "dt",
+                format!("{dt} s, expected a positive time step"),
+            ));
         }
         Ok(())
     }
@@ -421,7 +437,11 @@ impl LocalLayer {
                 {
                     v = v + boids::steer(frame, grid, k, b).clamp_len(b.a_max);
                 }
-                if mode == LocalMode::BoidsOrca { v } else { v.clamp_len(a.max_speed) }
+                if mode == LocalMode::BoidsOrca {
+                    v
+                } else {
+                    v.clamp_len(a.max_speed)
+                }
             },
         );
 
@@ -555,17 +575,33 @@ fn orca_agent(
 ) -> orca::Solution {
     let me = &frame.agents[k];
     let mut acc = boids::Accum::default();
-    scan_neighbors(frame, grid, k, cfg.neighbor_dist, cfg.max_neighbors, &mut s.near, |o, d2| {
-        if let Some(b) = boids {
-            acc.add(b, me, o, d2);
-        }
-    });
+    scan_neighbors(
+        frame,
+        grid,
+        k,
+        cfg.neighbor_dist,
+        cfg.max_neighbors,
+        &mut s.near,
+        |o, d2| {
+            if let Some(b) = boids {
+                acc.add(b, me, o, d2);
+            }
+        },
+    );
     let preferred = match boids {
         Some(b) => (preferred + acc.steer(b, me).clamp_len(b.a_max)).clamp_len(me.max_speed),
         None => preferred.clamp_len(me.max_speed),
     };
     s.lines.clear();
-    let n_obst = walls.push_lines(me.p, me.v, me.radius, me.max_speed, cfg.obstacle_time_horizon, dt, &mut s.lines);
+    let n_obst = walls.push_lines(
+        me.p,
+        me.v,
+        me.radius,
+        me.max_speed,
+        cfg.obstacle_time_horizon,
+        dt,
+        &mut s.lines,
+    );
     for m in movers {
         let mp = V2::new(m.pos[0], m.pos[1]);
         let reach = cfg.neighbor_dist + m.radius;
@@ -651,7 +687,10 @@ mod tests {
 
     #[test]
     fn gpu_backend_is_reported_not_built() {
-        assert!(matches!(LocalLayer::new(LocalMode::Orca, LocalBackend::Gpu), Err(Error::Gpu(_))));
+        assert!(matches!(
+            LocalLayer::new(LocalMode::Orca, LocalBackend::Gpu),
+            Err(Error::Gpu(_))
+        ));
     }
 
     #[test]
@@ -700,8 +739,10 @@ mod tests {
         assert!(out.windows(2).all(|w| w[0].0 <= w[1].0));
         // Brute force: the 10th distance is the 10th smallest.
         let p = frame.agents[7].p;
-        let mut all: Vec<f32> =
-            (0..30).filter(|&j| j != 7).map(|j| (frame.agents[j].p - p).len_sq()).collect();
+        let mut all: Vec<f32> = (0..30)
+            .filter(|&j| j != 7)
+            .map(|j| (frame.agents[j].p - p).len_sq())
+            .collect();
         all.sort_by(f32::total_cmp);
         assert!((out[9].0 - all[9]).abs() < 1e-6);
     }

@@ -132,7 +132,11 @@ impl WallMap {
         }
         let travel = vel.len() * dt;
         let max_sub = 0.5 * self.cell;
-        let n = if travel.is_finite() { ((travel / max_sub).ceil() as usize).clamp(1, 64) } else { 1 };
+        let n = if travel.is_finite() {
+            ((travel / max_sub).ceil() as usize).clamp(1, 64)
+        } else {
+            1
+        };
         let h = dt / n as f32;
         let (mut p, mut v, mut hit) = (pos, vel, false);
         let blocked_component = |c: f32| if bounce { -c } else { 0.0 };
@@ -203,7 +207,10 @@ impl WallMap {
                     continue;
                 }
                 let lo = V2::new(c as f32 * self.cell, r as f32 * self.cell);
-                let q = V2::new(pos.x.clamp(lo.x, lo.x + self.cell), pos.y.clamp(lo.y, lo.y + self.cell));
+                let q = V2::new(
+                    pos.x.clamp(lo.x, lo.x + self.cell),
+                    pos.y.clamp(lo.y, lo.y + self.cell),
+                );
                 let d2 = (q - pos).len_sq();
                 if d2 >= range_sq {
                     continue;
@@ -253,7 +260,11 @@ impl WallMap {
     /// direction found by turning left and right in 30° steps.
     pub fn probe_steer(&self, pos: V2, vel: V2, keep_dist: f32) -> V2 {
         let heading = vel.normalize_or_zero();
-        let heading = if heading == V2::ZERO { V2::new(1.0, 0.0) } else { heading };
+        let heading = if heading == V2::ZERO {
+            V2::new(1.0, 0.0)
+        } else {
+            heading
+        };
         let mut push = V2::ZERO;
         for k in 0..AROUND_PROBES {
             let a = k as f32 * std::f32::consts::TAU / AROUND_PROBES as f32;
@@ -328,10 +339,14 @@ mod tests {
         let w = walled();
         let pos = V2::new(4.4, 2.5);
         let mut lines = Vec::new();
-        let n = w.push_lines(pos, V2::new(1.0, 0.0), 0.25, 1.5, 1.0, 0.1, &mut lines);
+        // Walking along the wall (current velocity +y) at 0.6 m from its face.
+        let n = w.push_lines(pos, V2::new(0.0, 1.0), 0.25, 1.5, 1.0, 0.1, &mut lines);
         assert!(n >= 1 && n <= MAX_OBSTACLE_POINTS);
         let ok = |v: V2| lines.iter().all(|l| l.violation(v) <= 1e-6);
-        assert!(!ok(V2::new(1.0, 0.0)), "straight into the wall at 0.35 m clearance");
+        assert!(
+            !ok(V2::new(1.0, 0.0)),
+            "turning straight into the wall: contact in 0.35 s < 1 s"
+        );
         assert!(ok(V2::new(0.0, 1.0)), "along the wall");
         assert!(ok(V2::ZERO));
         assert!(ok(V2::new(-1.0, 0.0)));

@@ -61,14 +61,22 @@ impl V2 {
     #[inline]
     pub fn normalize_or_zero(self) -> V2 {
         let l = self.len();
-        if l > 0.0 && l.is_finite() { self * (1.0 / l) } else { V2::ZERO }
+        if l > 0.0 && l.is_finite() {
+            self * (1.0 / l)
+        } else {
+            V2::ZERO
+        }
     }
 
     /// The vector shortened to at most `max` long (unchanged when shorter).
     #[inline]
     pub fn clamp_len(self, max: f32) -> V2 {
         let l2 = self.len_sq();
-        if l2 > max * max { self * (max / l2.sqrt()) } else { self }
+        if l2 > max * max {
+            self * (max / l2.sqrt())
+        } else {
+            self
+        }
     }
 
     /// The vector turned a quarter turn counter-clockwise, `(-y, x)`.
@@ -239,7 +247,17 @@ pub fn static_point_line(pos: V2, vel: V2, radius: f32, point: V2, time_horizon:
         let away = (-rel).normalize_or_zero();
         return Line::at_least(away, 0.0);
     }
-    agent_line(pos, vel, radius, point, V2::ZERO, 0.0, time_horizon, dt, Share::ONE_SIDED)
+    agent_line(
+        pos,
+        vel,
+        radius,
+        point,
+        V2::ZERO,
+        0.0,
+        time_horizon,
+        dt,
+        Share::ONE_SIDED,
+    )
 }
 
 /// RVO2's `linearProgram1`: the best point on line `lines[k]` inside the disc of `radius` and
@@ -274,7 +292,11 @@ fn program_on_line(lines: &[Line], k: usize, radius: f32, opt: V2, opt_is_direct
         }
     }
     let t = if opt_is_direction {
-        if opt.dot(line.direction) > 0.0 { t_right } else { t_left }
+        if opt.dot(line.direction) > 0.0 {
+            t_right
+        } else {
+            t_left
+        }
     } else {
         line.direction.dot(opt - line.point).clamp(t_left, t_right)
     };
@@ -285,7 +307,11 @@ fn program_on_line(lines: &[Line], k: usize, radius: f32, opt: V2, opt_is_direct
 /// along the unit direction `opt`) satisfying every line. Returns the index of the first line
 /// that made the program infeasible (`lines.len()` on success) and the result so far.
 fn program_2d(lines: &[Line], radius: f32, opt: V2, opt_is_direction: bool, result: &mut V2) -> usize {
-    *result = if opt_is_direction { opt * radius } else { opt.clamp_len(radius) };
+    *result = if opt_is_direction {
+        opt * radius
+    } else {
+        opt.clamp_len(radius)
+    };
     for k in 0..lines.len() {
         if lines[k].violation(*result) > 0.0 {
             match program_on_line(lines, k, radius, opt, opt_is_direction) {
@@ -455,7 +481,11 @@ mod tests {
     fn min_distance_within(pa: V2, va: V2, pb: V2, vb: V2, t: f32) -> f32 {
         let dp = pb - pa;
         let dv = vb - va;
-        let s = if dv.len_sq() > 0.0 { (-dp.dot(dv) / dv.len_sq()).clamp(0.0, t) } else { 0.0 };
+        let s = if dv.len_sq() > 0.0 {
+            (-dp.dot(dv) / dv.len_sq()).clamp(0.0, t)
+        } else {
+            0.0
+        };
         (dp + dv * s).len()
     }
 }

@@ -52,7 +52,9 @@ impl CollisionCounter {
         let finite_max = |v: &[f32]| v.iter().copied().filter(|x| x.is_finite()).fold(0.0f32, f32::max);
         let r_max = finite_max(&agents.radius);
         let (w, h) = (finite_max(&agents.x) + 1.0, finite_max(&agents.y) + 1.0);
-        let bin = (2.0 * r_max).max(w.max(h) / MAX_COLLISION_BINS_PER_AXIS).max(1e-3);
+        let bin = (2.0 * r_max)
+            .max(w.max(h) / MAX_COLLISION_BINS_PER_AXIS)
+            .max(1e-3);
         self.grid = NeighborGrid::new(w, h, bin);
         self.grid.rebuild(&agents.x, &agents.y);
         let grid = &self.grid;
@@ -83,7 +85,11 @@ impl CollisionCounter {
         }
         CollisionStats {
             pairs,
-            mean_depth: if pairs > 0 { (sum / pairs as f64) as f32 } else { 0.0 },
+            mean_depth: if pairs > 0 {
+                (sum / pairs as f64) as f32
+            } else {
+                0.0
+            },
             max_depth: max,
         }
     }
@@ -151,7 +157,9 @@ impl JamTracker {
         for i in 0..agents.len() {
             let s = &mut self.state[agents.id[i] as usize];
             let p = V2::new(agents.x[i], agents.y[i]);
-            let want = preferred.get(i).is_some_and(|v| V2::new(v[0], v[1]).len() > self.want_speed);
+            let want = preferred
+                .get(i)
+                .is_some_and(|v| V2::new(v[0], v[1]).len() > self.want_speed);
             if !s.seen || !want || (p - s.anchor).len() >= self.move_distance {
                 *s = JamState {
                     anchor: p,
