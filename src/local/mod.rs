@@ -1,1 +1,749 @@
-//! (being written)
+//! The local layer (SPEC §5): boids offsets and ORCA collision avoidance over the bin-sorted
+//! neighbour grid, then the move step that keeps every agent inside the domain and out of
+//! obstacle cells.
+//!
+//! One step of [`LocalLayer::step`] is a list of passes, each a pure per-agent function of the
+//! previous state (so a GPU backend can run the same passes as shaders):
+//! 1. `bins`: rebuild the [`NeighborGrid`] on the current positions and pack the agents in bin
+//!    order ([`Frame`]: neighbours of a bin are contiguous in memory);
+//! 2. `preferred`: the caller's preferred velocity (the continuum field's), plus the boids
+//!    offset in the boids modes (seed 002), clamped to the agent's maximum speed;
+//! 3. `velocity`: ORCA in the ORCA modes, else the preferred velocity (in boids+ORCA the boids
+//!    sums of pass 2 are taken during ORCA's neighbour scan: one scan, same result);
+//! 4. `move`: integrate positions, stopping at walls ([`obstacles::WallMap::move_agent`]).
+//!
+//! **Determinism.** Every pass reads only the previous state and writes one slot per agent;
+//! neighbours are visited in a fixed order (bins row-major, ids ascending) and the backends only
+//! change who computes which slot, so CPU single and CPU multi give bit-identical results for
+//! any thread count. Counters are integer sums.
+//!
+//! ## Wiring into the simulation
+//! ```ignore
+//! let mut local = LocalLayer::new(LocalMode::BoidsOrca, LocalBackend::CpuMulti)?; // once
+//! let mut jams = quality::JamTracker::default();
+//! let mut collisions = quality::CollisionCounter::default();
+//! // each step, after the continuum velocity v_field[i] of every agent is known:
+//! let stats = local.step(&scene, &mut agents, &v_field, dt)?; // moves agents, sets velocities
+//! let c = collisions.count(&agents);                           // quality figures
+//! jams.update(&agents, &v_field, dt);
+//! ```
+//! With [`LocalMode::None`] the step just clamps `v_field` to each agent's `max_speed` and moves
+//! the agents with the same wall handling, so the simulation can always call it.
+
+pub mod boids;
+pub mod obstacles;
+pub mod orca;
+pub mod quality;
+
+use crate::agents::Agents;
+use crate::error::{Error, Result};
+use crate::neighbors::NeighborGrid;
+use crate::params::{BoidsParams, OrcaParams};
+use crate::scene::Scene;
+use boids::BoidsF32;
+use obstacles::WallMap;
+use orca::{Line, Share, V2};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Bins are never smaller than this (m): below it the bin array would outgrow the agents
+/// without making queries cheaper (walkers are 0.2–0.3 m in radius).
+pub const MIN_BIN_SIZE: f32 = 0.5;
+
+/// Weight (m/s²) of the wall probes in the standalone flock: above the sum of the default boids
+/// weights (3.5), so a wall ahead always wins over the school's pull.
+pub const K_WALL: f32 = 4.0;
+
+/// How far ahead the flock's wall probes look, in seconds of travel at `v_max` (at least one
+/// cell): two seconds leaves time to turn at `a_max`.
+pub const PROBE_SECONDS: f32 = 2.0;
+
+/// What the local layer does to the preferred velocities.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LocalMode {
+    /// Nothing: velocity = preferred velocity clamped to the agent's maximum speed.
+    #[default]
+    None,
+    /// Preferred velocity plus the boids offset of the agent's group (groups without boids
+    /// parameters get none).
+    Boids,
+    /// ORCA avoidance of the preferred velocity.
+    Orca,
+    /// Boids offset, then ORCA (seed 002).
+    BoidsOrca,
+}
+
+impl LocalMode {
+    /// Parses the `--local` values `none|boids|orca|boids+orca`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "none" => Ok(Self::None),
+            "boids" => Ok(Self::Boids),
+            "orca" => Ok(Self::Orca),
+            "boids+orca" => Ok(Self::BoidsOrca),
+            other => Err(Error::invalid(
+                "<command line>",
+                "--local",
+                format!("'{other}' is not one of none, boids, orca, boids+orca"),
+            )),
+        }
+    }
+
+    fn boids(self) -> bool {
+        matches!(self, Self::Boids | Self::BoidsOrca)
+    }
+
+    fn orca(self) -> bool {
+        matches!(self, Self::Orca | Self::BoidsOrca)
+    }
+}
+
+/// Where the per-agent passes run. All backends give the same results (the GPU within a
+/// tolerance).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LocalBackend {
+    /// One thread.
+    CpuSingle,
+    /// All rayon threads.
+    #[default]
+    CpuMulti,
+    /// wgpu compute passes (not built yet: [`LocalLayer::new`] returns [`Error::Gpu`]).
+    Gpu,
+}
+
+/// A moving obstacle that does not avoid back (a vehicle, a scripted walker): a disc every
+/// agent avoids one-sidedly with ORCA. The layer never moves it; the caller updates it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MovingObstacle {
+    /// Centre, m.
+    pub pos: [f32; 2],
+    /// Velocity, m/s.
+    pub vel: [f32; 2],
+    /// Radius, m.
+    pub radius: f32,
+}
+
+/// What one step did, and where its time went.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LocalStats {
+    /// Agents stepped.
+    pub agents: usize,
+    /// Agents whose ORCA program was infeasible (the least-violation fallback was used).
+    pub infeasible: usize,
+    /// Agents stopped or deflected by a wall or the domain border in the move pass.
+    pub wall_hits: usize,
+    /// Seconds in the bins pass (grid rebuild and packing).
+    pub seconds_bins: f64,
+    /// Seconds computing velocities (boids and ORCA).
+    pub seconds_velocity: f64,
+    /// Seconds in the move pass.
+    pub seconds_move: f64,
+}
+
+/// One agent in bin order, as the per-agent passes read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PackedAgent {
+    /// Position, m.
+    pub p: V2,
+    /// Velocity at the start of the step, m/s.
+    pub v: V2,
+    /// Body radius, m.
+    pub radius: f32,
+    /// Maximum speed, m/s.
+    pub max_speed: f32,
+    /// Group index.
+    pub group: u32,
+    /// Index in [`Agents`].
+    pub agent: u32,
+}
+
+/// The previous state of all agents packed in the grid's bin order (`agents[k]` is agent
+/// `grid.sorted[k]`), so the agents of a bin are contiguous.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Frame {
+    /// Packed agents.
+    pub agents: Vec<PackedAgent>,
+}
+
+/// Calls `visit(k)` for the packed index `k` of every agent in the 3x3 bins around `p`, in the
+/// same order as [`NeighborGrid::for_each_near`].
+#[inline]
+pub(crate) fn for_each_near(grid: &NeighborGrid, p: V2, mut visit: impl FnMut(usize)) {
+    let b = grid.bin_of(p.x, p.y);
+    let (bx, by) = (b % grid.bins_x, b / grid.bins_x);
+    let (x0, x1) = (bx.saturating_sub(1), (bx + 1).min(grid.bins_x - 1));
+    for ny in by.saturating_sub(1)..=(by + 1).min(grid.bins_y - 1) {
+        let row = (ny * grid.bins_x) as usize;
+        // Bins x0..=x1 of one row are contiguous in the packed order.
+        let start = grid.bin_start[row + x0 as usize] as usize;
+        let end = grid.bin_start[row + x1 as usize + 1] as usize;
+        for k in start..end {
+            visit(k);
+        }
+    }
+}
+
+/// Runs `f(scratch, k)` for every slot `k` of `out` on the chosen backend. `init` makes one
+/// scratch value per worker; results never depend on which worker ran a slot.
+fn for_each_slot<T: Send, S>(
+    backend: LocalBackend,
+    out: &mut [T],
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, usize) -> T + Sync + Send,
+) {
+    match backend {
+        LocalBackend::CpuSingle | LocalBackend::Gpu => {
+            let mut s = init();
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = f(&mut s, k);
+            }
+        }
+        LocalBackend::CpuMulti => {
+            out.par_iter_mut()
+                .enumerate()
+                .for_each_init(init, |s, (k, o)| *o = f(s, k));
+        }
+    }
+}
+
+/// Per-group settings as the kernels read them.
+#[derive(Clone, Copy, Debug)]
+struct GroupCfg {
+    boids: Option<BoidsF32>,
+    time_horizon: f32,
+    obstacle_time_horizon: f32,
+    neighbor_dist: f32,
+    max_neighbors: usize,
+}
+
+impl GroupCfg {
+    fn new(boids: Option<BoidsF32>, orca: &OrcaParams) -> Self {
+        Self {
+            boids,
+            time_horizon: orca.time_horizon as f32,
+            obstacle_time_horizon: orca.obstacle_time_horizon as f32,
+            neighbor_dist: orca.neighbor_dist as f32,
+            max_neighbors: orca.max_neighbors,
+        }
+    }
+}
+
+/// Per-group configurations of a scene; agents whose group index is past the scene's groups
+/// use `fallback`.
+struct Groups {
+    cfg: Vec<GroupCfg>,
+    fallback: GroupCfg,
+}
+
+impl Groups {
+    fn of(scene: &Scene, default_boids: bool) -> Self {
+        let defaults = BoidsParams::default();
+        let pick = |b: Option<&BoidsParams>| match b {
+            Some(b) => Some(BoidsF32::from(b)),
+            None if default_boids => Some(BoidsF32::from(&defaults)),
+            None => None,
+        };
+        Self {
+            cfg: scene
+                .groups
+                .iter()
+                .map(|g| GroupCfg::new(pick(g.boids.as_ref()), &g.orca))
+                .collect(),
+            fallback: GroupCfg::new(pick(None), &OrcaParams::default()),
+        }
+    }
+
+    #[inline]
+    fn get(&self, g: u32) -> &GroupCfg {
+        self.cfg.get(g as usize).unwrap_or(&self.fallback)
+    }
+
+    /// Query reach of the bin grid: the largest neighbour distance any pass needs.
+    fn reach(&self, boids: bool, orca: bool) -> f32 {
+        let mut r: f32 = 0.0;
+        for c in self.cfg.iter().chain(std::iter::once(&self.fallback)) {
+            if orca {
+                r = r.max(c.neighbor_dist);
+            }
+            if boids && let Some(b) = &c.boids {
+                r = r.max(b.reach());
+            }
+        }
+        r
+    }
+}
+
+/// Working memory of one ORCA worker.
+#[derive(Default)]
+struct OrcaScratch {
+    lines: Vec<Line>,
+    lp: Vec<Line>,
+    near: Vec<(f32, usize)>,
+}
+
+/// The local layer: owns the bin grid and buffers, reused across steps.
+#[derive(Debug, Default)]
+pub struct LocalLayer {
+    mode: LocalMode,
+    backend: LocalBackend,
+    /// Non-reciprocating moving obstacles, avoided one-sidedly by every agent under ORCA.
+    pub moving_obstacles: Vec<MovingObstacle>,
+    grid: NeighborGrid,
+    walls: WallMap,
+    frame: Frame,
+    preferred: Vec<V2>,
+    velocity: Vec<(V2, bool)>,
+    moved: Vec<(V2, V2, bool)>,
+}
+
+impl LocalLayer {
+    /// A layer doing `mode` on `backend`. Fails with [`Error::Gpu`] for
+    /// [`LocalBackend::Gpu`], which is not built yet.
+    pub fn new(mode: LocalMode, backend: LocalBackend) -> Result<Self> {
+        if backend == LocalBackend::Gpu {
+            return Err(Error::Gpu(
+                "the local layer has no GPU backend yet; use cpu-single or cpu-multi".into(),
+            ));
+        }
+        Ok(Self {
+            mode,
+            backend,
+            ..Default::default()
+        })
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> LocalMode {
+        self.mode
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> LocalBackend {
+        self.backend
+    }
+
+    /// The bin grid of the last step (bins of the positions at the start of that step).
+    pub fn grid(&self) -> &NeighborGrid {
+        &self.grid
+    }
+
+    /// Pass 1: the wall map, the bin grid and the packed frame.
+    fn bins(&mut self, scene: &Scene, agents: &Agents, reach: f32) {
+        if !self.walls.matches(scene) {
+            self.walls = WallMap::from_scene(scene);
+        }
+        let bin = reach.max(MIN_BIN_SIZE);
+        let (w, h) = (scene.grid.width() as f32, scene.grid.height() as f32);
+        let fresh = NeighborGrid::new(w, h, bin);
+        if (fresh.bin_size, fresh.bins_x, fresh.bins_y)
+            != (self.grid.bin_size, self.grid.bins_x, self.grid.bins_y)
+        {
+            self.grid = fresh;
+        }
+        self.grid.rebuild(&agents.x, &agents.y);
+        let sorted = &self.grid.sorted;
+        self.frame.agents.resize(agents.len(), PackedAgent::default());
+        for_each_slot(
+            self.backend,
+            &mut self.frame.agents,
+            || (),
+            |_, k| {
+                let i = sorted[k] as usize;
+                PackedAgent {
+                    p: V2::new(agents.x[i], agents.y[i]),
+                    v: V2::new(agents.vx[i], agents.vy[i]),
+                    radius: agents.radius[i],
+                    max_speed: agents.max_speed[i],
+                    group: agents.group[i],
+                    agent: i as u32,
+                }
+            },
+        );
+    }
+
+    fn check(agents: &Agents, preferred: Option<&[[f32; 2]]>, dt: f32) -> Result<()> {
+        let n = agents.len();
+        let cols = [
+            ("id", agents.id.len()),
+            ("y", agents.y.len()),
+            ("vx", agents.vx.len()),
+            ("vy", agents.vy.len()),
+            ("group", agents.group.len()),
+            ("radius", agents.radius.len()),
+            ("max_speed", agents.max_speed.len()),
+        ];
+        for (name, len) in cols {
+            if len != n {
+                return Err(Error::invalid(
+                    "<agents>",
+                    name,
+                    format!("{len} entries, expected {n} (one per agent)"),
+                ));
+            }
+        }
+        if let Some(p) = preferred
+            && p.len() != n
+        {
+            return Err(Error::invalid(
+                "<local step>",
+                "preferred",
+                format!("{} velocities for {n} agents", p.len()),
+            ));
+        }
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(Error::invalid(
+                "<local step>",
+                "dt",
+                format!("{dt} s, expected a positive time step"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One step of the local layer: from each agent's preferred velocity (the continuum
+    /// field's, `preferred[i]` in m/s) compute its new velocity (boids offset, ORCA), move it
+    /// by `velocity * dt` stopping at walls, and write positions and velocities into `agents`.
+    /// Fails (changing nothing) when `preferred` or the agents' columns have the wrong length
+    /// or `dt` is not positive.
+    pub fn step(
+        &mut self,
+        scene: &Scene,
+        agents: &mut Agents,
+        preferred: &[[f32; 2]],
+        dt: f32,
+    ) -> Result<LocalStats> {
+        Self::check(agents, Some(preferred), dt)?;
+        let mode = self.mode;
+        let groups = Groups::of(scene, false);
+        let t0 = Instant::now();
+        self.bins(scene, agents, groups.reach(mode.boids(), mode.orca()));
+        let t1 = Instant::now();
+
+        // Pass 2: preferred velocity (+ boids offset), clamped to the agent's maximum speed.
+        let n = agents.len();
+        let (frame, grid) = (&self.frame, &self.grid);
+        self.preferred.resize(n, V2::ZERO);
+        for_each_slot(
+            self.backend,
+            &mut self.preferred,
+            || (),
+            |_, k| {
+                let a = &frame.agents[k];
+                let [px, py] = preferred[a.agent as usize];
+                let mut v = V2::new(px, py);
+                // In boids+ORCA the offset is added inside the fused ORCA scan (pass 3).
+                if mode == LocalMode::Boids
+                    && let Some(b) = &groups.get(a.group).boids
+                {
+                    v = v + boids::steer(frame, grid, k, b).clamp_len(b.a_max);
+                }
+                if mode == LocalMode::BoidsOrca {
+                    v
+                } else {
+                    v.clamp_len(a.max_speed)
+                }
+            },
+        );
+
+        // Pass 3: ORCA.
+        let pref = &self.preferred;
+        let walls = &self.walls;
+        let movers = &self.moving_obstacles;
+        self.velocity.resize(n, (V2::ZERO, false));
+        if mode.orca() {
+            for_each_slot(self.backend, &mut self.velocity, OrcaScratch::default, |s, k| {
+                let cfg = groups.get(frame.agents[k].group);
+                let boids = if mode.boids() { cfg.boids.as_ref() } else { None };
+                let sol = orca_agent(frame, grid, walls, movers, cfg, boids, k, pref[k], dt, s);
+                (sol.velocity, sol.infeasible)
+            });
+        } else {
+            for_each_slot(self.backend, &mut self.velocity, || (), |_, k| (pref[k], false));
+        }
+        let t2 = Instant::now();
+
+        // Pass 4: move.
+        let vel = &self.velocity;
+        self.moved.resize(n, (V2::ZERO, V2::ZERO, false));
+        for_each_slot(
+            self.backend,
+            &mut self.moved,
+            || (),
+            |_, k| walls.move_agent(frame.agents[k].p, vel[k].0, dt, false),
+        );
+        let stats = self.write_back(agents);
+        let t3 = Instant::now();
+        Ok(LocalStats {
+            infeasible: self.velocity.iter().filter(|v| v.1).count(),
+            seconds_bins: (t1 - t0).as_secs_f64(),
+            seconds_velocity: (t2 - t1).as_secs_f64(),
+            seconds_move: (t3 - t2).as_secs_f64(),
+            ..stats
+        })
+    }
+
+    /// Scatters the move pass's results back into agent order.
+    fn write_back(&self, agents: &mut Agents) -> LocalStats {
+        let mut hits = 0;
+        for (a, &(p, v, hit)) in self.frame.agents.iter().zip(&self.moved) {
+            let i = a.agent as usize;
+            agents.x[i] = p.x;
+            agents.y[i] = p.y;
+            agents.vx[i] = v.x;
+            agents.vy[i] = v.y;
+            hits += hit as usize;
+        }
+        LocalStats {
+            agents: agents.len(),
+            wall_hits: hits,
+            ..Default::default()
+        }
+    }
+
+    /// One step of a standalone flock (seeds 000/001/003: a fish school): each agent's
+    /// velocity changes by its boids steering plus the wall probes, clamped to `a_max`, over
+    /// `dt`, then to `v_max`; agents bounce off walls and the domain border. Groups without
+    /// boids parameters flock with [`BoidsParams::default`]. The layer's mode is not used.
+    pub fn flock(&mut self, scene: &Scene, agents: &mut Agents, dt: f32) -> Result<LocalStats> {
+        Self::check(agents, None, dt)?;
+        let groups = Groups::of(scene, true);
+        let t0 = Instant::now();
+        self.bins(scene, agents, groups.reach(true, false));
+        let t1 = Instant::now();
+        let (frame, grid, walls) = (&self.frame, &self.grid, &self.walls);
+        let n = agents.len();
+        self.velocity.resize(n, (V2::ZERO, false));
+        let cell = walls.cell;
+        for_each_slot(
+            self.backend,
+            &mut self.velocity,
+            || (),
+            |_, k| {
+                let a = &frame.agents[k];
+                let Some(b) = groups.get(a.group).boids else {
+                    return (a.v, false);
+                };
+                let keep = (b.v_max * PROBE_SECONDS).max(cell);
+                let s = boids::steer(frame, grid, k, &b) + walls.probe_steer(a.p, a.v, keep) * K_WALL;
+                ((a.v + s.clamp_len(b.a_max) * dt).clamp_len(b.v_max), false)
+            },
+        );
+        let t2 = Instant::now();
+        let vel = &self.velocity;
+        self.moved.resize(n, (V2::ZERO, V2::ZERO, false));
+        for_each_slot(
+            self.backend,
+            &mut self.moved,
+            || (),
+            |_, k| walls.move_agent(frame.agents[k].p, vel[k].0, dt, true),
+        );
+        let stats = self.write_back(agents);
+        let t3 = Instant::now();
+        Ok(LocalStats {
+            seconds_bins: (t1 - t0).as_secs_f64(),
+            seconds_velocity: (t2 - t1).as_secs_f64(),
+            seconds_move: (t3 - t2).as_secs_f64(),
+            ..stats
+        })
+    }
+}
+
+/// One step of a standalone boids flock (a fish school in a tank) on `backend`; see
+/// [`LocalLayer::flock`]. Keep a [`LocalLayer`] to reuse its buffers across steps.
+pub fn boids_step(scene: &Scene, agents: &mut Agents, dt: f32, backend: LocalBackend) -> Result<LocalStats> {
+    LocalLayer::new(LocalMode::Boids, backend)?.flock(scene, agents, dt)
+}
+
+/// ORCA for packed agent `k`: obstacle lines (border, obstacle cells), then one-sided lines for
+/// moving obstacles, then reciprocal lines for the `max_neighbors` nearest agents within
+/// `neighbor_dist` (nearest first), solved by [`orca::solve`]. With `boids`, the same
+/// neighbour scan also sums the boids rules and the boids offset is added to `preferred`
+/// (clamped to the agent's maximum speed) before solving: one scan instead of two, same result
+/// as a separate boids pass because ORCA reads only the neighbours' previous state.
+#[allow(clippy::too_many_arguments)]
+fn orca_agent(
+    frame: &Frame,
+    grid: &NeighborGrid,
+    walls: &WallMap,
+    movers: &[MovingObstacle],
+    cfg: &GroupCfg,
+    boids: Option<&BoidsF32>,
+    k: usize,
+    preferred: V2,
+    dt: f32,
+    s: &mut OrcaScratch,
+) -> orca::Solution {
+    let me = &frame.agents[k];
+    let mut acc = boids::Accum::default();
+    scan_neighbors(
+        frame,
+        grid,
+        k,
+        cfg.neighbor_dist,
+        cfg.max_neighbors,
+        &mut s.near,
+        |o, d2| {
+            if let Some(b) = boids {
+                acc.add(b, me, o, d2);
+            }
+        },
+    );
+    let preferred = match boids {
+        Some(b) => (preferred + acc.steer(b, me).clamp_len(b.a_max)).clamp_len(me.max_speed),
+        None => preferred.clamp_len(me.max_speed),
+    };
+    s.lines.clear();
+    let n_obst = walls.push_lines(
+        me.p,
+        me.v,
+        me.radius,
+        me.max_speed,
+        cfg.obstacle_time_horizon,
+        dt,
+        &mut s.lines,
+    );
+    for m in movers {
+        let mp = V2::new(m.pos[0], m.pos[1]);
+        let reach = cfg.neighbor_dist + m.radius;
+        if (mp - me.p).len_sq() < reach * reach {
+            s.lines.push(orca::agent_line(
+                me.p,
+                me.v,
+                me.radius,
+                mp,
+                V2::new(m.vel[0], m.vel[1]),
+                m.radius,
+                cfg.time_horizon,
+                dt,
+                Share::ONE_SIDED,
+            ));
+        }
+    }
+    for &(_, j) in &s.near {
+        let o = &frame.agents[j];
+        s.lines.push(orca::agent_line(
+            me.p,
+            me.v,
+            me.radius,
+            o.p,
+            o.v,
+            o.radius,
+            cfg.time_horizon,
+            dt,
+            Share::RECIPROCAL,
+        ));
+    }
+    orca::solve(&s.lines, n_obst, me.max_speed, preferred, &mut s.lp)
+}
+
+/// The `max` nearest other agents within `dist` of packed agent `k`, nearest first, ties in
+/// visiting order (deterministic), as `(distance², packed index)`; `each(o, d2)` also sees
+/// every other agent of the 3x3 bins (for the fused boids sums).
+fn scan_neighbors(
+    frame: &Frame,
+    grid: &NeighborGrid,
+    k: usize,
+    dist: f32,
+    max: usize,
+    out: &mut Vec<(f32, usize)>,
+    mut each: impl FnMut(&PackedAgent, f32),
+) {
+    out.clear();
+    let p = frame.agents[k].p;
+    let mut range_sq = if max == 0 { 0.0 } else { dist * dist };
+    for_each_near(grid, p, |j| {
+        if j == k {
+            return;
+        }
+        let o = &frame.agents[j];
+        let d2 = (o.p - p).len_sq();
+        each(o, d2);
+        if d2 >= range_sq {
+            return;
+        }
+        if out.len() == max {
+            out.pop();
+        }
+        let at = out.partition_point(|&(e, _)| e <= d2);
+        out.insert(at, (d2, j));
+        if out.len() == max {
+            range_sq = out[max - 1].0;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Grid;
+
+    #[test]
+    fn modes_parse_and_reject_unknown() {
+        assert_eq!(LocalMode::parse("boids+orca").unwrap(), LocalMode::BoidsOrca);
+        assert_eq!(LocalMode::parse("none").unwrap(), LocalMode::None);
+        let e = LocalMode::parse("rvo").unwrap_err().to_string();
+        assert!(e.contains("--local") && e.contains("rvo"), "{e}");
+    }
+
+    #[test]
+    fn gpu_backend_is_reported_not_built() {
+        assert!(matches!(
+            LocalLayer::new(LocalMode::Orca, LocalBackend::Gpu),
+            Err(Error::Gpu(_))
+        ));
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_not_panics() {
+        let scene = Scene::empty("t", Grid::new(10, 10, 1.0));
+        let mut a = Agents::default();
+        a.push(0, 1.0, 1.0, 0, 0.2, 1.0);
+        let mut l = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuSingle).unwrap();
+        assert!(l.step(&scene, &mut a, &[], 0.1).is_err());
+        assert!(l.step(&scene, &mut a, &[[1.0, 0.0]], 0.0).is_err());
+        assert!(l.step(&scene, &mut a, &[[1.0, 0.0]], f32::NAN).is_err());
+        assert_eq!(a.x[0], 1.0, "a failed step changes nothing");
+    }
+
+    #[test]
+    fn none_mode_clamps_and_moves() {
+        let scene = Scene::empty("t", Grid::new(10, 10, 1.0));
+        let mut a = Agents::default();
+        a.push(0, 1.0, 1.0, 0, 0.2, 1.0);
+        let mut l = LocalLayer::new(LocalMode::None, LocalBackend::CpuSingle).unwrap();
+        l.step(&scene, &mut a, &[[3.0, 4.0]], 0.5).unwrap();
+        assert!((a.vx[0] - 0.6).abs() < 1e-6 && (a.vy[0] - 0.8).abs() < 1e-6);
+        assert!((a.x[0] - 1.3).abs() < 1e-6 && (a.y[0] - 1.4).abs() < 1e-6);
+    }
+
+    #[test]
+    fn nearest_neighbours_are_sorted_and_capped() {
+        let xs: Vec<f32> = (0..30).map(|i| 5.0 + (i % 6) as f32 * 0.4).collect();
+        let ys: Vec<f32> = (0..30).map(|i| 5.0 + (i / 6) as f32 * 0.4).collect();
+        let mut g = NeighborGrid::new(20.0, 20.0, 3.0);
+        g.rebuild(&xs, &ys);
+        let frame = Frame {
+            agents: g
+                .sorted
+                .iter()
+                .map(|&i| PackedAgent {
+                    p: V2::new(xs[i as usize], ys[i as usize]),
+                    agent: i,
+                    ..Default::default()
+                })
+                .collect(),
+        };
+        let mut out = Vec::new();
+        scan_neighbors(&frame, &g, 7, 3.0, 10, &mut out, |_, _| {});
+        assert_eq!(out.len(), 10);
+        assert!(out.windows(2).all(|w| w[0].0 <= w[1].0));
+        // Brute force: the 10th distance is the 10th smallest.
+        let p = frame.agents[7].p;
+        let mut all: Vec<f32> = (0..30)
+            .filter(|&j| j != 7)
+            .map(|j| (frame.agents[j].p - p).len_sq())
+            .collect();
+        all.sort_by(f32::total_cmp);
+        assert!((out[9].0 - all[9]).abs() < 1e-6);
+    }
+}

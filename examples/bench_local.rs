@@ -1,0 +1,379 @@
+//! Scaling benchmark of the local layer (issue 5), in the shape of seed 001's table: steps per
+//! second against agent count for all-pairs O(N²) boids (the seed's loop) and the binned
+//! layer (boids, ORCA, boids+ORCA), each on CPU single and CPU multi.
+//!
+//! `cargo run --release --example bench_local [-- --max 1000000 --density 0.5 --png bench/local.png]`
+//!
+//! Prints a markdown table and writes a log-log PNG plot of steps/s against agents (one line
+//! per series, colours listed in the table header). Agents are spread uniformly at the given
+//! density (persons/m²) in a square obstacle-free domain, with random headings at 1 m/s and
+//! a preferred velocity of 1.2 m/s toward a random direction.
+
+use crowdfield::agents::Agents;
+use crowdfield::grid::Grid;
+use crowdfield::io::write_bytes_atomic;
+use crowdfield::local::orca::V2;
+use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
+use crowdfield::params::{BoidsParams, OrcaParams};
+use crowdfield::scene::{Group, Scene};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Each measurement runs at least this many steps...
+const MIN_STEPS: usize = 3;
+/// ...and at least this long (s), so small sizes are not dominated by timer noise.
+const MIN_SECONDS: f64 = 1.0;
+/// All-pairs runs are skipped where one step would exceed this (s), estimated from the last
+/// size measured: the seed's O(N²) loop at 10⁵+ agents takes minutes.
+const ALL_PAIRS_MAX_STEP_SECONDS: f64 = 3.0;
+
+const SIZES: [usize; 6] = [100, 1_000, 10_000, 20_000, 100_000, 1_000_000];
+
+struct Series {
+    name: &'static str,
+    color: [u8; 3],
+    points: Vec<(usize, f64)>,
+}
+
+fn setup(n: usize, density: f32) -> (Scene, Agents, Vec<[f32; 2]>) {
+    let side = (n as f32 / density).sqrt().max(10.0);
+    let cell = 2.0f64;
+    let cols = (side as f64 / cell).ceil() as usize;
+    let mut scene = Scene::empty("bench", Grid::new(cols, cols, cell));
+    scene.groups.push(Group {
+        name: "crowd".into(),
+        color: [0, 0, 0],
+        goals: vec![],
+        spawns: vec![],
+        speed_min: 1.2,
+        speed_max: 1.2,
+        radius: 0.25,
+        boids: Some(BoidsParams::default()),
+        orca: OrcaParams::default(),
+    });
+    let side = (cols as f64 * cell) as f32;
+    let mut s = 0x2545F4914F6CDD1Du64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let mut a = Agents::default();
+    let mut pref = Vec::with_capacity(n);
+    for i in 0..n {
+        a.push(i as u32, rnd() * side, rnd() * side, 0, 0.25, 1.5);
+        let t = rnd() * std::f32::consts::TAU;
+        a.vx[i] = t.cos();
+        a.vy[i] = t.sin();
+        let t = rnd() * std::f32::consts::TAU;
+        pref.push([1.2 * t.cos(), 1.2 * t.sin()]);
+    }
+    (scene, a, pref)
+}
+
+/// Seed 001's loop: every agent scans every other agent (boids rules, same maths as the
+/// binned kernel), then moves.
+fn all_pairs_step(a: &mut Agents, p: &BoidsParams, dt: f32, multi: bool) {
+    let n = a.len();
+    let (r_coh2, r_sep2, r_al2) = (
+        (p.r_coh * p.r_coh) as f32,
+        (p.r_sep * p.r_sep) as f32,
+        (p.r_align * p.r_align) as f32,
+    );
+    let one = |i: usize| -> V2 {
+        let me = V2::new(a.x[i], a.y[i]);
+        let v = V2::new(a.vx[i], a.vy[i]);
+        let (mut sp, mut nc, mut so, mut ns, mut sv, mut na) = (V2::ZERO, 0, V2::ZERO, 0, V2::ZERO, 0);
+        for j in 0..n {
+            if j == i {
+                continue;
+            }
+            let o = V2::new(a.x[j], a.y[j]);
+            let d = o - me;
+            let d2 = d.len_sq();
+            if d2 < r_coh2 {
+                sp = sp + o;
+                nc += 1;
+            }
+            if d2 < r_sep2 {
+                so = so + d;
+                ns += 1;
+            }
+            if d2 < r_al2 {
+                sv = sv + V2::new(a.vx[j], a.vy[j]);
+                na += 1;
+            }
+        }
+        let mut s = V2::ZERO;
+        if nc > 0 {
+            s = s + (sp * (1.0 / nc as f32) - me).normalize_or_zero() * p.k_coh as f32;
+        }
+        if ns > 0 {
+            s = s - (so * (1.0 / ns as f32)).normalize_or_zero() * p.k_sep as f32;
+        }
+        if na > 0 {
+            s = s + (sv * (1.0 / na as f32) - v).normalize_or_zero() * p.k_align as f32;
+        }
+        (v + s.clamp_len(p.a_max as f32) * dt).clamp_len(p.v_max as f32)
+    };
+    let new_v: Vec<V2> = if multi {
+        (0..n).into_par_iter().map(one).collect()
+    } else {
+        (0..n).map(one).collect()
+    };
+    for (i, v) in new_v.into_iter().enumerate() {
+        a.vx[i] = v.x;
+        a.vy[i] = v.y;
+        a.x[i] += v.x * dt;
+        a.y[i] += v.y * dt;
+    }
+}
+
+/// Steps per second of `step`, run at least MIN_STEPS times and MIN_SECONDS long.
+fn measure(mut step: impl FnMut()) -> f64 {
+    step(); // warm-up: buffers allocated, caches filled
+    let t = Instant::now();
+    let mut k = 0;
+    while k < MIN_STEPS || t.elapsed().as_secs_f64() < MIN_SECONDS {
+        step();
+        k += 1;
+    }
+    k as f64 / t.elapsed().as_secs_f64()
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let max: usize = arg("--max").map_or(Ok(1_000_000), |s| s.parse())?;
+    let density: f32 = arg("--density").map_or(Ok(0.5), |s| s.parse())?;
+    let png = arg("--png").unwrap_or_else(|| "bench/local.png".into());
+    let single_pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let dt = 0.1;
+
+    let mut series = vec![
+        Series {
+            name: "all-pairs boids, CPU single",
+            color: [160, 160, 160],
+            points: vec![],
+        },
+        Series {
+            name: "all-pairs boids, CPU multi",
+            color: [60, 60, 60],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids, CPU single",
+            color: [120, 170, 255],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids, CPU multi",
+            color: [0, 70, 220],
+            points: vec![],
+        },
+        Series {
+            name: "binned ORCA, CPU single",
+            color: [255, 170, 120],
+            points: vec![],
+        },
+        Series {
+            name: "binned ORCA, CPU multi",
+            color: [220, 80, 0],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids+ORCA, CPU single",
+            color: [140, 220, 140],
+            points: vec![],
+        },
+        Series {
+            name: "binned boids+ORCA, CPU multi",
+            color: [0, 150, 0],
+            points: vec![],
+        },
+    ];
+    let mut last_all_pairs = [None::<(usize, f64)>; 2];
+    for &n in SIZES.iter().filter(|&&n| n <= max) {
+        let (scene, agents, pref) = setup(n, density);
+        eprintln!("{n} agents, domain {:.0} m square", scene.grid.width());
+        for (s, multi) in [(0usize, false), (1, true)] {
+            let too_slow = last_all_pairs[s].is_some_and(|(m, sps)| {
+                let ratio = (n as f64 / m as f64).powi(2);
+                ratio / sps > ALL_PAIRS_MAX_STEP_SECONDS
+            });
+            if too_slow {
+                continue;
+            }
+            let mut a = agents.clone();
+            let p = BoidsParams::default();
+            let sps = if multi {
+                measure(|| all_pairs_step(&mut a, &p, dt, true))
+            } else {
+                single_pool.install(|| measure(|| all_pairs_step(&mut a, &p, dt, false)))
+            };
+            last_all_pairs[s] = Some((n, sps));
+            series[s].points.push((n, sps));
+        }
+        let layered = [
+            (2usize, None, LocalBackend::CpuSingle),
+            (3, None, LocalBackend::CpuMulti),
+            (4, Some(LocalMode::Orca), LocalBackend::CpuSingle),
+            (5, Some(LocalMode::Orca), LocalBackend::CpuMulti),
+            (6, Some(LocalMode::BoidsOrca), LocalBackend::CpuSingle),
+            (7, Some(LocalMode::BoidsOrca), LocalBackend::CpuMulti),
+        ];
+        for (s, mode, backend) in layered {
+            let mut a = agents.clone();
+            let run = || match mode {
+                None => {
+                    let mut layer = LocalLayer::new(LocalMode::Boids, backend).unwrap();
+                    measure(|| {
+                        layer.flock(&scene, &mut a, dt).unwrap();
+                    })
+                }
+                Some(m) => {
+                    let mut layer = LocalLayer::new(m, backend).unwrap();
+                    measure(|| {
+                        layer.step(&scene, &mut a, &pref, dt).unwrap();
+                    })
+                }
+            };
+            let sps = if backend == LocalBackend::CpuSingle {
+                single_pool.install(run)
+            } else {
+                run()
+            };
+            series[s].points.push((n, sps));
+        }
+    }
+
+    // Markdown table.
+    let threads = rayon::current_num_threads();
+    println!("Steps per second (CPU multi = {threads} rayon threads; density {density} agents/m²):\n");
+    print!("| agents |");
+    for s in &series {
+        print!(" {} |", s.name);
+    }
+    println!();
+    print!("|---:|");
+    for _ in &series {
+        print!("---:|");
+    }
+    println!();
+    for &n in SIZES.iter().filter(|&&n| n <= max) {
+        print!("| {n} |");
+        for s in &series {
+            match s.points.iter().find(|p| p.0 == n) {
+                Some(&(_, sps)) => print!(" {} |", fmt_sps(sps)),
+                None => print!(" — |"),
+            }
+        }
+        println!();
+    }
+    println!(
+        "\nPlot colours: {}",
+        series
+            .iter()
+            .map(|s| format!("{} rgb{:?}", s.name, s.color))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    write_plot(&png, &series)?;
+    eprintln!("wrote {png}");
+    Ok(())
+}
+
+fn fmt_sps(s: f64) -> String {
+    if s >= 100.0 {
+        format!("{s:.0}")
+    } else if s >= 1.0 {
+        format!("{s:.1}")
+    } else {
+        format!("{s:.3}")
+    }
+}
+
+/// A log-log plot: x = agents (10¹..10⁷), y = steps/s (10⁻³..10⁵), grid lines at each decade.
+fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
+    let (w, h, m) = (900u32, 600u32, 50u32);
+    let mut img = image::RgbImage::from_pixel(w, h, image::Rgb([255, 255, 255]));
+    let (x0, x1, y0, y1) = (1.0f64, 7.0f64, -3.0f64, 5.0f64);
+    let to_px = |n: f64, s: f64| -> (f64, f64) {
+        let fx = (n.log10() - x0) / (x1 - x0);
+        let fy = (s.log10() - y0) / (y1 - y0);
+        (
+            m as f64 + fx * (w - 2 * m) as f64,
+            (h - m) as f64 - fy * (h - 2 * m) as f64,
+        )
+    };
+    let grey = image::Rgb([225, 225, 225]);
+    for d in x0 as i32..=x1 as i32 {
+        let (x, _) = to_px(10f64.powi(d), 1.0);
+        line(&mut img, (x, m as f64), (x, (h - m) as f64), grey, 1);
+    }
+    for d in y0 as i32..=y1 as i32 {
+        let (_, y) = to_px(10.0, 10f64.powi(d));
+        line(
+            &mut img,
+            (m as f64, y),
+            ((w - m) as f64, y),
+            if d == 0 { image::Rgb([150, 150, 150]) } else { grey },
+            1,
+        );
+    }
+    // The targets: 5 steps/s at 10^6 agents, 100 steps/s at 2x10^4 (100x the seed's 1 FPS).
+    for (n, s) in [(1e6, 5.0), (2e4, 100.0)] {
+        let (x, y) = to_px(n, s);
+        line(&mut img, (x - 8.0, y), (x + 8.0, y), image::Rgb([200, 0, 0]), 2);
+        line(&mut img, (x, y - 8.0), (x, y + 8.0), image::Rgb([200, 0, 0]), 2);
+    }
+    for s in series {
+        let c = image::Rgb(s.color);
+        for w2 in s.points.windows(2) {
+            line(
+                &mut img,
+                to_px(w2[0].0 as f64, w2[0].1),
+                to_px(w2[1].0 as f64, w2[1].1),
+                c,
+                3,
+            );
+        }
+        for &(n, sps) in &s.points {
+            let (x, y) = to_px(n as f64, sps);
+            for dy in -3..=3 {
+                for dx in -3..=3 {
+                    put(&mut img, x + dx as f64, y + dy as f64, c);
+                }
+            }
+        }
+    }
+    let mut bytes = Vec::new();
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)?;
+    write_bytes_atomic(std::path::Path::new(path), &bytes)?;
+    Ok(())
+}
+
+fn put(img: &mut image::RgbImage, x: f64, y: f64, c: image::Rgb<u8>) {
+    if x >= 0.0 && y >= 0.0 && (x as u32) < img.width() && (y as u32) < img.height() {
+        img.put_pixel(x as u32, y as u32, c);
+    }
+}
+
+fn line(img: &mut image::RgbImage, a: (f64, f64), b: (f64, f64), c: image::Rgb<u8>, width: i32) {
+    let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()).ceil() as usize).max(1);
+    for k in 0..=steps {
+        let t = k as f64 / steps as f64;
+        let (x, y) = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+        for d in -(width / 2)..=(width / 2) {
+            put(img, x + d as f64, y, c);
+            put(img, x, y + d as f64, c);
+        }
+    }
+}

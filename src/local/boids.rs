@@ -1,0 +1,195 @@
+//! Boids (SPEC §5, seeds 000/001/003): cohesion, separation and alignment over the bin grid.
+//!
+//! For agent `i` with boids parameters `P`, over the other agents `j` within each radius:
+//! - cohesion: toward the centre of the same-group agents within `r_coh`;
+//! - separation: away from the mean offset of **all** agents within `r_sep` (walkers of other
+//!   groups are still bodies to keep clear of);
+//! - alignment: toward the mean velocity of the same-group agents within `r_align`, i.e. along
+//!   `v_mean - v_i`.
+//!
+//! Each direction is normalised, weighted by `k_coh, k_sep, k_align`, summed and clamped to
+//! `a_max`: the steering `s`. The standalone flock (seeds 000/001/003) integrates it as an
+//! acceleration, `v' = clamp(v + s dt, v_max)`; the velocity model of seed 002 reads it as a
+//! velocity offset reached in one second, `v_pref = clamp(v_field + s * 1 s, max_speed)`.
+//! Both read only the previous step's state (double-buffered).
+
+use super::orca::V2;
+use super::{Frame, PackedAgent};
+use crate::neighbors::NeighborGrid;
+use crate::params::BoidsParams;
+
+/// Boids parameters of one group in `f32`, as the per-agent kernel reads them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoidsF32 {
+    /// Cohesion radius, m.
+    pub r_coh: f32,
+    /// Separation radius, m.
+    pub r_sep: f32,
+    /// Alignment radius, m.
+    pub r_align: f32,
+    /// Cohesion weight.
+    pub k_coh: f32,
+    /// Separation weight.
+    pub k_sep: f32,
+    /// Alignment weight.
+    pub k_align: f32,
+    /// Maximum acceleration (steering magnitude), m/s².
+    pub a_max: f32,
+    /// Maximum speed of the standalone flock, m/s.
+    pub v_max: f32,
+}
+
+impl From<&BoidsParams> for BoidsF32 {
+    fn from(p: &BoidsParams) -> Self {
+        Self {
+            r_coh: p.r_coh as f32,
+            r_sep: p.r_sep as f32,
+            r_align: p.r_align as f32,
+            k_coh: p.k_coh as f32,
+            k_sep: p.k_sep as f32,
+            k_align: p.k_align as f32,
+            a_max: p.a_max as f32,
+            v_max: p.v_max as f32,
+        }
+    }
+}
+
+impl BoidsF32 {
+    /// The largest of the three radii: how far the neighbour query must reach.
+    pub fn reach(&self) -> f32 {
+        self.r_coh.max(self.r_sep).max(self.r_align)
+    }
+}
+
+/// Running sums of the three rules for one agent, fed neighbour by neighbour (shared by
+/// [`steer`] and the fused boids+ORCA scan, so both give the same steering).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Accum {
+    sum_pos: V2,
+    n_coh: u32,
+    sum_off: V2,
+    n_sep: u32,
+    sum_vel: V2,
+    n_align: u32,
+}
+
+impl Accum {
+    /// Adds neighbour `o` at squared distance `d2` from `me`.
+    #[inline]
+    pub(crate) fn add(&mut self, p: &BoidsF32, me: &PackedAgent, o: &PackedAgent, d2: f32) {
+        let same = o.group == me.group;
+        if same && d2 < p.r_coh * p.r_coh {
+            self.sum_pos = self.sum_pos + o.p;
+            self.n_coh += 1;
+        }
+        if d2 < p.r_sep * p.r_sep {
+            self.sum_off = self.sum_off + (o.p - me.p);
+            self.n_sep += 1;
+        }
+        if same && d2 < p.r_align * p.r_align {
+            self.sum_vel = self.sum_vel + o.v;
+            self.n_align += 1;
+        }
+    }
+
+    /// The weighted sum of the normalised rule directions (not yet clamped to `a_max`).
+    #[inline]
+    pub(crate) fn steer(&self, p: &BoidsF32, me: &PackedAgent) -> V2 {
+        let mut s = V2::ZERO;
+        if self.n_coh > 0 {
+            s = s + (self.sum_pos * (1.0 / self.n_coh as f32) - me.p).normalize_or_zero() * p.k_coh;
+        }
+        if self.n_sep > 0 {
+            s = s - (self.sum_off * (1.0 / self.n_sep as f32)).normalize_or_zero() * p.k_sep;
+        }
+        if self.n_align > 0 {
+            s = s + (self.sum_vel * (1.0 / self.n_align as f32) - me.v).normalize_or_zero() * p.k_align;
+        }
+        s
+    }
+}
+
+/// The boids steering of packed agent `k` (before clamping to `a_max`, so a caller can add
+/// wall terms first), reading the previous state in `frame`.
+pub(crate) fn steer(frame: &Frame, grid: &NeighborGrid, k: usize, p: &BoidsF32) -> V2 {
+    let me = &frame.agents[k];
+    let mut acc = Accum::default();
+    super::for_each_near(grid, me.p, |j| {
+        if j != k {
+            let o = &frame.agents[j];
+            acc.add(p, me, o, (o.p - me.p).len_sq());
+        }
+    });
+    acc.steer(p, me)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(ps: &[(f32, f32, f32, f32)]) -> (Frame, NeighborGrid) {
+        let xs: Vec<f32> = ps.iter().map(|p| p.0).collect();
+        let ys: Vec<f32> = ps.iter().map(|p| p.1).collect();
+        let mut g = NeighborGrid::new(20.0, 20.0, 3.0);
+        g.rebuild(&xs, &ys);
+        let agents = g
+            .sorted
+            .iter()
+            .map(|&i| {
+                let (x, y, vx, vy) = ps[i as usize];
+                PackedAgent {
+                    p: V2::new(x, y),
+                    v: V2::new(vx, vy),
+                    radius: 0.2,
+                    max_speed: 1.5,
+                    group: 0,
+                    agent: i,
+                }
+            })
+            .collect();
+        (Frame { agents }, g)
+    }
+
+    fn packed_of(g: &NeighborGrid, agent: u32) -> usize {
+        g.sorted.iter().position(|&i| i == agent).unwrap()
+    }
+
+    #[test]
+    fn each_rule_points_the_right_way() {
+        let only = |k_coh, k_sep, k_align| BoidsF32 {
+            k_coh,
+            k_sep,
+            k_align,
+            ..BoidsF32::from(&BoidsParams::default())
+        };
+        // Agent 0 at (10,10) at rest; agent 1 at (12,10) moving +y; agent 2 at (10.5,10) at rest.
+        let (f, g) = frame(&[
+            (10.0, 10.0, 0.0, 0.0),
+            (12.0, 10.0, 0.0, 1.0),
+            (10.5, 10.0, 0.0, 0.0),
+        ]);
+        let k = packed_of(&g, 0);
+        let coh = steer(&f, &g, k, &only(1.0, 0.0, 0.0));
+        assert!(coh.x > 0.99, "cohesion toward the centre (11.25, 10): {coh:?}");
+        let sep = steer(&f, &g, k, &only(0.0, 1.0, 0.0));
+        assert!(
+            sep.x < -0.99,
+            "separation away from the close agent at +x: {sep:?}"
+        );
+        let ali = steer(&f, &g, k, &only(0.0, 0.0, 1.0));
+        assert!(
+            ali.y > 0.99,
+            "alignment toward the mean velocity (0, 0.5): {ali:?}"
+        );
+        assert!((coh.len() - 1.0).abs() < 1e-5, "each rule is normalised");
+    }
+
+    #[test]
+    fn a_lone_boid_does_not_steer() {
+        let (f, g) = frame(&[(1.0, 1.0, 1.0, 0.0), (15.0, 15.0, 0.0, 0.0)]);
+        assert_eq!(
+            steer(&f, &g, packed_of(&g, 0), &BoidsF32::from(&BoidsParams::default())),
+            V2::ZERO
+        );
+    }
+}

@@ -1,0 +1,263 @@
+//! Scenario tests of the local layer (issue 5): antipodal circle swap, head-on groups, a fish
+//! school in a tank, a crowd through a bottleneck. Small agent counts: they run in debug CI.
+
+mod local_common;
+
+use crowdfield::agents::Agents;
+use crowdfield::local::quality::{CollisionCounter, JamTracker};
+use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
+use crowdfield::params::{BoidsParams, OrcaParams};
+use local_common::{Rng, all_free, group, scene, seek};
+
+const DT: f32 = 0.1;
+
+#[test]
+fn circle_swap_all_arrive_without_collision() {
+    // RVO2's Circle example, scaled down: 32 agents on a 9 m circle walk to the antipode.
+    let n = 32;
+    let sc = scene(48, 48, 0.5, vec![group("circle", OrcaParams::default(), None)]);
+    let (cx, cy, radius) = (12.0f32, 12.0f32, 9.0f32);
+    let mut a = Agents::default();
+    let mut goals = Vec::new();
+    for i in 0..n {
+        let t = i as f32 / n as f32 * std::f32::consts::TAU;
+        a.push(
+            i as u32,
+            cx + radius * t.cos(),
+            cy + radius * t.sin(),
+            0,
+            0.4,
+            1.2,
+        );
+        goals.push([cx - radius * t.cos(), cy - radius * t.sin()]);
+    }
+    let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuMulti).unwrap();
+    let mut counter = CollisionCounter::default();
+    let mut worst = 0.0f32;
+    let mut steps = 0;
+    while steps < 600 {
+        let pref: Vec<[f32; 2]> = (0..n).map(|i| seek(a.x[i], a.y[i], goals[i], 1.2, DT)).collect();
+        layer.step(&sc, &mut a, &pref, DT).unwrap();
+        let c = counter.count(&a);
+        worst = worst.max(c.max_depth);
+        assert_eq!(c.pairs, 0, "step {steps}: {c:?}");
+        steps += 1;
+        let arrived = (0..n).all(|i| (a.x[i] - goals[i][0]).hypot(a.y[i] - goals[i][1]) < 0.1);
+        if arrived {
+            break;
+        }
+    }
+    assert!(steps < 600, "not all agents arrived within 60 s");
+    // Straight-line walk is 18 m at 1.2 m/s = 15 s; avoidance may cost some but not triple it.
+    assert!(steps as f32 * DT < 45.0, "took {} s", steps as f32 * DT);
+}
+
+#[test]
+fn head_on_groups_pass_through_each_other_without_collision() {
+    let orca = OrcaParams::default();
+    let sc = scene(
+        80,
+        24,
+        0.5,
+        vec![group("east", orca.clone(), None), group("west", orca, None)],
+    );
+    let mut a = Agents::default();
+    let mut rng = Rng(99);
+    // Two blocks of 5 x 6 agents, 1 m apart (about 1 person/m^2), 20 m apart.
+    for g in 0..2u32 {
+        for r in 0..6 {
+            for c in 0..5 {
+                let x0 = if g == 0 { 6.0 } else { 30.0 };
+                let x = x0 + c as f32 + rng.range(-0.1, 0.1);
+                let y = 3.5 + r as f32 + rng.range(-0.1, 0.1);
+                a.push(a.len() as u32, x, y, g, 0.25, 1.3);
+            }
+        }
+    }
+    let goals: Vec<[f32; 2]> = (0..a.len())
+        .map(|i| {
+            if a.group[i] == 0 {
+                [36.0, a.y[i]]
+            } else {
+                [4.0, a.y[i]]
+            }
+        })
+        .collect();
+    let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuSingle).unwrap();
+    let mut counter = CollisionCounter::default();
+    for step in 0..500 {
+        let pref: Vec<[f32; 2]> = (0..a.len())
+            .map(|i| seek(a.x[i], a.y[i], goals[i], 1.3, DT))
+            .collect();
+        layer.step(&sc, &mut a, &pref, DT).unwrap();
+        let c = counter.count(&a);
+        assert_eq!(c.pairs, 0, "step {step}: {c:?}");
+        assert!(all_free(&sc, &a));
+    }
+    // Every agent crossed to the other side.
+    for i in 0..a.len() {
+        let crossed = if a.group[i] == 0 {
+            a.x[i] > 30.0
+        } else {
+            a.x[i] < 10.0
+        };
+        assert!(
+            crossed,
+            "agent {i} of group {} stuck at x = {}",
+            a.group[i], a.x[i]
+        );
+    }
+}
+
+fn mean_nearest_distance(a: &Agents) -> f32 {
+    let n = a.len();
+    let mut sum = 0.0;
+    for i in 0..n {
+        let mut best = f32::INFINITY;
+        for j in 0..n {
+            if i != j {
+                best = best.min((a.x[i] - a.x[j]).hypot(a.y[i] - a.y[j]));
+            }
+        }
+        sum += best;
+    }
+    sum / n as f32
+}
+
+/// Sizes of the groups linked by distance `link` (union-find), largest first.
+fn clusters(a: &Agents, link: f32) -> Vec<usize> {
+    let n = a.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], i: usize) -> usize {
+        let mut r = i;
+        while p[r] != r {
+            r = p[r];
+        }
+        p[i] = r;
+        r
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if (a.x[i] - a.x[j]).hypot(a.y[i] - a.y[j]) < link {
+                let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+                parent[ri] = rj;
+            }
+        }
+    }
+    let mut size = vec![0; n];
+    for i in 0..n {
+        size[find(&mut parent, i)] += 1;
+    }
+    let mut s: Vec<usize> = size.into_iter().filter(|&s| s > 0).collect();
+    s.sort_unstable_by(|a, b| b.cmp(a));
+    s
+}
+
+#[test]
+fn fish_school_stays_in_its_tank_and_forms_groups() {
+    // A 30 x 15 m tank with a rock in the middle; 120 fish, random positions and headings.
+    let mut sc = scene(
+        60,
+        30,
+        0.5,
+        vec![group("fish", OrcaParams::default(), Some(BoidsParams::default()))],
+    );
+    for r in 12..18 {
+        for c in 27..33 {
+            sc.obstacle[(r, c)] = true;
+        }
+    }
+    let mut rng = Rng(2024);
+    let mut a = Agents::default();
+    while a.len() < 120 {
+        let (x, y) = (rng.range(0.5, 29.5), rng.range(0.5, 14.5));
+        let mut probe = Agents::default();
+        probe.push(0, x, y, 0, 0.1, 1.5);
+        if all_free(&sc, &probe) {
+            let id = a.len() as u32;
+            a.push(id, x, y, 0, 0.1, 1.5);
+            let t = rng.range(0.0, std::f32::consts::TAU);
+            a.vx[id as usize] = t.cos();
+            a.vy[id as usize] = t.sin();
+        }
+    }
+    let nn_start = mean_nearest_distance(&a);
+    let clusters_start = clusters(&a, 1.5).len();
+    let mut layer = LocalLayer::new(LocalMode::Boids, LocalBackend::CpuMulti).unwrap();
+    for step in 0..600 {
+        layer.flock(&sc, &mut a, 0.05).unwrap();
+        assert!(all_free(&sc, &a), "step {step}: a fish left the water");
+    }
+    let nn_end = mean_nearest_distance(&a);
+    let c = clusters(&a, 1.5);
+    assert!(
+        nn_end < 0.8 * nn_start,
+        "nearest-neighbour distance {nn_start} -> {nn_end}"
+    );
+    assert!(
+        c.len() < clusters_start / 2,
+        "groups {clusters_start} -> {}",
+        c.len()
+    );
+    assert!(c[0] >= 10, "largest school has {} fish", c[0]);
+    // Still swimming (not collapsed to rest).
+    let mean_speed: f32 = (0..a.len()).map(|i| a.vx[i].hypot(a.vy[i])).sum::<f32>() / a.len() as f32;
+    assert!(mean_speed > 0.3, "mean speed {mean_speed}");
+}
+
+#[test]
+fn dense_crowd_through_a_bottleneck_does_not_jam() {
+    // A 24 x 12 m room; a wall at x = 12 m with a 2 m door; 80 walkers start packed on the left
+    // and head for a point beyond the door.
+    let mut sc = scene(48, 24, 0.5, vec![group("crowd", OrcaParams::default(), None)]);
+    for r in 0..24 {
+        if !(10..14).contains(&r) {
+            sc.obstacle[(r, 24)] = true;
+            sc.obstacle[(r, 25)] = true;
+        }
+    }
+    // Aim just past the door's far side (the wall's east face is at x = 13 m).
+    let door = [13.5f32, 6.0f32];
+    let mut a = Agents::default();
+    let mut rng = Rng(5);
+    for r in 0..10 {
+        for c in 0..8 {
+            let x = 2.0 + c as f32 * 0.9 + rng.range(-0.05, 0.05);
+            let y = 1.5 + r as f32 * 0.9 + rng.range(-0.05, 0.05);
+            a.push(a.len() as u32, x, y, 0, 0.25, rng.range(1.1, 1.4));
+        }
+    }
+    let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuMulti).unwrap();
+    let jam_seconds = 5.0;
+    let mut jams = JamTracker::new(0.05, 0.25, jam_seconds);
+    let mut worst = 0.0f32;
+    let mut steps = 0;
+    while steps < 900 {
+        let pref: Vec<[f32; 2]> = (0..a.len())
+            .map(|i| {
+                // Left of the door's far side: aim through the door; beyond it: spread out to
+                // ten points along the far wall of the next room.
+                let target = if a.x[i] < 13.0 {
+                    door
+                } else {
+                    [21.0, 1.5 + (i % 10) as f32]
+                };
+                seek(a.x[i], a.y[i], target, a.max_speed[i], DT)
+            })
+            .collect();
+        layer.step(&sc, &mut a, &pref, DT).unwrap();
+        assert!(all_free(&sc, &a));
+        // The jam figure concerns the bottleneck: walkers past the door no longer count.
+        let wanting: Vec<[f32; 2]> = (0..a.len())
+            .map(|i| if a.x[i] > 14.0 { [0.0, 0.0] } else { pref[i] })
+            .collect();
+        let s = jams.update(&a, &wanting, DT);
+        worst = worst.max(s.longest_s);
+        steps += 1;
+        if (0..a.len()).all(|i| a.x[i] > 13.0) {
+            break;
+        }
+    }
+    assert!(worst <= jam_seconds, "an agent stood still for {worst} s");
+    assert!(steps < 900, "not everyone passed the door in 90 s");
+}
