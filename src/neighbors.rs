@@ -58,9 +58,10 @@ impl NeighborGrid {
     /// Sorts the agents at `xs, ys` into bins: count, prefix sum, scatter.
     pub fn rebuild(&mut self, xs: &[f32], ys: &[f32]) {
         let n = xs.len();
-        self.agent_bin.clear();
-        self.agent_bin
-            .par_extend(xs.par_iter().zip(ys).map(|(&x, &y)| self.bin_of(x, y)));
+        let mut agent_bin = std::mem::take(&mut self.agent_bin);
+        agent_bin.clear();
+        agent_bin.par_extend(xs.par_iter().zip(ys).map(|(&x, &y)| self.bin_of(x, y)));
+        self.agent_bin = agent_bin;
         let bins = self.bins();
         self.bin_start.clear();
         self.bin_start.resize(bins + 1, 0);
