@@ -9,7 +9,6 @@ use crate::io::{write_atomic, write_bytes_atomic};
 use image::RgbImage;
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 /// Wall-clock figures of a run (kept out of `report.json`, which must be reproducible).
