@@ -16,7 +16,9 @@ use std::time::Instant;
 const WARMUP_STEPS: usize = 5;
 
 fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
-    Array2::from_shape_fn(grid.shape(), |(r, c)| (r0..r1).contains(&r) && (c0..c1).contains(&c))
+    Array2::from_shape_fn(grid.shape(), |(r, c)| {
+        (r0..r1).contains(&r) && (c0..c1).contains(&c)
+    })
 }
 
 /// `n x n` cells of 0.5 m, a few pillars, four groups of `agents / 4` in the four quadrants,
@@ -36,8 +38,16 @@ fn scene(n: usize, agents: usize) -> Scene {
     let (a, b) = (n / 16, q - n / 16);
     let groups = [
         ("east", rect(&grid, n - 2, 0, n, n), rect(&grid, a, a, b, b)),
-        ("west", rect(&grid, 0, 0, 2, n), rect(&grid, q + a, q + a, q + b, q + b)),
-        ("north", rect(&grid, 0, n - 2, n, n), rect(&grid, q + a, a, q + b, b)),
+        (
+            "west",
+            rect(&grid, 0, 0, 2, n),
+            rect(&grid, q + a, q + a, q + b, q + b),
+        ),
+        (
+            "north",
+            rect(&grid, 0, n - 2, n, n),
+            rect(&grid, q + a, a, q + b, b),
+        ),
         ("south", rect(&grid, 0, 0, n, 2), rect(&grid, a, q + a, b, q + b)),
     ];
     for (k, (name, goal, spawn)) in groups.into_iter().enumerate() {

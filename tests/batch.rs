@@ -71,7 +71,10 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
         .arg(&maps)
         .status()
         .unwrap();
-    assert!(!status.success(), "a failed map must make the batch exit non-zero");
+    assert!(
+        !status.success(),
+        "a failed map must make the batch exit non-zero"
+    );
     let rows = summary(&out);
     let status_of = |stem: &str| {
         rows.iter()
@@ -97,12 +100,22 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
     check_outputs(&out);
 
     // A rerun skips the complete maps; --force redoes them.
-    let again = batch().args(["batch", "--simulate", "--quiet", "--max-time", "60", "--out"]).arg(&out).arg(&maps).status().unwrap();
+    let again = batch()
+        .args(["batch", "--simulate", "--quiet", "--max-time", "60", "--out"])
+        .arg(&out)
+        .arg(&maps)
+        .status()
+        .unwrap();
     assert!(!again.success());
     let rows = summary(&out);
     assert_eq!(rows.iter().filter(|r| r["status"] == "skipped").count(), 2);
     // Sharding: slice 1 of 3 (0-based) of the sorted list [alpha, beta, gamma] is beta.
-    let shard = batch().args(["batch", "--quiet", "--shard", "1/3", "--out"]).arg(&out).arg(&maps).status().unwrap();
+    let shard = batch()
+        .args(["batch", "--quiet", "--shard", "1/3", "--out"])
+        .arg(&out)
+        .arg(&maps)
+        .status()
+        .unwrap();
     assert!(!shard.success());
     let text = std::fs::read_to_string(out.join("summary-shard-1-of-3.json")).unwrap();
     let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
@@ -140,7 +153,11 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
     assert!(status.success());
     let rows = summary(&out);
     assert_eq!(rows.len(), 6);
-    assert!(rows.iter().all(|r| r["status"] == "ok" || r["status"] == "skipped"), "{rows:?}");
+    assert!(
+        rows.iter()
+            .all(|r| r["status"] == "ok" || r["status"] == "skipped"),
+        "{rows:?}"
+    );
     let (json, npy) = check_outputs(&out);
     // Per map: solve.json, report.json, timings.json, done.json; plus summary.json.
     assert!(json >= 6 * 4 + 1, "{json} JSON files");
@@ -149,7 +166,11 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
         let d = out.join(format!("m{k}"));
         for f in std::fs::read_dir(&d).unwrap() {
             let name = f.unwrap().file_name().to_string_lossy().into_owned();
-            assert!(!name.ends_with(".tmp"), "temporary file {name} left in {}", d.display());
+            assert!(
+                !name.ends_with(".tmp"),
+                "temporary file {name} left in {}",
+                d.display()
+            );
         }
     }
 }

@@ -11,7 +11,9 @@ use ndarray::Array2;
 
 /// Mask of the cells with columns `c0..c1` and rows `r0..r1`.
 fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
-    Array2::from_shape_fn(grid.shape(), |(r, c)| (r0..r1).contains(&r) && (c0..c1).contains(&c))
+    Array2::from_shape_fn(grid.shape(), |(r, c)| {
+        (r0..r1).contains(&r) && (c0..c1).contains(&c)
+    })
 }
 
 fn area(name: &str, mask: Array2<bool>, width: f64) -> Area {
@@ -63,7 +65,9 @@ fn corridor(count: usize, speed: f64) -> Scene {
     let mut scene = Scene::empty("corridor", grid);
     let goal = area("east end", rect(&grid, 82, 0, 84, 4), 2.0);
     let spawn = area("west end", rect(&grid, 1, 1, 2, 3), 0.0);
-    scene.groups.push(group("walkers", vec![goal], spawn, count, (speed, speed), 0.2));
+    scene
+        .groups
+        .push(group("walkers", vec![goal], spawn, count, (speed, speed), 0.2));
     scene
 }
 
@@ -78,8 +82,15 @@ fn single_walker_crosses_40_m_in_30_s() {
     // From x0 to the goal's edge at 41 m at 1.34 m/s.
     let expected = (41.0 - x0) / 1.34;
     assert!((t - 30.0).abs() <= 2.0, "crossing took {t} s");
-    assert!((t - expected).abs() <= 0.5, "crossing took {t} s, free walking gives {expected} s");
-    assert!((report.total.mean_speed - 1.34).abs() < 0.05, "{}", report.total.mean_speed);
+    assert!(
+        (t - expected).abs() <= 0.5,
+        "crossing took {t} s, free walking gives {expected} s"
+    );
+    assert!(
+        (report.total.mean_speed - 1.34).abs() < 0.05,
+        "{}",
+        report.total.mean_speed
+    );
 }
 
 /// A 30 m x 20 m field with a Gaussian hill of `height` (sigma 2 m) at (15, 10) between a spawn
@@ -94,7 +105,9 @@ fn hill(height: f32) -> Scene {
     }
     let goal = area("east", rect(&grid, 58, 0, 60, 40), 20.0);
     let spawn = area("west", rect(&grid, 2, 18, 4, 22), 0.0);
-    scene.groups.push(group("hikers", vec![goal], spawn, 6, (1.34, 1.34), 0.2));
+    scene
+        .groups
+        .push(group("hikers", vec![goal], spawn, 6, (1.34, 1.34), 0.2));
     scene
 }
 
@@ -111,7 +124,10 @@ fn closest_approach_to_hill_top(height: f32) -> (f64, bool) {
         Ok(())
     })
     .unwrap();
-    (closest.iter().sum::<f64>() / closest.len() as f64, sim.report().complete)
+    (
+        closest.iter().sum::<f64>() / closest.len() as f64,
+        sim.report().complete,
+    )
 }
 
 #[test]
@@ -121,8 +137,14 @@ fn walkers_go_around_a_steep_hill_and_over_a_gentle_one() {
     // Gentle: 0.15 m high, slopes below 0.05 (at most 10 % slower uphill).
     let (gentle, gentle_done) = closest_approach_to_hill_top(0.15);
     assert!(steep_done && gentle_done);
-    assert!(steep > 3.0, "steep hill: walkers came within {steep} m of the top");
-    assert!(gentle < 1.5, "gentle hill: walkers stayed {gentle} m from the top");
+    assert!(
+        steep > 3.0,
+        "steep hill: walkers came within {steep} m of the top"
+    );
+    assert!(
+        gentle < 1.5,
+        "gentle hill: walkers stayed {gentle} m from the top"
+    );
 }
 
 #[test]
@@ -133,7 +155,14 @@ fn dense_block_disperses_without_overlap() {
     let mut scene = Scene::empty("block", grid);
     let border = Array2::from_shape_fn(grid.shape(), |(r, c)| r == 0 || c == 0 || r == 39 || c == 39);
     let spawn = area("block", rect(&grid, 15, 15, 25, 25), 0.0);
-    scene.groups.push(group("crowd", vec![area("border", border, 80.0)], spawn, 80, (1.2, 1.4), 0.25));
+    scene.groups.push(group(
+        "crowd",
+        vec![area("border", border, 80.0)],
+        spawn,
+        80,
+        (1.2, 1.4),
+        0.25,
+    ));
     let mut sim = Simulation::new(scene, config(60.0, 11)).unwrap();
     let spread = |s: &Simulation| {
         let n = s.agents.len() as f64;
@@ -161,7 +190,10 @@ fn dense_block_disperses_without_overlap() {
     })
     .unwrap();
     let spread3 = spread_at_3s.unwrap();
-    assert!(spread3 > 1.3 * spread0, "block did not spread: {spread0} m -> {spread3} m");
+    assert!(
+        spread3 > 1.3 * spread0,
+        "block did not spread: {spread0} m -> {spread3} m"
+    );
     assert!(
         worst >= 1.0 - SEPARATION_SLACK,
         "two agents came to {worst} of their minimum distance"
@@ -177,7 +209,9 @@ fn crossing_flows_both_arrive() {
     let north = area("north", rect(&grid, 0, 38, 40, 40), 20.0);
     let west_spawn = area("west", rect(&grid, 1, 15, 7, 25), 0.0);
     let south_spawn = area("south", rect(&grid, 15, 1, 25, 7), 0.0);
-    scene.groups.push(group("eastbound", vec![east], west_spawn, 40, (1.2, 1.4), 0.25));
+    scene
+        .groups
+        .push(group("eastbound", vec![east], west_spawn, 40, (1.2, 1.4), 0.25));
     let mut g = group("northbound", vec![north], south_spawn, 40, (1.2, 1.4), 0.25);
     g.color = [30, 90, 220];
     scene.groups.push(g);
@@ -188,7 +222,12 @@ fn crossing_flows_both_arrive() {
     for g in &r.groups {
         assert_eq!(g.arrived, 40, "{}", g.name);
         // Free walking takes about 15 s; a deadlock would run to the limit.
-        assert!(g.evacuation_time.unwrap() < 45.0, "{}: {:?}", g.name, g.evacuation_time);
+        assert!(
+            g.evacuation_time.unwrap() < 45.0,
+            "{}: {:?}",
+            g.name,
+            g.evacuation_time
+        );
     }
 }
 
@@ -199,7 +238,8 @@ fn rimea_room(doors: &[usize], count: usize) -> Scene {
     let mut scene = Scene::empty("rimea9", grid);
     // Walls: columns 1 and 62, rows 1 and 42 around the interior columns 2..62, rows 2..42.
     for ((r, c), o) in scene.obstacle.indexed_iter_mut() {
-        let on_ring = (1..=62).contains(&c) && (1..=42).contains(&r) && (c == 1 || c == 62 || r == 1 || r == 42);
+        let on_ring =
+            (1..=62).contains(&c) && (1..=42).contains(&r) && (c == 1 || c == 62 || r == 1 || r == 42);
         *o = on_ring;
     }
     // Door openings: two cells (1 m) each: south-west, south-east, north-west, north-east.
@@ -213,7 +253,9 @@ fn rimea_room(doors: &[usize], count: usize) -> Scene {
         goals.push(area(&format!("door {k}"), rect(&grid, c, r, c + 2, r + 1), 1.0));
     }
     let spawn = area("room", rect(&grid, 3, 3, 61, 41), 0.0);
-    scene.groups.push(group("occupants", goals, spawn, count, (1.2, 1.4), 0.2));
+    scene
+        .groups
+        .push(group("occupants", goals, spawn, count, (1.2, 1.4), 0.2));
     scene
 }
 
@@ -223,7 +265,9 @@ fn closing_two_of_four_exits_takes_clearly_longer() {
         let mut sim = Simulation::new(rimea_room(doors, 200), config(400.0, 9)).unwrap();
         sim.run(|_| Ok(())).unwrap();
         let r = sim.report();
-        r.total.evacuation_time.unwrap_or_else(|| panic!("not everyone got out: {:?}", r.total.remaining))
+        r.total
+            .evacuation_time
+            .unwrap_or_else(|| panic!("not everyone got out: {:?}", r.total.remaining))
     };
     let four = run(&[0, 1, 2, 3]);
     let two = run(&[0, 1]);
@@ -239,9 +283,15 @@ fn a_wider_exit_gives_a_higher_flow() {
         for ((r, c), o) in scene.obstacle.indexed_iter_mut() {
             *o = c == 21 && !(12 - cells / 2..12 + cells.div_ceil(2)).contains(&r);
         }
-        let door = area("door", rect(&grid, 21, 12 - cells / 2, 22, 12 + cells.div_ceil(2)), cells as f64 * 0.5);
+        let door = area(
+            "door",
+            rect(&grid, 21, 12 - cells / 2, 22, 12 + cells.div_ceil(2)),
+            cells as f64 * 0.5,
+        );
         let spawn = area("room", rect(&grid, 1, 1, 20, 23), 0.0);
-        scene.groups.push(group("occupants", vec![door], spawn, 120, (1.2, 1.4), 0.2));
+        scene
+            .groups
+            .push(group("occupants", vec![door], spawn, 120, (1.2, 1.4), 0.2));
         let mut sim = Simulation::new(scene, config(300.0, 4)).unwrap();
         sim.run(|_| Ok(())).unwrap();
         let r = sim.report();
@@ -291,16 +341,43 @@ fn remaining_agents_are_classified_unreachable_stuck_or_walking() {
         scene.obstacle[[4, c]] = true;
     }
     let goal = area("east", rect(&grid, 58, 0, 60, 12), 6.0);
-    scene.groups.push(group("walled", vec![goal.clone()], area("pen", rect(&grid, 0, 0, 4, 4), 0.0), 3, (1.3, 1.3), 0.2));
-    scene.groups.push(group("frozen", vec![goal.clone()], area("spot", rect(&grid, 2, 8, 4, 10), 0.0), 2, (0.0, 0.0), 0.2));
-    scene.groups.push(group("walkers", vec![goal], area("start", rect(&grid, 10, 8, 12, 10), 0.0), 2, (1.3, 1.3), 0.2));
+    scene.groups.push(group(
+        "walled",
+        vec![goal.clone()],
+        area("pen", rect(&grid, 0, 0, 4, 4), 0.0),
+        3,
+        (1.3, 1.3),
+        0.2,
+    ));
+    scene.groups.push(group(
+        "frozen",
+        vec![goal.clone()],
+        area("spot", rect(&grid, 2, 8, 4, 10), 0.0),
+        2,
+        (0.0, 0.0),
+        0.2,
+    ));
+    scene.groups.push(group(
+        "walkers",
+        vec![goal],
+        area("start", rect(&grid, 10, 8, 12, 10), 0.0),
+        2,
+        (1.3, 1.3),
+        0.2,
+    ));
     let mut sim = Simulation::new(scene, config(12.0, 1)).unwrap();
     sim.run(|_| Ok(())).unwrap();
     let r = sim.report();
     assert!(!r.complete);
-    assert_eq!((r.groups[0].remaining.unreachable, r.groups[0].remaining.total), (3, 3));
+    assert_eq!(
+        (r.groups[0].remaining.unreachable, r.groups[0].remaining.total),
+        (3, 3)
+    );
     assert_eq!((r.groups[1].remaining.stuck, r.groups[1].remaining.total), (2, 2));
-    assert_eq!((r.groups[2].remaining.walking, r.groups[2].remaining.total), (2, 2));
+    assert_eq!(
+        (r.groups[2].remaining.walking, r.groups[2].remaining.total),
+        (2, 2)
+    );
     assert_eq!(r.total.remaining.total, 7);
     assert_eq!(r.total.evacuation_time, None);
     assert_eq!(r.groups[1].min_speed, 0.0);
@@ -308,16 +385,23 @@ fn remaining_agents_are_classified_unreachable_stuck_or_walking() {
 
 #[test]
 fn a_time_step_crossing_more_than_a_cell_is_refused() {
-    let e = Simulation::new(corridor(1, 1.34), SimConfig {
-        dt: Some(0.5),
-        ..SimConfig::default()
-    })
+    let e = Simulation::new(
+        corridor(1, 1.34),
+        SimConfig {
+            dt: Some(0.5),
+            ..SimConfig::default()
+        },
+    )
     .err()
     .expect("dt 0.5 s at 1.34 m/s crosses 0.67 m > 0.5 m cells")
     .to_string();
     assert!(e.contains("--dt") && e.contains("0.37"), "{e}");
     let sim = Simulation::new(corridor(1, 1.34), SimConfig::default()).unwrap();
-    assert!(sim.dt * 1.34 <= 0.5, "automatic dt {} breaks the CFL bound", sim.dt);
+    assert!(
+        sim.dt * 1.34 <= 0.5,
+        "automatic dt {} breaks the CFL bound",
+        sim.dt
+    );
 }
 
 #[test]

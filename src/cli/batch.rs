@@ -106,5 +106,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.out.join(format!("summary{suffix}.json")).display()
         );
     }
-    Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

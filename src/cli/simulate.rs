@@ -78,7 +78,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_time: args.max_time,
         seed: args.seed,
         replan_every: args.replan_every,
-        order: if args.order == 2 { Order::Second } else { Order::First },
+        order: if args.order == 2 {
+            Order::Second
+        } else {
+            Order::First
+        },
     };
     let mut sim = Simulation::new(scene, config)?;
     let total: usize = sim.spawned.iter().sum();
@@ -112,14 +116,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(())
     })?;
     bar.finish_and_clear();
-    let report = output::write_run(&args.out, &sim).with_context(|| format!("writing {}", args.out.display()))?;
+    let report =
+        output::write_run(&args.out, &sim).with_context(|| format!("writing {}", args.out.display()))?;
     if let Some(t) = traj {
         t.write(&args.out.join("trajectories.csv"))?;
     }
     if !args.quiet {
         let t = &report.total;
         match t.evacuation_time {
-            Some(e) => eprintln!("{}: all {} agents out in {e:.1} s ({} steps)", report.map, t.agents, report.steps),
+            Some(e) => eprintln!(
+                "{}: all {} agents out in {e:.1} s ({} steps)",
+                report.map, t.agents, report.steps
+            ),
             None => eprintln!(
                 "{}: {} of {} agents out by {:.1} s; {} remain ({} unreachable, {} stuck, {} walking)",
                 report.map,

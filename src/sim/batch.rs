@@ -205,7 +205,10 @@ pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> M
         }
     };
     let key = completion_key(&bytes, options);
-    if !force && let Some(done) = read_marker(&dir) && done.key == key {
+    if !force
+        && let Some(done) = read_marker(&dir)
+        && done.key == key
+    {
         return MapOutcome {
             status: "skipped".into(),
             ..done.outcome
@@ -362,7 +365,9 @@ mod tests {
         assert_eq!(sorted, maps, "inputs come out sorted");
         std::fs::create_dir(d.join("other")).unwrap();
         std::fs::write(d.join("other/a.json"), "{}").unwrap();
-        let e = expand_inputs(&[d.join("maps"), d.join("other/a.json")]).unwrap_err().to_string();
+        let e = expand_inputs(&[d.join("maps"), d.join("other/a.json")])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("same file stem"), "{e}");
     }
 

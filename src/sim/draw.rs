@@ -234,7 +234,10 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbImage {
     const BOTTOM: i64 = 70;
     let mut cv = Canvas::new(W as u32, H as u32, WHITE);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    let t_max = report.end_time.max(report.total.last_arrival.unwrap_or(0.0)).max(1.0);
+    let t_max = report
+        .end_time
+        .max(report.total.last_arrival.unwrap_or(0.0))
+        .max(1.0);
     let n_max = (report.total.agents as f64).max(1.0);
     let px = |t: f64| LEFT + (t / t_max * pw as f64).round() as i64;
     let py = |n: f64| TOP + ph - (n / n_max * ph as f64).round() as i64;
@@ -246,7 +249,13 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbImage {
         cv.line(px(t), TOP, px(t), TOP + ph, LIGHT_GREY);
         cv.line(px(t), TOP + ph, px(t), TOP + ph + 5, BLACK);
         let label = tick_label(t);
-        cv.text(px(t) - Canvas::text_width(&label, 2) / 2, TOP + ph + 10, &label, 2, BLACK);
+        cv.text(
+            px(t) - Canvas::text_width(&label, 2) / 2,
+            TOP + ph + 10,
+            &label,
+            2,
+            BLACK,
+        );
         t += xs;
     }
     let ys = tick_step(n_max, 6.0).max(1.0);
@@ -255,7 +264,13 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbImage {
         cv.line(LEFT, py(n), LEFT + pw, py(n), LIGHT_GREY);
         cv.line(LEFT - 5, py(n), LEFT, py(n), BLACK);
         let label = tick_label(n);
-        cv.text(LEFT - 10 - Canvas::text_width(&label, 2), py(n) - 7, &label, 2, BLACK);
+        cv.text(
+            LEFT - 10 - Canvas::text_width(&label, 2),
+            py(n) - 7,
+            &label,
+            2,
+            BLACK,
+        );
         n += ys;
     }
     cv.line(LEFT, TOP, LEFT, TOP + ph, BLACK);
@@ -287,7 +302,11 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbImage {
 
     // Legend, top left inside the plot.
     let rows = series.len() as i64;
-    let widest = series.iter().map(|s| Canvas::text_width(s.0, 2)).max().unwrap_or(0);
+    let widest = series
+        .iter()
+        .map(|s| Canvas::text_width(s.0, 2))
+        .max()
+        .unwrap_or(0);
     let (lx, ly) = (LEFT + 12, TOP + 12);
     cv.fill_rect(lx, ly, widest + 60, rows * 22 + 10, WHITE);
     for (k, (name, _, c)) in series.iter().enumerate() {
@@ -296,7 +315,13 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbImage {
         cv.text(lx + 46, y, name, 2, BLACK);
     }
     cv.line(lx, ly, lx + widest + 60, ly, BLACK);
-    cv.line(lx, ly + rows * 22 + 10, lx + widest + 60, ly + rows * 22 + 10, BLACK);
+    cv.line(
+        lx,
+        ly + rows * 22 + 10,
+        lx + widest + 60,
+        ly + rows * 22 + 10,
+        BLACK,
+    );
     cv.line(lx, ly, lx, ly + rows * 22 + 10, BLACK);
     cv.line(lx + widest + 60, ly, lx + widest + 60, ly + rows * 22 + 10, BLACK);
     cv.img
@@ -309,7 +334,15 @@ fn cell_pixels(scene: &Scene, target: usize) -> i64 {
 
 /// Paints `value` (already scaled to `[0, 1]`, NaN for "no value") under the map, obstacles on
 /// top, at `s` pixels per cell with the map's lower-left corner at `(ox, oy + height)`.
-fn paint_field(cv: &mut Canvas, scene: &Scene, value: &Array2<f64>, s: i64, ox: i64, oy: i64, no_value: Rgb<u8>) {
+fn paint_field(
+    cv: &mut Canvas,
+    scene: &Scene,
+    value: &Array2<f64>,
+    s: i64,
+    ox: i64,
+    oy: i64,
+    no_value: Rgb<u8>,
+) {
     let rows = scene.grid.rows as i64;
     for ((r, c), &v) in value.indexed_iter() {
         let color = if scene.obstacle[[r, c]] {
@@ -351,7 +384,11 @@ pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f6
     let s = cell_pixels(scene, 700);
     let (mw, mh) = (scene.grid.cols as i64 * s, scene.grid.rows as i64 * s);
     let (left, top, right, bottom) = (20, 60, 150, 20);
-    let mut cv = Canvas::new((left + mw + right) as u32, (top + mh.max(200) + bottom) as u32, WHITE);
+    let mut cv = Canvas::new(
+        (left + mw + right) as u32,
+        (top + mh.max(200) + bottom) as u32,
+        WHITE,
+    );
     let max = peak_map.iter().fold(0.0f32, |m, &v| m.max(v)) as f64;
     let scale_max = if max > 0.0 { max } else { 1.0 };
     let scaled = peak_map.mapv(|v| v as f64 / scale_max);
@@ -394,7 +431,11 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbImage {
             f.density.rho.mapv(|v| 0.15 + 0.85 * (v as f64 / max).min(1.0))
         }
         (FrameField::Potential, _, Some(phi)) => {
-            let max = phi.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, &v| m.max(v)).max(1e-9);
+            let max = phi
+                .iter()
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, |m, &v| m.max(v))
+                .max(1e-9);
             phi.mapv(|v| if v.is_finite() { v / max } else { f64::NAN })
         }
         _ => Array2::from_elem(scene.grid.shape(), 0.15),
@@ -418,7 +459,10 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbImage {
     let a = &sim.agents;
     let ppm = s as f64 / scene.grid.cell_size;
     for i in 0..a.len() {
-        let color = scene.groups.get(a.group[i] as usize).map_or([255, 255, 255], |g| g.color);
+        let color = scene
+            .groups
+            .get(a.group[i] as usize)
+            .map_or([255, 255, 255], |g| g.color);
         let (x, y) = (a.x[i] as f64 * ppm, top as f64 + mh as f64 - a.y[i] as f64 * ppm);
         let r = (a.radius[i] as f64 * ppm).max(1.5);
         cv.disc(x, y, r + 1.0, BLACK);

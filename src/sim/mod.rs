@@ -198,7 +198,11 @@ impl Simulation {
     pub fn with_agents(scene: Scene, config: SimConfig, agents: Agents) -> Result<Self> {
         let grid = scene.grid;
         if config.replan_every == 0 {
-            return Err(Error::invalid("<options>", "--replan-every", "0: expected at least 1"));
+            return Err(Error::invalid(
+                "<options>",
+                "--replan-every",
+                "0: expected at least 1",
+            ));
         }
         if !(config.max_time.is_finite() && config.max_time > 0.0) {
             return Err(Error::invalid(
@@ -208,7 +212,11 @@ impl Simulation {
             ));
         }
         if agents.id.iter().enumerate().any(|(i, &id)| id as usize != i) {
-            return Err(Error::invalid("<agents>", "id", "agent ids must be 0..n in order"));
+            return Err(Error::invalid(
+                "<agents>",
+                "id",
+                "agent ids must be 0..n in order",
+            ));
         }
         let v_max = agents
             .max_speed
@@ -218,7 +226,11 @@ impl Simulation {
             None => DEFAULT_DT.min(AUTO_DT_CFL * grid.cell_size / v_max),
             Some(dt) => {
                 if !(dt.is_finite() && dt > 0.0) {
-                    return Err(Error::invalid("<options>", "--dt", format!("{dt}: expected a positive time step")));
+                    return Err(Error::invalid(
+                        "<options>",
+                        "--dt",
+                        format!("{dt}: expected a positive time step"),
+                    ));
                 }
                 if dt * v_max > grid.cell_size {
                     return Err(Error::invalid(
@@ -383,7 +395,8 @@ impl Simulation {
             .into_par_iter()
             .map(|i| {
                 let g = agents.group[i] as usize;
-                let [mut ux, mut uy] = gradient::velocity_at(&grid, &gradients[g], speed.view(), agents.x[i], agents.y[i]);
+                let [mut ux, mut uy] =
+                    gradient::velocity_at(&grid, &gradients[g], speed.view(), agents.x[i], agents.y[i]);
                 if !(ux.is_finite() && uy.is_finite()) {
                     (ux, uy) = (0.0, 0.0);
                 }
@@ -516,7 +529,11 @@ impl Simulation {
             if !self.goal_masks[g][rc] {
                 continue;
             }
-            let exit = self.scene.groups[g].goals.iter().position(|area| area.mask[rc]).unwrap_or(0);
+            let exit = self.scene.groups[g]
+                .goals
+                .iter()
+                .position(|area| area.mask[rc])
+                .unwrap_or(0);
             self.arrivals.push(Arrival {
                 id: a.id[i],
                 group: a.group[i],

@@ -36,13 +36,23 @@ impl Timings {
     /// The timings of `sim` so far.
     pub fn of(sim: &Simulation) -> Self {
         let t = sim.times;
-        let per = |v: f64| if sim.steps > 0 { 1000.0 * v / sim.steps as f64 } else { 0.0 };
+        let per = |v: f64| {
+            if sim.steps > 0 {
+                1000.0 * v / sim.steps as f64
+            } else {
+                0.0
+            }
+        };
         Timings {
             steps: sim.steps,
             agents: sim.spawned.iter().sum(),
             grid: [sim.scene.grid.cols, sim.scene.grid.rows],
             step_seconds: t.total(),
-            steps_per_second: if t.total() > 0.0 { sim.steps as f64 / t.total() } else { 0.0 },
+            steps_per_second: if t.total() > 0.0 {
+                sim.steps as f64 / t.total()
+            } else {
+                0.0
+            },
             stages: t,
             stages_ms_per_step: StageTimes {
                 splat: per(t.splat),
@@ -123,5 +133,8 @@ impl TrajectoryRecorder {
 
 /// Writes frame number `index` of `sim` as `dir/frames/frame_NNNNN.png`.
 pub fn write_frame(dir: &Path, index: usize, sim: &Simulation, field: FrameField) -> Result<()> {
-    write_png(&dir.join("frames").join(format!("frame_{index:05}.png")), &draw::frame(sim, field))
+    write_png(
+        &dir.join("frames").join(format!("frame_{index:05}.png")),
+        &draw::frame(sim, field),
+    )
 }

@@ -112,7 +112,9 @@ pub struct Remaining {
 /// Builds the report of `sim` as it stands.
 pub(crate) fn build(sim: &Simulation) -> Report {
     let scene = &sim.scene;
-    let groups: Vec<GroupReport> = (0..scene.groups.len()).map(|g| group_report(sim, Some(g))).collect();
+    let groups: Vec<GroupReport> = (0..scene.groups.len())
+        .map(|g| group_report(sim, Some(g)))
+        .collect();
     let total = group_report(sim, None);
     Report {
         map: scene.name.clone(),
@@ -146,7 +148,11 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
         }
     }
     let last_arrival = arrivals.last().map(|a| a.time);
-    let evacuation_time = if arrivals.len() == agents { last_arrival } else { None };
+    let evacuation_time = if arrivals.len() == agents {
+        last_arrival
+    } else {
+        None
+    };
 
     // Exits.
     let mut exits = Vec::new();

@@ -61,7 +61,11 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
         for (si, spawn) in group.spawns.iter().enumerate() {
             let points = place_in_area(scene, &spawn.area, spawn.count, group.radius, &mut rng, &occupied)
                 .map_err(|message| {
-                    Error::invalid(&scene.name, format!("{at_group}.spawns[{si}] ({})", spawn.area.name), message)
+                    Error::invalid(
+                        &scene.name,
+                        format!("{at_group}.spawns[{si}] ({})", spawn.area.name),
+                        message,
+                    )
                 })?;
             for (x, y) in points {
                 let speed = if group.speed_max > group.speed_min {
@@ -70,7 +74,14 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
                     group.speed_min
                 };
                 let id = agents.len() as u32;
-                agents.push(id, x as f32, y as f32, gi as u32, group.radius as f32, speed as f32);
+                agents.push(
+                    id,
+                    x as f32,
+                    y as f32,
+                    gi as u32,
+                    group.radius as f32,
+                    speed as f32,
+                );
                 occupied.insert(x, y, group.radius);
             }
         }
@@ -110,7 +121,9 @@ fn place_in_area(
         }
     }
     if free_cells == 0 {
-        return Err(format!("the area has no free cell (all are obstacles or outside the grid) for {count} agents"));
+        return Err(format!(
+            "the area has no free cell (all are obstacles or outside the grid) for {count} agents"
+        ));
     }
     let min_spacing = 2.0 * radius * (1.0 + SPAWN_CLEARANCE);
     let area_m2 = free_cells as f64 * h * h;
@@ -226,7 +239,9 @@ mod tests {
     use ndarray::Array2;
 
     fn rect_mask(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
-        Array2::from_shape_fn(grid.shape(), |(r, c)| (r0..r1).contains(&r) && (c0..c1).contains(&c))
+        Array2::from_shape_fn(grid.shape(), |(r, c)| {
+            (r0..r1).contains(&r) && (c0..c1).contains(&c)
+        })
     }
 
     fn scene_with_spawn(count: usize, radius: f64) -> Scene {
@@ -270,7 +285,10 @@ mod tests {
         assert_eq!(a.len(), 60);
         for i in 0..a.len() {
             let (r, c) = scene.grid.cell_of(a.x[i] as f64, a.y[i] as f64).unwrap();
-            assert!(r < 10 && c < 10 && !scene.obstacle[[r, c]], "agent {i} at ({r},{c})");
+            assert!(
+                r < 10 && c < 10 && !scene.obstacle[[r, c]],
+                "agent {i} at ({r},{c})"
+            );
             assert!((1.0..=1.4).contains(&a.max_speed[i]));
             for j in 0..i {
                 let d = ((a.x[i] - a.x[j]).powi(2) + (a.y[i] - a.y[j]).powi(2)).sqrt();
@@ -288,6 +306,9 @@ mod tests {
         assert_eq!(spawn_agents(&scene, 1).unwrap().len(), 140);
         let scene = scene_with_spawn(400, 0.2);
         let e = spawn_agents(&scene, 1).unwrap_err().to_string();
-        assert!(e.contains("groups[0].spawns[0]") && e.contains("holds at most"), "{e}");
+        assert!(
+            e.contains("groups[0].spawns[0]") && e.contains("holds at most"),
+            "{e}"
+        );
     }
 }
