@@ -113,6 +113,70 @@ fn bench(n: usize, agents: usize, steps: usize) {
     );
 }
 
+/// A 30 m x 20 m room inside walls with four 1 m doors near the corners (RiMEA test 9 shape)
+/// and `agents` occupants: the scene on which `--replan-every` is measured.
+fn four_exit_room(agents: usize) -> Scene {
+    let grid = Grid::new(64, 44, 0.5);
+    let mut scene = Scene::empty("four-exit room", grid);
+    for ((r, c), o) in scene.obstacle.indexed_iter_mut() {
+        *o = (1..=62).contains(&c) && (1..=42).contains(&r) && (c == 1 || c == 62 || r == 1 || r == 42);
+    }
+    let mut goals = Vec::new();
+    for (k, (r, c)) in [(1usize, 4usize), (1, 58), (42, 4), (42, 58)].into_iter().enumerate() {
+        scene.obstacle[[r, c]] = false;
+        scene.obstacle[[r, c + 1]] = false;
+        goals.push(Area {
+            name: format!("door {k}"),
+            mask: rect(&grid, c, r, c + 2, r + 1),
+            width: 1.0,
+        });
+    }
+    scene.groups.push(Group {
+        name: "occupants".into(),
+        color: [220, 60, 30],
+        goals,
+        spawns: vec![Spawn {
+            area: Area {
+                name: "room".into(),
+                mask: rect(&grid, 3, 3, 61, 41),
+                width: 0.0,
+            },
+            count: agents,
+        }],
+        speed_min: 1.2,
+        speed_max: 1.4,
+        radius: 0.2,
+        boids: None,
+        orca: OrcaParams::default(),
+    });
+    scene
+}
+
+/// Evacuation time and potential-stage time with the potentials recomputed every K steps.
+fn replan_accuracy() {
+    println!();
+    println!("| replan every K steps | evacuation time s | difference vs K=1 | potentials ms/step | steps/s |");
+    println!("|---|---|---|---|---|");
+    let mut reference = None;
+    for k in [1, 2, 5, 10, 25] {
+        let config = SimConfig {
+            replan_every: k,
+            seed: 1,
+            ..SimConfig::default()
+        };
+        let mut sim = Simulation::new(four_exit_room(1000), config).expect("room scene");
+        sim.run(|_| Ok(())).expect("run");
+        let t = sim.report().total.evacuation_time.unwrap_or(f64::NAN);
+        let t1 = *reference.get_or_insert(t);
+        println!(
+            "| {k} | {t:.1} | {:+.1} % | {:.2} | {:.1} |",
+            100.0 * (t - t1) / t1,
+            1000.0 * sim.times.potentials / sim.steps as f64,
+            sim.steps as f64 / sim.times.total()
+        );
+    }
+}
+
 fn main() {
     let steps: usize = std::env::args()
         .nth(1)
@@ -125,4 +189,5 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     bench(256, 10_000, steps);
     bench(512, 100_000, (steps / 5).max(5));
+    replan_accuracy();
 }
