@@ -1,12 +1,57 @@
-//! `crowdfield solve` (being written).
+//! `crowdfield solve MAP --out DIR [--order 1|2] [--quiet]`: solves every group's potential on a
+//! map (static planning field: terrain, obstacles, discomfort, no crowd) and writes arrays,
+//! images and `summary.json` (see [`crowdfield::export::bundle`]).
 
+use anyhow::Context;
+use crowdfield::eikonal::Order;
+use crowdfield::export::{ImageOptions, bundle::write_solve_bundle};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Arguments of `crowdfield solve`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The map to solve (JSON).
+    pub map: PathBuf,
+    /// Output folder (created if missing): one sub-folder per group plus field images and
+    /// summary.json.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Order of the fast-marching update (1 or 2).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub order: u8,
+    /// Print no progress or timings to stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
 /// Runs `crowdfield solve`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`crowdfield solve` is not available yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let quiet = args.quiet;
+    let mut log = |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    let scene = crowdfield::map::load(&args.map)?;
+    log(&format!(
+        "loaded {} in {:.3} s",
+        args.map.display(),
+        start.elapsed().as_secs_f64()
+    ));
+    let order = if args.order == 2 {
+        Order::Second
+    } else {
+        Order::First
+    };
+    write_solve_bundle(&scene, &args.out, order, &ImageOptions::default(), &mut log)
+        .with_context(|| format!("solving {}", args.map.display()))?;
+    log(&format!(
+        "wrote {} in {:.3} s total",
+        args.out.display(),
+        start.elapsed().as_secs_f64()
+    ));
+    Ok(ExitCode::SUCCESS)
 }

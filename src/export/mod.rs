@@ -1,1 +1,418 @@
-//! (being written)
+//! PNG images of the fields (SPEC §6): potential with isolines, gradient arrows, and any scalar
+//! field (density, speed, cost) colour-mapped, each with a title, a colour bar with units and a
+//! legend.
+//!
+//! Every image is also available as an [`image::RgbaImage`] (the `*_image` functions) for the
+//! editor; the `*_png` functions write it through [`crate::io`] (atomic). Image row 0 is the
+//! TOP: grid row 0 (y = 0) is drawn at the bottom of the map area. Small grids are scaled up by
+//! an integer factor (nearest neighbour) so the map is at least [`ImageOptions::min_map_width`]
+//! pixels wide.
+
+pub mod bundle;
+pub mod colormap;
+pub mod render;
+pub mod text;
+
+pub use colormap::Colormap;
+pub use render::{ImageOptions, LegendEntry};
+
+use crate::error::{Error, Result};
+use crate::gradient::Gradient;
+use crate::scene::Scene;
+use image::RgbaImage;
+use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
+use render::{GOAL, INK, Layout, OBSTACLE, decimals_for, hatch, nice_step, washed};
+use std::path::Path;
+
+/// Roughly how many isoline intervals span the potential's range.
+const ISOLINE_INTERVALS: f64 = 10.0;
+/// Opacity of isolines drawn over the colours.
+const ISOLINE_ALPHA: f32 = 0.55;
+/// How far the gradient image's potential backdrop is lightened toward white.
+const BACKDROP_WASH: f32 = 0.6;
+/// Roughly how many arrows across the longer side of the gradient image.
+const ARROWS_ACROSS: usize = 32;
+
+/// Encodes `img` as PNG and writes it atomically to `path`.
+pub fn save_png(path: &Path, img: &RgbaImage) -> Result<()> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut buf, image::ImageFormat::Png)
+        .map_err(|e| Error::invalid(path.display().to_string(), "png", e.to_string()))?;
+    crate::io::write_bytes_atomic(path, buf.get_ref())
+}
+
+/// Lowest and highest finite value of `values`, or `None` when none is finite. A flat range is
+/// widened by ±0.5 so it still maps onto the colour bar.
+fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if lo > hi {
+        return None;
+    }
+    Some(if hi - lo > 0.0 {
+        (lo, hi)
+    } else {
+        (lo - 0.5, hi + 0.5)
+    })
+}
+
+/// `value` bilinearly interpolated at cell-centre coordinates `(u, v)` (clamped to the grid);
+/// where one of the four cells is not finite, the nearest cell's value.
+fn bilinear(field: ArrayView2<f64>, u: f64, v: f64) -> f64 {
+    let (rows, cols) = field.dim();
+    let u = u.clamp(0.0, (cols - 1) as f64);
+    let v = v.clamp(0.0, (rows - 1) as f64);
+    let (c0, r0) = (u.floor() as usize, v.floor() as usize);
+    let (c1, r1) = ((c0 + 1).min(cols - 1), (r0 + 1).min(rows - 1));
+    let (tu, tv) = (u - c0 as f64, v - r0 as f64);
+    let q = [field[[r0, c0]], field[[r0, c1]], field[[r1, c0]], field[[r1, c1]]];
+    if q.iter().all(|x| x.is_finite()) {
+        let bottom = q[0] + tu * (q[1] - q[0]);
+        let top = q[2] + tu * (q[3] - q[2]);
+        bottom + tv * (top - bottom)
+    } else {
+        field[[v.round() as usize, u.round() as usize]]
+    }
+}
+
+/// Colours the map area with `phi` (nearest cell), obstacles dark grey, non-finite cells
+/// hatched, colours lightened toward white by `wash`.
+fn draw_potential_map(
+    img: &mut RgbaImage,
+    layout: &Layout,
+    scene: &Scene,
+    phi: ArrayView2<f64>,
+    range: (f64, f64),
+    wash: f32,
+) {
+    let (lo, hi) = range;
+    layout.fill_map(img, |r, c, px, py| {
+        if scene.obstacle[[r, c]] {
+            OBSTACLE
+        } else if !phi[[r, c]].is_finite() {
+            hatch(layout.map_x + px, layout.map_y + py)
+        } else {
+            washed(Colormap::Viridis.rgb((phi[[r, c]] - lo) / (hi - lo)), wash)
+        }
+    });
+}
+
+/// Outlines the cells of `goal` (2 px inside the goal's border where the scale allows).
+fn draw_goal_outline(img: &mut RgbaImage, layout: &Layout, goal: ArrayView2<bool>) {
+    let s = layout.scale;
+    let t = (s / 3).clamp(1, 2);
+    let (rows, cols) = goal.dim();
+    let is_goal = |r: i64, c: i64| {
+        r >= 0 && c >= 0 && (r as usize) < rows && (c as usize) < cols && goal[[r as usize, c as usize]]
+    };
+    for py in 0..layout.map_h {
+        for px in 0..layout.map_w {
+            let (r, c) = layout.cell(px, py);
+            if !goal[[r, c]] {
+                continue;
+            }
+            let (lx, ly) = (px % s, py % s);
+            let (ri, ci) = (r as i64, c as i64);
+            // ly counts down from the top of the cell, which is its north side.
+            let edge = (lx < t && !is_goal(ri, ci - 1))
+                || (lx >= s - t && !is_goal(ri, ci + 1))
+                || (ly < t && !is_goal(ri + 1, ci))
+                || (ly >= s - t && !is_goal(ri - 1, ci));
+            if edge {
+                layout.blend_map(img, px as i64, py as i64, GOAL, 1.0);
+            }
+        }
+    }
+}
+
+/// Draws isolines of `phi` every `step`: a map pixel is on a line when one of its four
+/// neighbours lies in a lower band (`floor(phi / step)`), with `phi` interpolated bilinearly at
+/// pixel centres. The rule is mirror-symmetric, so symmetric fields give symmetric lines.
+fn draw_isolines(img: &mut RgbaImage, layout: &Layout, phi: ArrayView2<f64>, step: f64) {
+    let (w, h) = (layout.map_w as usize, layout.map_h as usize);
+    let mut band = vec![None::<i64>; w * h];
+    for py in 0..h {
+        for px in 0..w {
+            let (u, v) = layout.cell_coords(px as u32, py as u32);
+            let value = bilinear(phi, u, v);
+            if value.is_finite() {
+                band[py * w + px] = Some((value / step).floor() as i64);
+            }
+        }
+    }
+    for py in 0..h {
+        for px in 0..w {
+            let Some(b) = band[py * w + px] else { continue };
+            let lower = |x: usize, y: usize| band[y * w + x].is_some_and(|o| o < b);
+            let on = (px > 0 && lower(px - 1, py))
+                || (px + 1 < w && lower(px + 1, py))
+                || (py > 0 && lower(px, py - 1))
+                || (py + 1 < h && lower(px, py + 1));
+            if on {
+                layout.blend_map(img, px as i64, py as i64, INK, ISOLINE_ALPHA);
+            }
+        }
+    }
+}
+
+fn potential_legend() -> Vec<LegendEntry> {
+    vec![
+        LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
+        LegendEntry::Hatched("unreachable".into()),
+        LegendEntry::Outline(GOAL, "goal".into()),
+    ]
+}
+
+/// The potential `phi` (seconds) colour-mapped (viridis) with isolines at a round interval,
+/// obstacles dark grey, unreachable cells hatched, the `goal` cells outlined, a colour bar in
+/// seconds and a legend. The title says the isoline interval.
+pub fn potential_image(
+    scene: &Scene,
+    phi: ArrayView2<f64>,
+    goal: ArrayView2<bool>,
+    title: &str,
+    opts: &ImageOptions,
+) -> RgbaImage {
+    let (rows, cols) = phi.dim();
+    let legend = potential_legend();
+    let layout = Layout::new(rows, cols, legend.len(), opts);
+    let range = finite_range(phi.iter().copied()).unwrap_or((0.0, 1.0));
+    let step = nice_step((range.1 - range.0) / ISOLINE_INTERVALS);
+    let decimals = decimals_for(step);
+    let mut img = layout.canvas(&format!("{title}  (isolines every {step:.decimals$} s)"));
+    if rows == 0 || cols == 0 {
+        return img;
+    }
+    draw_potential_map(&mut img, &layout, scene, phi, range, 0.0);
+    draw_isolines(&mut img, &layout, phi, step);
+    draw_goal_outline(&mut img, &layout, goal);
+    layout.draw_colorbar(&mut img, range.0, range.1, Colormap::Viridis, 0.0, "potential, s");
+    layout.draw_legend(&mut img, &legend);
+    img
+}
+
+/// Writes [`potential_image`] to `path` as PNG (atomically).
+pub fn potential_png(
+    path: &Path,
+    scene: &Scene,
+    phi: ArrayView2<f64>,
+    goal: ArrayView2<bool>,
+    title: &str,
+    opts: &ImageOptions,
+) -> Result<()> {
+    save_png(path, &potential_image(scene, phi, goal, title, opts))
+}
+
+/// Walking directions `-grad phi / |grad phi|` as arrows (about [`ARROWS_ACROSS`] across the
+/// longer side, one per `k` cells) over a lightened potential backdrop, with its colour bar,
+/// goals outlined and the legend.
+pub fn gradient_image(
+    scene: &Scene,
+    phi: ArrayView2<f64>,
+    grad: &Gradient,
+    goal: ArrayView2<bool>,
+    title: &str,
+    opts: &ImageOptions,
+) -> RgbaImage {
+    let (rows, cols) = phi.dim();
+    let legend = potential_legend();
+    let layout = Layout::new(rows, cols, legend.len(), opts);
+    let mut img = layout.canvas(title);
+    if rows == 0 || cols == 0 {
+        return img;
+    }
+    let range = finite_range(phi.iter().copied()).unwrap_or((0.0, 1.0));
+    draw_potential_map(&mut img, &layout, scene, phi, range, BACKDROP_WASH);
+    draw_goal_outline(&mut img, &layout, goal);
+    let k = rows.max(cols).div_ceil(ARROWS_ACROSS).max(1);
+    let s = layout.scale as f64;
+    let spacing = k as f64 * s;
+    let len = 0.8 * spacing;
+    let thick = if spacing >= 24.0 { 2 } else { 1 };
+    for r in (k / 2..rows).step_by(k) {
+        for c in (k / 2..cols).step_by(k) {
+            let Some([dx, dy]) = grad.direction(r, c) else {
+                continue;
+            };
+            // Cell centre in map pixels; image y grows downward.
+            let cx = (c as f64 + 0.5) * s;
+            let cy = (rows - r) as f64 * s - 0.5 * s;
+            let (ux, uy) = (dx as f64, -(dy as f64));
+            draw_arrow(
+                &mut img,
+                &layout,
+                (cx - 0.5 * len * ux, cy - 0.5 * len * uy),
+                (ux, uy),
+                len,
+                thick,
+            );
+        }
+    }
+    layout.draw_colorbar(
+        &mut img,
+        range.0,
+        range.1,
+        Colormap::Viridis,
+        BACKDROP_WASH,
+        "potential, s",
+    );
+    layout.draw_legend(&mut img, &legend);
+    img
+}
+
+/// Writes [`gradient_image`] to `path` as PNG (atomically).
+pub fn gradient_png(
+    path: &Path,
+    scene: &Scene,
+    phi: ArrayView2<f64>,
+    grad: &Gradient,
+    goal: ArrayView2<bool>,
+    title: &str,
+    opts: &ImageOptions,
+) -> Result<()> {
+    save_png(path, &gradient_image(scene, phi, grad, goal, title, opts))
+}
+
+/// An arrow from `start` (map pixels) along unit `(ux, uy)` of length `len`, with a head.
+fn draw_arrow(
+    img: &mut RgbaImage,
+    layout: &Layout,
+    start: (f64, f64),
+    (ux, uy): (f64, f64),
+    len: f64,
+    thick: i64,
+) {
+    let tip = (start.0 + len * ux, start.1 + len * uy);
+    draw_line(img, layout, start, tip, thick);
+    let head = 0.35 * len;
+    // Head barbs at ±25° back from the tip.
+    let (cs, sn) = (25f64.to_radians().cos(), 25f64.to_radians().sin());
+    for sgn in [-1.0, 1.0] {
+        let bx = -(ux * cs - sgn * uy * sn);
+        let by = -(sgn * ux * sn + uy * cs);
+        draw_line(img, layout, tip, (tip.0 + head * bx, tip.1 + head * by), thick);
+    }
+}
+
+/// A line between two map-pixel points, `thick` px wide, in the ink colour.
+fn draw_line(img: &mut RgbaImage, layout: &Layout, a: (f64, f64), b: (f64, f64), thick: i64) {
+    let n = ((b.0 - a.0).abs().max((b.1 - a.1).abs()).ceil() as usize).max(1);
+    for i in 0..=n {
+        let t = i as f64 / n as f64;
+        let x = (a.0 + t * (b.0 - a.0)).floor() as i64;
+        let y = (a.1 + t * (b.1 - a.1)).floor() as i64;
+        for oy in 0..thick {
+            for ox in 0..thick {
+                layout.blend_map(img, x + ox, y + oy, INK, 1.0);
+            }
+        }
+    }
+}
+
+/// A scalar field colour-mapped with `colormap` (nearest cell), obstacles dark grey, non-finite
+/// values hatched ("no value"), a colour bar labelled `unit` and a legend.
+pub fn field_image(
+    scene: &Scene,
+    field: ArrayView2<f32>,
+    title: &str,
+    unit: &str,
+    colormap: Colormap,
+    opts: &ImageOptions,
+) -> RgbaImage {
+    let (rows, cols) = field.dim();
+    let legend = vec![
+        LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
+        LegendEntry::Hatched("no value".into()),
+    ];
+    let layout = Layout::new(rows, cols, legend.len(), opts);
+    let mut img = layout.canvas(title);
+    if rows == 0 || cols == 0 {
+        return img;
+    }
+    let free = field
+        .indexed_iter()
+        .filter(|&((r, c), _)| !scene.obstacle[[r, c]])
+        .map(|(_, &v)| v as f64);
+    let (lo, hi) = finite_range(free).unwrap_or((0.0, 1.0));
+    layout.fill_map(&mut img, |r, c, px, py| {
+        let v = field[[r, c]] as f64;
+        if scene.obstacle[[r, c]] {
+            OBSTACLE
+        } else if !v.is_finite() {
+            hatch(layout.map_x + px, layout.map_y + py)
+        } else {
+            colormap.rgb((v - lo) / (hi - lo))
+        }
+    });
+    layout.draw_colorbar(&mut img, lo, hi, colormap, 0.0, unit);
+    layout.draw_legend(&mut img, &legend);
+    img
+}
+
+/// Writes [`field_image`] to `path` as PNG (atomically).
+pub fn field_png(
+    path: &Path,
+    scene: &Scene,
+    field: ArrayView2<f32>,
+    title: &str,
+    unit: &str,
+    colormap: Colormap,
+    opts: &ImageOptions,
+) -> Result<()> {
+    save_png(path, &field_image(scene, field, title, unit, colormap, opts))
+}
+
+/// Per cell, the largest of the four directional values (e.g. the fastest speed out of a cell).
+pub fn max_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
+    field.map_axis(Axis(2), |lane| {
+        lane.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+    })
+}
+
+/// Per cell, the mean of the finite directional values; `+inf` where none is finite (e.g. the
+/// mean unit cost of the faces a walker can cross).
+pub fn mean_finite_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
+    field.map_axis(Axis(2), |lane| {
+        let (sum, n) = lane
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((0.0f64, 0u32), |(s, n), &v| (s + v as f64, n + 1));
+        if n == 0 {
+            f32::INFINITY
+        } else {
+            (sum / n as f64) as f32
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn bilinear_interpolates_and_falls_back_to_nearest() {
+        let f = array![[0.0, 1.0], [2.0, f64::INFINITY]];
+        assert_eq!(bilinear(f.view(), 0.5, 0.0), 0.5);
+        assert_eq!(
+            bilinear(f.view(), 0.2, 0.7),
+            2.0,
+            "nearest cell (1, 0) where a corner is inf"
+        );
+        assert_eq!(bilinear(f.view(), -3.0, -3.0), 0.0, "clamped");
+    }
+
+    #[test]
+    fn direction_reductions() {
+        let mut f = ndarray::Array3::<f32>::from_elem((1, 2, 4), f32::INFINITY);
+        f[[0, 0, 0]] = 1.0;
+        f[[0, 0, 2]] = 3.0;
+        let m = mean_finite_over_dirs(f.view());
+        assert_eq!(m[[0, 0]], 2.0);
+        assert_eq!(m[[0, 1]], f32::INFINITY);
+        assert_eq!(max_over_dirs(f.view())[[0, 0]], f32::INFINITY);
+    }
+}

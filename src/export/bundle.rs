@@ -1,0 +1,200 @@
+//! The full output set of `crowdfield solve` for one scene: per group the potential and
+//! gradient as `.npy` and PNG, the static field images, and `summary.json`.
+//!
+//! The fields are computed for an EMPTY crowd: the static planning field made of terrain slope,
+//! obstacles and discomfort only (density 0 everywhere, so every face walks at terrain speed).
+//! This is the field a walker would follow before any crowd is simulated.
+
+use super::{
+    Colormap, ImageOptions, field_png, gradient_png, max_over_dirs, mean_finite_over_dirs, potential_png,
+};
+use crate::agents::Agents;
+use crate::eikonal::{self, Order};
+use crate::error::Result;
+use crate::fields::Fields;
+use crate::gradient::gradient;
+use crate::io::write_npy;
+use crate::scene::Scene;
+use serde_json::json;
+use std::path::Path;
+use std::time::Instant;
+
+/// File-name-safe form of a group name: ASCII letters, digits, `-` and `_` kept, anything else
+/// becomes `_`; an empty result becomes `group_<index>`. Names already taken get `_2`, `_3`, ...
+pub fn sanitize_names(names: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let mut s: String = name
+            .chars()
+            .map(|ch| {
+                if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' {
+                    ch
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if s.trim_matches('_').is_empty() {
+            s = format!("group_{i}");
+        }
+        let base = s.clone();
+        let mut k = 2;
+        while out.iter().any(|o| o.eq_ignore_ascii_case(&s)) {
+            s = format!("{base}_{k}");
+            k += 1;
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// Computes the static fields of `scene`, solves every group's potential with CPU fast marching
+/// (groups in parallel) and writes everything under `out`:
+/// `<group>/potential.npy` (f64, `+inf` unreachable), `<group>/gradient_x.npy`,
+/// `<group>/gradient_y.npy` (f32, per metre), `<group>/potential.png`, `<group>/gradient.png`,
+/// `density.png`, `speed.png`, `cost.png` and `summary.json`, which is also returned.
+/// `log` receives one line per stage with its timing.
+pub fn write_solve_bundle(
+    scene: &Scene,
+    out: &Path,
+    order: Order,
+    opts: &ImageOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<serde_json::Value> {
+    let grid = scene.grid;
+    let t = Instant::now();
+    let fields = Fields::compute(scene, &Agents::default());
+    let fields_seconds = t.elapsed().as_secs_f64();
+    log(&format!(
+        "fields ({} x {} cells, empty crowd): {:.3} s",
+        grid.cols, grid.rows, fields_seconds
+    ));
+
+    let goals: Vec<_> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
+    let t = Instant::now();
+    let solutions = eikonal::solve_groups(fields.cost.view(), &goals, grid.cell_size, order);
+    let solve_wall = t.elapsed().as_secs_f64();
+    log(&format!(
+        "solved {} group(s) in {:.3} s",
+        solutions.len(),
+        solve_wall
+    ));
+
+    let names: Vec<&str> = scene.groups.iter().map(|g| g.name.as_str()).collect();
+    let dirs = sanitize_names(&names);
+    let mut groups_json = Vec::new();
+    for (((group, sol), goal), dir) in scene.groups.iter().zip(&solutions).zip(&goals).zip(&dirs) {
+        let t = Instant::now();
+        let gdir = out.join(dir);
+        let grad = gradient(sol.phi.view(), fields.cost.view(), grid.cell_size);
+        write_npy(&gdir.join("potential.npy"), sol.phi.view())?;
+        write_npy(&gdir.join("gradient_x.npy"), grad.gx.view())?;
+        write_npy(&gdir.join("gradient_y.npy"), grad.gy.view())?;
+        potential_png(
+            &gdir.join("potential.png"),
+            scene,
+            sol.phi.view(),
+            goal.view(),
+            &format!("{}: potential (walking time to goal)", group.name),
+            opts,
+        )?;
+        gradient_png(
+            &gdir.join("gradient.png"),
+            scene,
+            sol.phi.view(),
+            &grad,
+            goal.view(),
+            &format!("{}: walking direction", group.name),
+            opts,
+        )?;
+        let finite = sol.phi.iter().copied().filter(|v| v.is_finite());
+        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+        let unreachable_free = sol
+            .phi
+            .iter()
+            .zip(scene.obstacle.iter())
+            .filter(|&(p, &o)| !o && !p.is_finite())
+            .count();
+        log(&format!(
+            "group '{}' -> {dir}/: solve {:.3} s, {} unreachable cell(s) ({} free), phi {} .. {} s, files {:.3} s",
+            group.name,
+            sol.seconds,
+            sol.unreachable,
+            unreachable_free,
+            lo,
+            hi,
+            t.elapsed().as_secs_f64()
+        ));
+        let (phi_min, phi_max) = if lo <= hi {
+            (Some(lo), Some(hi))
+        } else {
+            (None, None)
+        };
+        groups_json.push(json!({
+            "name": group.name,
+            "dir": dir,
+            "goal_cells": goal.iter().filter(|&&g| g).count(),
+            "unreachable_cells": sol.unreachable,
+            "unreachable_free_cells": unreachable_free,
+            "phi_min": phi_min,
+            "phi_max": phi_max,
+            "solver": sol.solver,
+            "passes": sol.passes,
+            "solve_seconds": sol.seconds,
+        }));
+    }
+
+    let t = Instant::now();
+    field_png(
+        &out.join("density.png"),
+        scene,
+        fields.density.rho.view(),
+        "density (empty crowd)",
+        "persons/m²",
+        Colormap::YellowOrangeRed,
+        opts,
+    )?;
+    field_png(
+        &out.join("speed.png"),
+        scene,
+        max_over_dirs(fields.speed.view()).view(),
+        "walking speed, fastest direction",
+        "speed, m/s",
+        Colormap::Cividis,
+        opts,
+    )?;
+    field_png(
+        &out.join("cost.png"),
+        scene,
+        mean_finite_over_dirs(fields.cost.view()).view(),
+        "unit cost, mean over open directions",
+        "cost, s/m",
+        Colormap::Inferno,
+        opts,
+    )?;
+    log(&format!("field images: {:.3} s", t.elapsed().as_secs_f64()));
+
+    let order_number = match order {
+        Order::First => 1,
+        Order::Second => 2,
+    };
+    let solver = solutions.first().map_or("fmm-cpu", |s| s.solver);
+    let summary = json!({
+        "map": scene.name,
+        "grid": {"cols": grid.cols, "rows": grid.rows, "cell_size": grid.cell_size},
+        "layout": "arrays are (rows, cols): row index = y, column = x, origin at the lower-left corner",
+        "crowd": "empty: static planning field from terrain, obstacles and discomfort",
+        "params": scene.params,
+        "order": order_number,
+        "solver": solver,
+        "fields_seconds": fields_seconds,
+        "solve_wall_seconds": solve_wall,
+        "obstacle_cells": scene.obstacle.iter().filter(|&&o| o).count(),
+        "groups": groups_json,
+    });
+    let text = serde_json::to_string_pretty(&summary).expect("summary serialises");
+    crate::io::write_bytes_atomic(&out.join("summary.json"), text.as_bytes())?;
+    Ok(summary)
+}

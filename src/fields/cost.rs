@@ -1,0 +1,48 @@
+//! Anisotropic unit cost (SPEC §3): `C = (alpha f + beta + gamma g) / f` seconds per metre, with
+//! the discomfort g sampled `lookahead` metres ahead like the density.
+//!
+//! A face that cannot be crossed (out of an obstacle cell, into an obstacle, out of the domain,
+//! or with no positive finite speed) costs `+inf`, the marker the Eikonal solvers read as a wall.
+
+use super::speed::face_open;
+use super::{lookahead_cells, sample_ahead};
+use crate::grid::Dir;
+use crate::scene::Scene;
+use ndarray::{Array3, ArrayView3, Axis};
+use rayon::prelude::*;
+
+/// Unit cost of one face from its speed `f` (m/s) and the discomfort `g` ahead:
+/// `(alpha f + beta + gamma g) / f`; `+inf` where `f` is not positive and finite.
+pub fn face_cost(alpha: f64, beta: f64, gamma: f64, f: f64, g: f64) -> f64 {
+    if !(f > 0.0 && f.is_finite()) {
+        return f64::INFINITY;
+    }
+    let c = (alpha * f + beta + gamma * g) / f;
+    if c.is_nan() { f64::INFINITY } else { c }
+}
+
+/// Anisotropic unit cost C = (alpha f + beta + gamma g) / f, shape `(rows, cols, 4)`;
+/// `+inf` where the face cannot be crossed (obstacles, domain border, zero speed).
+pub fn unit_cost(scene: &Scene, speed: ArrayView3<f32>) -> Array3<f32> {
+    let grid = scene.grid;
+    let p = &scene.params;
+    let ahead = lookahead_cells(p.lookahead, grid.cell_size);
+    let mut cost = Array3::<f32>::from_elem(grid.dir_shape(), f32::INFINITY);
+    cost.axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(r, mut row)| {
+            for c in 0..grid.cols {
+                for d in Dir::ALL {
+                    if !face_open(&grid, scene.obstacle.view(), r, c, d) {
+                        continue;
+                    }
+                    let g = sample_ahead(scene.discomfort.view(), r, c, d, ahead);
+                    let g = if g.is_finite() { g } else { 0.0 };
+                    let f = speed[[r, c, d.index()]] as f64;
+                    row[[c, d.index()]] = face_cost(p.alpha, p.beta, p.gamma, f, g) as f32;
+                }
+            }
+        });
+    cost
+}

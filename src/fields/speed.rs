@@ -1,0 +1,150 @@
+//! Anisotropic walking speed f(x, theta) (SPEC §3): terrain speed from the slope across each
+//! face, flow speed and density looked up `lookahead` metres ahead, blended linearly between
+//! `rho_min` and `rho_max` (or Weidmann's fundamental diagram).
+//!
+//! Choices the SPEC leaves open, written down:
+//! - The slope for direction theta is `(h(neighbour) - h(cell)) / cell_size`, the height
+//!   difference across that face (a one-sided difference, so uphill and downhill differ).
+//! - The flow speed is floored at `f_min` (not 0), so a dense crowd walking the other way makes
+//!   a face slow but never impassable; the potential stays finite wherever a path exists.
+//! - Weidmann's law uses the terrain speed as its free speed:
+//!   `f = max(f_min, f_T (1 - exp(-gamma_w (1/rho - 1/rho_jam))))`, `f_T` where `rho <= 0`.
+//! - `f` is 0 out of obstacle cells and across faces into obstacles or out of the domain.
+
+use super::{Density, lookahead_cells, sample_ahead};
+use crate::grid::{Dir, Grid};
+use crate::params::{Params, SpeedLaw};
+use crate::scene::Scene;
+use ndarray::{Array3, ArrayView2, Axis};
+use rayon::prelude::*;
+
+/// Terrain speed for slope `s` (height gained per metre walked), SPEC §3:
+/// `f_max` at or below `s_min`, `f_min` at or above `s_max`, linear between.
+pub fn terrain_speed(p: &Params, s: f64) -> f64 {
+    if s <= p.s_min {
+        return p.f_max;
+    }
+    if s >= p.s_max {
+        return p.f_min;
+    }
+    let t = (s - p.s_min) / (p.s_max - p.s_min);
+    p.f_max + t * (p.f_min - p.f_max)
+}
+
+/// Walking speed from the terrain speed `f_t`, the flow speed `f_v` and the density `rho`
+/// (persons/m²) ahead, by the scene's speed law.
+pub fn blend_speed(p: &Params, f_t: f64, f_v: f64, rho: f64) -> f64 {
+    match p.speed_law {
+        SpeedLaw::Linear => {
+            if rho <= p.rho_min {
+                f_t
+            } else if rho >= p.rho_max {
+                f_v
+            } else {
+                f_t + (rho - p.rho_min) / (p.rho_max - p.rho_min) * (f_v - f_t)
+            }
+        }
+        SpeedLaw::Weidmann => {
+            if rho <= 0.0 {
+                return f_t;
+            }
+            let factor = 1.0 - (-p.weidmann_gamma * (1.0 / rho - 1.0 / p.weidmann_rho_jam)).exp();
+            (f_t * factor).max(p.f_min)
+        }
+    }
+}
+
+/// Anisotropic walking speed f(x, theta), m/s, shape `(rows, cols, 4)`; 0 out of obstacle cells
+/// and across faces into obstacles or out of the domain. Rows are computed in parallel; each
+/// value depends only on the inputs, so the result does not depend on the thread count.
+pub fn speed(scene: &Scene, density: &Density) -> Array3<f32> {
+    let grid = scene.grid;
+    let p = &scene.params;
+    let ahead = lookahead_cells(p.lookahead, grid.cell_size);
+    let mut f = Array3::<f32>::zeros(grid.dir_shape());
+    f.axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(r, mut row)| {
+            for c in 0..grid.cols {
+                for d in Dir::ALL {
+                    row[[c, d.index()]] = face_speed(scene, density, ahead, r, c, d) as f32;
+                }
+            }
+        });
+    f
+}
+
+/// True when a walker may leave cell `(r, c)` in direction `d`: the cell is free and the
+/// neighbour exists and is free.
+pub fn face_open(grid: &Grid, obstacle: ArrayView2<bool>, r: usize, c: usize, d: Dir) -> bool {
+    if obstacle[[r, c]] {
+        return false;
+    }
+    match grid.neighbor(r, c, d) {
+        Some((nr, nc)) => !obstacle[[nr, nc]],
+        None => false,
+    }
+}
+
+/// Speed across one face, see [`speed`].
+fn face_speed(scene: &Scene, density: &Density, ahead: f64, r: usize, c: usize, d: Dir) -> f64 {
+    let grid = &scene.grid;
+    let p = &scene.params;
+    if !face_open(grid, scene.obstacle.view(), r, c, d) {
+        return 0.0;
+    }
+    let (nr, nc) = grid.neighbor(r, c, d).expect("open face has a neighbour");
+    let slope = (scene.height[[nr, nc]] as f64 - scene.height[[r, c]] as f64) / grid.cell_size;
+    let f_t = terrain_speed(p, if slope.is_finite() { slope } else { 0.0 });
+    let rho = sample_ahead(density.rho.view(), r, c, d, ahead);
+    let (ux, uy) = d.unit();
+    let v_along = sample_ahead(density.vx.view(), r, c, d, ahead) * ux
+        + sample_ahead(density.vy.view(), r, c, d, ahead) * uy;
+    let f_v = if v_along.is_finite() {
+        v_along.max(p.f_min)
+    } else {
+        p.f_min
+    };
+    let f = blend_speed(p, f_t, f_v, rho);
+    if f.is_finite() { f.max(0.0) } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terrain_speed_is_linear_between_the_slope_limits() {
+        let p = Params::default();
+        assert_eq!(terrain_speed(&p, -1.0), p.f_max);
+        assert_eq!(terrain_speed(&p, 0.0), p.f_max);
+        assert_eq!(terrain_speed(&p, 0.5), p.f_min);
+        assert_eq!(terrain_speed(&p, 2.0), p.f_min);
+        let mid = terrain_speed(&p, 0.25);
+        assert!((mid - 0.5 * (p.f_min + p.f_max)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn linear_blend_hits_both_ends() {
+        let p = Params::default();
+        assert_eq!(blend_speed(&p, 1.2, 0.3, 1.0), 1.2);
+        assert_eq!(blend_speed(&p, 1.2, 0.3, 6.0), 0.3);
+        assert!((blend_speed(&p, 1.2, 0.3, 3.5) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn weidmann_matches_the_fundamental_diagram() {
+        let p = Params {
+            speed_law: SpeedLaw::Weidmann,
+            ..Params::default()
+        };
+        assert_eq!(blend_speed(&p, 1.34, 0.0, 0.0), 1.34);
+        // Weidmann (1993): about 1.06 m/s at 1 person/m².
+        let v1 = blend_speed(&p, 1.34, 0.0, 1.0);
+        assert!((v1 - 1.06).abs() < 0.01, "{v1}");
+        // At and past the jam density the floor f_min holds.
+        assert_eq!(blend_speed(&p, 1.34, 0.0, 5.4), p.f_min);
+        assert_eq!(blend_speed(&p, 1.34, 0.0, 9.0), p.f_min);
+    }
+}
