@@ -1,12 +1,114 @@
-//! `crowdfield batch` (being written).
+//! `crowdfield batch`: solve (and optionally simulate) many maps in parallel, resumably, with a
+//! summary of every map's outcome. See [`crowdfield::sim::batch`] for the layout of the outputs.
 
+use crowdfield::sim::batch::{self, BatchOptions, MapOutcome, Shard};
+use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `crowdfield batch`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Map files, folders (every *.json inside) or manifests (.txt, one path per line, relative
+    /// to the manifest).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output folder: one sub-folder per map (named after the map's file stem) and the summary.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Maps run at once (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only slice I of N of the sorted map list (I is 0-based: 0/4 .. 3/4).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Also simulate each map (report.json, plots) after solving it.
+    #[arg(long)]
+    pub simulate: bool,
+    /// Redo maps that are already complete.
+    #[arg(long)]
+    pub force: bool,
+    /// Simulation time limit, seconds (with --simulate).
+    #[arg(long, default_value_t = DEFAULT_MAX_TIME)]
+    pub max_time: f64,
+    /// Simulation seed (with --simulate).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
-/// Runs `crowdfield batch`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`crowdfield batch` is not available yet")
+/// Runs `crowdfield batch`. Exits non-zero when any map failed.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
+    if args.jobs == Some(0) {
+        anyhow::bail!("--jobs 0: expected at least 1");
+    }
+    let all = batch::expand_inputs(&args.inputs)?;
+    let maps = match shard {
+        Some(s) => s.slice(&all).to_vec(),
+        None => all,
+    };
+    let options = BatchOptions {
+        simulate: args.simulate,
+        sim: SimConfig {
+            max_time: args.max_time,
+            seed: args.seed,
+            ..SimConfig::default()
+        },
+    };
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(maps.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} maps  {msg}  [{elapsed_precise}]")
+            .expect("static progress template"),
+    );
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(j) = args.jobs {
+        pool = pool.num_threads(j);
+    }
+    let pool = pool.build()?;
+    let outcomes: Vec<MapOutcome> = pool.install(|| {
+        maps.par_iter()
+            .map(|m| {
+                let o = batch::run_map(m, &args.out, &options, args.force);
+                bar.set_message(batch::stem(m));
+                bar.inc(1);
+                if o.status == "failed" {
+                    bar.println(format!(
+                        "failed: {}: {}",
+                        o.map,
+                        o.error.as_deref().unwrap_or("unknown error")
+                    ));
+                }
+                o
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let suffix = shard.map_or_else(String::new, |s| format!("-shard-{}-of-{}", s.index, s.count));
+    batch::write_summary(&args.out, &suffix, &outcomes)?;
+    let failed = outcomes.iter().filter(|o| o.status == "failed").count();
+    let skipped = outcomes.iter().filter(|o| o.status == "skipped").count();
+    if !args.quiet {
+        eprintln!(
+            "{} maps: {} done, {} already complete, {} failed; summary in {}",
+            outcomes.len(),
+            outcomes.len() - failed - skipped,
+            skipped,
+            failed,
+            args.out.join(format!("summary{suffix}.json")).display()
+        );
+    }
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,1 +1,579 @@
-//! (being written)
+//! Crowd simulation through the continuum fields (SPEC §1): spawn, step, arrivals, report.
+//!
+//! One step, in order (each stage timed, see [`StageTimes`]):
+//! 1. **splat**: every group's agents into one density and average velocity ([`fields::splat`]);
+//! 2. **fields**: anisotropic speed and unit cost ([`fields::speed`], [`fields::unit_cost`]);
+//! 3. **potentials**: one Eikonal solve per group ([`eikonal::solve_groups`], groups in
+//!    parallel) and its upwind gradient, every step by default or every `replan_every` steps;
+//! 4. **advection**: each agent's preferred velocity is the field velocity at its position
+//!    ([`gradient::velocity_at`]) capped at its maximum speed; the optional [`LocalLayer`] turns
+//!    preferred into actual velocities; positions are integrated, sliding along walls;
+//! 5. **separation**: pairs closer than the sum of their radii are pushed apart (Jacobi
+//!    iterations over a [`NeighborGrid`]), walls still enforced;
+//! 6. agents standing on a goal cell of their group are removed and their arrival recorded.
+//!
+//! The simulation does no I/O: [`output`] writes the report, plots, frames and trajectories.
+//! Results depend only on the scene, the configuration and the seed, never on the thread count:
+//! every parallel loop computes per-agent values from the previous state and collects them in
+//! agent order.
+
+pub mod batch;
+pub mod draw;
+pub mod output;
+pub mod report;
+pub mod spawn;
+
+use crate::agents::Agents;
+use crate::eikonal::{self, Order};
+use crate::error::{Error, Result};
+use crate::fields::{self, Density, Fields};
+use crate::gradient::{self, Gradient};
+use crate::neighbors::NeighborGrid;
+use crate::scene::Scene;
+use ndarray::{Array2, Array3};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+pub use report::Report;
+
+/// Time step used when none is given, seconds; lowered automatically to respect the CFL bound.
+pub const DEFAULT_DT: f64 = 0.1;
+
+/// The automatic time step lets the fastest walker cover at most this fraction of a cell per
+/// step, leaving room for the separation push on top of walking.
+pub const AUTO_DT_CFL: f64 = 0.9;
+
+/// Default time limit of a run, seconds (10 minutes covers every bundled evacuation).
+pub const DEFAULT_MAX_TIME: f64 = 600.0;
+
+/// Pairs may end a step this fraction of their minimum distance closer than it (1 %): the
+/// separation iterations stop once every pair is within half of this slack.
+pub const SEPARATION_SLACK: f64 = 0.01;
+
+/// Upper bound on separation iterations per step. Jacobi push-apart halves a lone overlap each
+/// iteration; 40 iterations resolve the dense blocks of the tests and benchmarks, and a step
+/// that still has overlaps after them simply carries them into the next step.
+pub const SEPARATION_MAX_ITERATIONS: usize = 40;
+
+/// An agent that stays within this distance of one point (metres)...
+pub const STUCK_DISTANCE: f64 = 0.1;
+/// ...for this long (seconds) while its potential is finite counts as stuck.
+pub const STUCK_TIME: f64 = 10.0;
+
+/// What a run does, beyond the scene itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    /// Time step, seconds; `None` picks `min(DEFAULT_DT, AUTO_DT_CFL * cell_size / v_max)`.
+    pub dt: Option<f64>,
+    /// The run stops at this simulated time, seconds, even if agents remain.
+    pub max_time: f64,
+    /// Seed of the spawn positions and speeds.
+    pub seed: u64,
+    /// Potentials are recomputed every this many steps (1 = every step).
+    pub replan_every: usize,
+    /// Order of the fast-marching update.
+    pub order: Order,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            dt: None,
+            max_time: DEFAULT_MAX_TIME,
+            seed: 0,
+            replan_every: 1,
+            order: Order::First,
+        }
+    }
+}
+
+/// The hook where preferred velocities become actual velocities (boids offsets, ORCA).
+/// Without one, agents walk at their preferred velocity.
+pub trait LocalLayer: Send {
+    /// Writes the actual velocity of every agent into `vx, vy`, which hold the preferred
+    /// velocities on entry. `agents.vx, agents.vy` still hold the previous step's velocities.
+    fn adjust(&mut self, scene: &Scene, agents: &Agents, dt: f64, vx: &mut [f32], vy: &mut [f32]);
+}
+
+/// Wall time spent in each stage, seconds, summed over the steps run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageTimes {
+    /// Density splat.
+    pub splat: f64,
+    /// Speed and unit cost.
+    pub fields: f64,
+    /// Eikonal solves and gradients.
+    pub potentials: f64,
+    /// Field velocity, local layer, integration, walls, arrivals.
+    pub advection: f64,
+    /// Minimum-distance enforcement.
+    pub separation: f64,
+}
+
+impl StageTimes {
+    /// Sum of the stages, seconds.
+    pub fn total(&self) -> f64 {
+        self.splat + self.fields + self.potentials + self.advection + self.separation
+    }
+}
+
+/// One arrival: which agent reached which exit of its group, and when.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arrival {
+    /// Agent id.
+    pub id: u32,
+    /// Group index.
+    pub group: u32,
+    /// Index of the exit in the group's `goals`.
+    pub exit: usize,
+    /// Simulated time of arrival, seconds.
+    pub time: f64,
+}
+
+/// Per-agent bookkeeping, indexed by agent id (ids are `0..n`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AgentLog {
+    /// Distance walked so far, metres.
+    pub walked: Vec<f64>,
+    /// Time the agent left the simulation (arrival), or `None`.
+    pub left_at: Vec<Option<f64>>,
+    /// Point the agent has stayed near since `anchor_t` (for the stuck test).
+    pub anchor: Vec<(f32, f32, f64)>,
+}
+
+/// Density statistics gathered over the run.
+#[derive(Clone, Debug)]
+pub(crate) struct DensityLog {
+    /// Highest density seen in each cell, persons/m².
+    pub peak_map: Array2<f32>,
+    /// Highest density overall: value, cell (row, col), time.
+    pub peak: (f32, (usize, usize), f64),
+    /// Per group: highest density in the cell of one of its agents: value, cell, time.
+    pub group_peak: Vec<(f32, (usize, usize), f64)>,
+    /// Per group: sum of agents' speeds over agent-steps, and the number of agent-steps.
+    pub speed_sum: Vec<(f64, u64)>,
+}
+
+/// A running simulation: the scene, its agents and everything recorded so far.
+pub struct Simulation {
+    /// The scene (its `params.speed_law` selects the speed–density law).
+    pub scene: Scene,
+    /// The agents still walking.
+    pub agents: Agents,
+    /// The configuration.
+    pub config: SimConfig,
+    /// Time step, seconds (validated against the CFL bound).
+    pub dt: f64,
+    /// Simulated time, seconds.
+    pub time: f64,
+    /// Steps done.
+    pub steps: usize,
+    /// Number of agents spawned, per group.
+    pub spawned: Vec<usize>,
+    /// Every arrival so far, in order.
+    pub arrivals: Vec<Arrival>,
+    /// Fields of the last step (`None` before the first step).
+    pub fields: Option<Fields>,
+    /// Potential of each group from the last solve (empty before the first step).
+    pub potentials: Vec<Array2<f64>>,
+    /// Wall time per stage.
+    pub times: StageTimes,
+    goal_masks: Vec<Array2<bool>>,
+    gradients: Vec<Gradient>,
+    local: Option<Box<dyn LocalLayer>>,
+    neighbors: NeighborGrid,
+    pub(crate) log: AgentLog,
+    pub(crate) density_log: DensityLog,
+}
+
+impl Simulation {
+    /// Spawns the agents of `scene` with `config.seed` and checks the time step.
+    pub fn new(scene: Scene, config: SimConfig) -> Result<Self> {
+        let agents = spawn::spawn_agents(&scene, config.seed)?;
+        Self::with_agents(scene, config, agents)
+    }
+
+    /// A simulation of the given agents (ids must be `0..n`).
+    pub fn with_agents(scene: Scene, config: SimConfig, agents: Agents) -> Result<Self> {
+        let grid = scene.grid;
+        if config.replan_every == 0 {
+            return Err(Error::invalid(
+                "<options>",
+                "--replan-every",
+                "0: expected at least 1",
+            ));
+        }
+        if !(config.max_time.is_finite() && config.max_time > 0.0) {
+            return Err(Error::invalid(
+                "<options>",
+                "--max-time",
+                format!("{}: expected a positive number of seconds", config.max_time),
+            ));
+        }
+        if agents.id.iter().enumerate().any(|(i, &id)| id as usize != i) {
+            return Err(Error::invalid(
+                "<agents>",
+                "id",
+                "agent ids must be 0..n in order",
+            ));
+        }
+        let v_max = agents
+            .max_speed
+            .iter()
+            .fold(scene.params.f_max, |m, &v| m.max(v as f64));
+        let dt = match config.dt {
+            None => DEFAULT_DT.min(AUTO_DT_CFL * grid.cell_size / v_max),
+            Some(dt) => {
+                if !(dt.is_finite() && dt > 0.0) {
+                    return Err(Error::invalid(
+                        "<options>",
+                        "--dt",
+                        format!("{dt}: expected a positive time step"),
+                    ));
+                }
+                if dt * v_max > grid.cell_size {
+                    return Err(Error::invalid(
+                        "<options>",
+                        "--dt",
+                        format!(
+                            "{dt} s lets the fastest walker ({v_max} m/s) move {:.3} m per step, more than \
+                             one cell ({} m): use --dt <= {:.4} (or leave --dt out to pick it automatically)",
+                            dt * v_max,
+                            grid.cell_size,
+                            grid.cell_size / v_max
+                        ),
+                    ));
+                }
+                dt
+            }
+        };
+        let goal_masks: Vec<Array2<bool>> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
+        let mut spawned = vec![0usize; scene.groups.len()];
+        for &g in &agents.group {
+            spawned[g as usize] += 1;
+        }
+        let n = agents.len();
+        let max_radius = agents.radius.iter().fold(0.05f32, |m, &r| m.max(r));
+        let neighbors = NeighborGrid::new(grid.width() as f32, grid.height() as f32, 2.0 * max_radius);
+        let log = AgentLog {
+            walked: vec![0.0; n],
+            left_at: vec![None; n],
+            anchor: (0..n).map(|i| (agents.x[i], agents.y[i], 0.0)).collect(),
+        };
+        let groups = scene.groups.len();
+        let density_log = DensityLog {
+            peak_map: Array2::zeros(grid.shape()),
+            peak: (0.0, (0, 0), 0.0),
+            group_peak: vec![(0.0, (0, 0), 0.0); groups],
+            speed_sum: vec![(0.0, 0); groups],
+        };
+        Ok(Self {
+            scene,
+            agents,
+            config,
+            dt,
+            time: 0.0,
+            steps: 0,
+            spawned,
+            arrivals: Vec::new(),
+            fields: None,
+            potentials: Vec::new(),
+            times: StageTimes::default(),
+            goal_masks,
+            gradients: Vec::new(),
+            local: None,
+            neighbors,
+            log,
+            density_log,
+        })
+    }
+
+    /// Installs a local layer (boids, ORCA) between preferred and actual velocities.
+    pub fn set_local_layer(&mut self, layer: Box<dyn LocalLayer>) {
+        self.local = Some(layer);
+    }
+
+    /// True when every agent has arrived or the time limit is reached.
+    pub fn finished(&self) -> bool {
+        self.agents.is_empty() || self.time >= self.config.max_time - 1e-9
+    }
+
+    /// Runs steps until [`Simulation::finished`], calling `observe` after each step.
+    pub fn run(&mut self, mut observe: impl FnMut(&Simulation) -> Result<()>) -> Result<()> {
+        while !self.finished() {
+            self.step();
+            observe(self)?;
+        }
+        Ok(())
+    }
+
+    /// One step of SPEC §1. Returns the number of agents that arrived during it.
+    pub fn step(&mut self) -> usize {
+        let grid = self.scene.grid;
+
+        // 1. Splat (all groups together).
+        let t0 = Instant::now();
+        let density = fields::splat(&grid, self.scene.params.lambda, &self.agents);
+        let t1 = Instant::now();
+        self.times.splat += (t1 - t0).as_secs_f64();
+
+        // 2. Speed and cost.
+        let speed = fields::speed(&self.scene, &density);
+        let cost = fields::unit_cost(&self.scene, speed.view());
+        let t2 = Instant::now();
+        self.times.fields += (t2 - t1).as_secs_f64();
+
+        // 3. Potentials and gradients.
+        if self.steps.is_multiple_of(self.config.replan_every) || self.gradients.is_empty() {
+            self.solve_potentials(&cost);
+        }
+        let t3 = Instant::now();
+        self.times.potentials += (t3 - t2).as_secs_f64();
+
+        // 4. Advection.
+        self.record_density(&density);
+        let (old_x, old_y) = (self.agents.x.clone(), self.agents.y.clone());
+        self.advect(&speed);
+        let t4 = Instant::now();
+        self.times.advection += (t4 - t3).as_secs_f64();
+
+        // 5. Separation.
+        self.separate();
+        let t5 = Instant::now();
+        self.times.separation += (t5 - t4).as_secs_f64();
+
+        // 6. Bookkeeping and arrivals.
+        self.time = (self.steps + 1) as f64 * self.dt;
+        self.steps += 1;
+        self.track_motion(&old_x, &old_y);
+        let arrived = self.remove_arrivals();
+        self.times.advection += t5.elapsed().as_secs_f64();
+        self.fields = Some(Fields { density, speed, cost });
+        arrived
+    }
+
+    fn solve_potentials(&mut self, cost: &Array3<f32>) {
+        let h = self.scene.grid.cell_size;
+        let solutions = eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order);
+        self.gradients = solutions
+            .par_iter()
+            .map(|s| gradient::gradient(s.phi.view(), cost.view(), h))
+            .collect();
+        self.potentials = solutions.into_iter().map(|s| s.phi).collect();
+    }
+
+    /// Peak density bookkeeping (before agents move, so densities match positions).
+    fn record_density(&mut self, density: &Density) {
+        let log = &mut self.density_log;
+        for ((rc, &rho), peak) in density.rho.indexed_iter().zip(log.peak_map.iter_mut()) {
+            if rho > *peak {
+                *peak = rho;
+            }
+            if rho > log.peak.0 {
+                log.peak = (rho, rc, self.time);
+            }
+        }
+        let grid = &self.scene.grid;
+        for i in 0..self.agents.len() {
+            if let Some(rc) = grid.cell_of(self.agents.x[i] as f64, self.agents.y[i] as f64) {
+                let g = self.agents.group[i] as usize;
+                let rho = density.rho[rc];
+                if rho > log.group_peak[g].0 {
+                    log.group_peak[g] = (rho, rc, self.time);
+                }
+            }
+        }
+    }
+
+    /// Preferred velocity, local layer, integration with walls.
+    fn advect(&mut self, speed: &Array3<f32>) {
+        let grid = self.scene.grid;
+        let agents = &self.agents;
+        let gradients = &self.gradients;
+        let (mut vx, mut vy): (Vec<f32>, Vec<f32>) = (0..agents.len())
+            .into_par_iter()
+            .map(|i| {
+                let g = agents.group[i] as usize;
+                let [mut ux, mut uy] =
+                    gradient::velocity_at(&grid, &gradients[g], speed.view(), agents.x[i], agents.y[i]);
+                if !(ux.is_finite() && uy.is_finite()) {
+                    (ux, uy) = (0.0, 0.0);
+                }
+                let s = (ux * ux + uy * uy).sqrt();
+                let cap = agents.max_speed[i];
+                if s > cap && s > 0.0 {
+                    ux *= cap / s;
+                    uy *= cap / s;
+                }
+                (ux, uy)
+            })
+            .unzip();
+        if let Some(layer) = self.local.as_mut() {
+            layer.adjust(&self.scene, &self.agents, self.dt, &mut vx, &mut vy);
+        }
+        let dt = self.dt as f32;
+        let scene = &self.scene;
+        let agents = &self.agents;
+        let moved: Vec<(f32, f32, f32, f32)> = (0..agents.len())
+            .into_par_iter()
+            .map(|i| {
+                let (x0, y0) = (agents.x[i], agents.y[i]);
+                let (x, y) = slide(scene, x0, y0, x0 + vx[i] * dt, y0 + vy[i] * dt);
+                (x, y, (x - x0) / dt, (y - y0) / dt)
+            })
+            .collect();
+        let a = &mut self.agents;
+        for (i, (x, y, ux, uy)) in moved.into_iter().enumerate() {
+            a.x[i] = x;
+            a.y[i] = y;
+            a.vx[i] = ux;
+            a.vy[i] = uy;
+        }
+    }
+
+    /// Pushes overlapping pairs apart until every pair is within `SEPARATION_SLACK / 2` of its
+    /// minimum distance or `SEPARATION_MAX_ITERATIONS` is reached. Each iteration is a Jacobi
+    /// sweep: every agent moves by half of each of its overlaps, computed from the positions at
+    /// the start of the iteration, then walls are enforced.
+    fn separate(&mut self) {
+        let scene = &self.scene;
+        for _ in 0..SEPARATION_MAX_ITERATIONS {
+            let a = &self.agents;
+            self.neighbors.rebuild(&a.x, &a.y);
+            let grid = &self.neighbors;
+            let pushes: Vec<(f32, f32, f32)> = (0..a.len())
+                .into_par_iter()
+                .map(|i| {
+                    let (xi, yi, ri) = (a.x[i], a.y[i], a.radius[i]);
+                    let (mut px, mut py, mut worst) = (0.0f32, 0.0f32, 0.0f32);
+                    grid.for_each_near(xi, yi, |j| {
+                        let j = j as usize;
+                        if j == i {
+                            return;
+                        }
+                        let (dx, dy) = (xi - a.x[j], yi - a.y[j]);
+                        let min = ri + a.radius[j];
+                        let d2 = dx * dx + dy * dy;
+                        if d2 >= min * min {
+                            return;
+                        }
+                        let d = d2.sqrt();
+                        let overlap = min - d;
+                        worst = worst.max(overlap / min);
+                        let (nx, ny) = if d > 1e-6 {
+                            (dx / d, dy / d)
+                        } else {
+                            // Coincident agents: split them along a direction fixed by their ids.
+                            let angle = (i.min(j) * 7919 + i.max(j)) as f32 * 2.399_963;
+                            let sign = if i < j { 1.0 } else { -1.0 };
+                            (sign * angle.cos(), sign * angle.sin())
+                        };
+                        px += 0.5 * overlap * nx;
+                        py += 0.5 * overlap * ny;
+                    });
+                    // Never push further than one radius in one iteration.
+                    let len = (px * px + py * py).sqrt();
+                    if len > ri {
+                        px *= ri / len;
+                        py *= ri / len;
+                    }
+                    (px, py, worst)
+                })
+                .collect();
+            let worst = pushes.iter().fold(0.0f32, |m, p| m.max(p.2));
+            if (worst as f64) < 0.5 * SEPARATION_SLACK {
+                break;
+            }
+            let a = &mut self.agents;
+            for (i, (px, py, _)) in pushes.into_iter().enumerate() {
+                if px != 0.0 || py != 0.0 {
+                    let (x, y) = slide(scene, a.x[i], a.y[i], a.x[i] + px, a.y[i] + py);
+                    a.x[i] = x;
+                    a.y[i] = y;
+                }
+            }
+        }
+    }
+
+    /// Distance walked and the stuck-anchor of every agent.
+    fn track_motion(&mut self, old_x: &[f32], old_y: &[f32]) {
+        let a = &self.agents;
+        let log = &mut self.log;
+        for i in 0..a.len() {
+            let id = a.id[i] as usize;
+            let step = (((a.x[i] - old_x[i]).powi(2) + (a.y[i] - old_y[i]).powi(2)) as f64).sqrt();
+            log.walked[id] += step;
+            let g = a.group[i] as usize;
+            let ss = &mut self.density_log.speed_sum[g];
+            ss.0 += step / self.dt;
+            ss.1 += 1;
+            let (ax, ay, _) = log.anchor[id];
+            if (((a.x[i] - ax).powi(2) + (a.y[i] - ay).powi(2)) as f64) > STUCK_DISTANCE * STUCK_DISTANCE {
+                log.anchor[id] = (a.x[i], a.y[i], self.time);
+            }
+        }
+    }
+
+    /// Removes the agents standing on a goal cell of their group; returns how many.
+    fn remove_arrivals(&mut self) -> usize {
+        let grid = self.scene.grid;
+        let a = &self.agents;
+        let mut keep = vec![true; a.len()];
+        let mut count = 0;
+        for i in 0..a.len() {
+            let Some(rc) = grid.cell_of(a.x[i] as f64, a.y[i] as f64) else {
+                continue;
+            };
+            let g = a.group[i] as usize;
+            if !self.goal_masks[g][rc] {
+                continue;
+            }
+            let exit = self.scene.groups[g]
+                .goals
+                .iter()
+                .position(|area| area.mask[rc])
+                .unwrap_or(0);
+            self.arrivals.push(Arrival {
+                id: a.id[i],
+                group: a.group[i],
+                exit,
+                time: self.time,
+            });
+            self.log.left_at[a.id[i] as usize] = Some(self.time);
+            keep[i] = false;
+            count += 1;
+        }
+        if count > 0 {
+            self.agents.retain(|i| keep[i]);
+        }
+        count
+    }
+
+    /// The report of the run so far.
+    pub fn report(&self) -> Report {
+        report::build(self)
+    }
+}
+
+/// True when world point `(x, y)` is inside the domain and not in an obstacle cell.
+pub fn passable(scene: &Scene, x: f32, y: f32) -> bool {
+    scene
+        .grid
+        .cell_of(x as f64, y as f64)
+        .is_some_and(|rc| !scene.obstacle[rc])
+}
+
+/// Moves from `(x0, y0)` (passable) toward `(x1, y1)`: the full move when it ends passable,
+/// otherwise the move along x alone or y alone (sliding along the wall), otherwise none.
+pub fn slide(scene: &Scene, x0: f32, y0: f32, x1: f32, y1: f32) -> (f32, f32) {
+    if passable(scene, x1, y1) {
+        (x1, y1)
+    } else if passable(scene, x1, y0) {
+        (x1, y0)
+    } else if passable(scene, x0, y1) {
+        (x0, y1)
+    } else {
+        (x0, y0)
+    }
+}

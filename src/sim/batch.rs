@@ -1,0 +1,380 @@
+//! Batch runs over many maps: input expansion (files, folders, manifests), sharding, per-map
+//! solve (and optional simulation), completion markers and the batch summary.
+//!
+//! Each map writes into `OUT/<map stem>/`. The completion marker `done.json` is written last and
+//! records a hash of the map file's bytes and of the options; a rerun skips a map whose marker
+//! matches and redoes any other (an interrupted map has no marker: its folder is cleared and it
+//! runs again, which also removes temporary files a killed run left behind).
+
+use super::output::{self, write_json};
+use super::{SimConfig, Simulation};
+use crate::agents::Agents;
+use crate::eikonal;
+use crate::error::{Error, Result};
+use crate::fields::Fields;
+use crate::io::write_npy;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Name of the per-map completion marker.
+pub const DONE_FILE: &str = "done.json";
+
+/// One of `count` disjoint slices of the sorted input list; `index` is 0-based
+/// (`--shard 0/4` .. `--shard 3/4`), matching `SLURM_ARRAY_TASK_ID` with `--array=0-3` and
+/// Kubernetes' `JOB_COMPLETION_INDEX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// Which slice, `0..count`.
+    pub index: usize,
+    /// How many slices.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `I/N` (0-based `I < N`).
+    pub fn parse(text: &str) -> Result<Shard> {
+        let bad = |m: String| Error::invalid("<options>", "--shard", format!("{text:?}: {m}"));
+        let (i, n) = text
+            .split_once('/')
+            .ok_or_else(|| bad("expected I/N, e.g. 0/4 (I is 0-based)".into()))?;
+        let index: usize = i
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("{i:?} is not a whole number")))?;
+        let count: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("{n:?} is not a whole number")))?;
+        if count == 0 {
+            return Err(bad("N must be at least 1".into()));
+        }
+        if index >= count {
+            return Err(bad(format!("I must be in 0..{count} (0-based), found {index}")));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's contiguous slice of `items` (slices differ in length by at most one).
+    pub fn slice<'a, T>(&self, items: &'a [T]) -> &'a [T] {
+        let n = items.len();
+        &items[n * self.index / self.count..n * (self.index + 1) / self.count]
+    }
+}
+
+/// Expands the inputs into a sorted, deduplicated list of map files: a folder gives every
+/// `*.json` directly inside it; a `.txt` file is a manifest with one path per line (relative to
+/// the manifest; blank lines and `#` comments skipped); anything else is a map file. Paths are
+/// made absolute (canonical when the file exists) before sorting and deduplication. Map files
+/// sharing a stem are refused, since their outputs would share a folder.
+pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut maps = Vec::new();
+    for input in inputs {
+        let io_err = |source| Error::Io {
+            path: input.clone(),
+            source,
+        };
+        if input.is_dir() {
+            for entry in std::fs::read_dir(input).map_err(io_err)? {
+                let path = entry.map_err(io_err)?.path();
+                if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+                    maps.push(absolute(&path));
+                }
+            }
+        } else if input.extension().is_some_and(|e| e == "txt") {
+            let text = std::fs::read_to_string(input).map_err(io_err)?;
+            let base = input.parent().unwrap_or(Path::new("."));
+            for line in text.lines() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                maps.push(absolute(&base.join(line)));
+            }
+        } else {
+            maps.push(absolute(input));
+        }
+    }
+    maps.sort();
+    maps.dedup();
+    let mut stems: Vec<(String, &PathBuf)> = maps.iter().map(|p| (stem(p), p)).collect();
+    stems.sort();
+    for w in stems.windows(2) {
+        if w[0].0 == w[1].0 {
+            return Err(Error::invalid(
+                w[1].1.display().to_string(),
+                "stem",
+                format!(
+                    "{:?} has the same file stem as {}; outputs go to OUT/<stem>/, so rename one",
+                    w[0].0,
+                    w[0].1.display()
+                ),
+            ));
+        }
+    }
+    Ok(maps)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+}
+
+/// The output folder name of a map: its file stem.
+pub fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "map".to_string())
+}
+
+/// What each map of a batch does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchOptions {
+    /// Also simulate (otherwise solve only).
+    pub simulate: bool,
+    /// Simulation settings (used with `simulate`).
+    pub sim: SimConfig,
+}
+
+/// How one map of a batch ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MapOutcome {
+    /// The map file.
+    pub map: String,
+    /// `"ok"`, `"skipped"` (complete from an earlier run) or `"failed"`.
+    pub status: String,
+    /// The error, for a failed map.
+    pub error: Option<String>,
+    /// Wall time of this map, seconds (of the run that completed it, for a skipped map).
+    pub seconds: f64,
+    /// Evacuation time (simulation only; `null` when agents remained).
+    pub evacuation_time: Option<f64>,
+    /// Agents that reached a goal (simulation only).
+    pub agents_out: Option<usize>,
+    /// Agents left at the time limit (simulation only).
+    pub agents_remaining: Option<usize>,
+}
+
+/// The completion marker of one map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct DoneMarker {
+    /// FNV-1a hash of the map bytes and the options, hex.
+    key: String,
+    /// The outcome recorded when the map completed.
+    outcome: MapOutcome,
+}
+
+/// 64-bit FNV-1a: a stable hash (unlike `std`'s, which may change between releases).
+fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
+    const PRIME: u64 = 0x0100_0000_01b3;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(PRIME);
+    }
+    h
+}
+
+/// The key stored in `done.json`: the map's bytes, the options and the crate version.
+fn completion_key(map_bytes: &[u8], options: &BatchOptions) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    let opts = serde_json::to_string(options).unwrap_or_default();
+    let h = fnv1a(map_bytes, OFFSET);
+    let h = fnv1a(opts.as_bytes(), h);
+    let h = fnv1a(env!("CARGO_PKG_VERSION").as_bytes(), h);
+    format!("{h:016x}")
+}
+
+/// Runs one map into `out/<stem>/`, skipping it when its marker matches (unless `force`).
+/// Never panics outward: a panic inside the pipeline is caught and reported as a failure.
+pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> MapOutcome {
+    let start = Instant::now();
+    let dir = out.join(stem(map));
+    let mut outcome = MapOutcome {
+        map: map.display().to_string(),
+        status: "failed".into(),
+        error: None,
+        seconds: 0.0,
+        evacuation_time: None,
+        agents_out: None,
+        agents_remaining: None,
+    };
+    let bytes = match std::fs::read(map) {
+        Ok(b) => b,
+        Err(e) => {
+            outcome.error = Some(format!("{}: {e}", map.display()));
+            return outcome;
+        }
+    };
+    let key = completion_key(&bytes, options);
+    if !force
+        && let Some(done) = read_marker(&dir)
+        && done.key == key
+    {
+        return MapOutcome {
+            status: "skipped".into(),
+            ..done.outcome
+        };
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        process_map(map, &dir, options, &mut outcome)
+    }));
+    outcome.seconds = start.elapsed().as_secs_f64();
+    match result {
+        Ok(Ok(())) => {
+            outcome.status = "ok".into();
+            let marker = DoneMarker {
+                key,
+                outcome: outcome.clone(),
+            };
+            if let Err(e) = write_json(&dir.join(DONE_FILE), &marker) {
+                outcome.status = "failed".into();
+                outcome.error = Some(e.to_string());
+            }
+        }
+        Ok(Err(e)) => outcome.error = Some(format!("{e:#}")),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            outcome.error = Some(format!("internal error (panic): {msg}"));
+        }
+    }
+    outcome
+}
+
+fn read_marker(dir: &Path) -> Option<DoneMarker> {
+    let text = std::fs::read_to_string(dir.join(DONE_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Clears the map's folder, solves every group's potential on the empty map, and simulates
+/// when asked. Outputs: `potential_<group>.npy` (float64, row = y), `solve.json`, and with
+/// simulation the files of [`output::write_run`].
+fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut MapOutcome) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let scene = crate::map::load(map)?;
+    let grid = scene.grid;
+    let t0 = Instant::now();
+    let fields = Fields::compute(&scene, &Agents::default());
+    let goals: Vec<_> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
+    let solutions = eikonal::solve_groups(fields.cost.view(), &goals, grid.cell_size, options.sim.order);
+    let solve_seconds = t0.elapsed().as_secs_f64();
+    let mut groups = Vec::new();
+    for (g, (group, sol)) in scene.groups.iter().zip(&solutions).enumerate() {
+        let file = format!("potential_{g}.npy");
+        write_npy(&dir.join(&file), sol.phi.view())?;
+        groups.push(serde_json::json!({
+            "name": group.name,
+            "potential": file,
+            "unreachable_cells": sol.unreachable,
+            "max_finite_potential_s": sol.phi.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, &v| m.max(v)),
+            "solver": sol.solver,
+        }));
+    }
+    let summary = serde_json::json!({
+        "map": scene.name,
+        "grid": {"cols": grid.cols, "rows": grid.rows, "cell_size": grid.cell_size},
+        "groups": groups,
+        "solve_seconds": solve_seconds,
+    });
+    write_json(&dir.join("solve.json"), &summary)?;
+    if options.simulate {
+        let mut sim = Simulation::new(scene, options.sim.clone())?;
+        sim.run(|_| Ok(()))?;
+        let report = output::write_run(dir, &sim)?;
+        outcome.evacuation_time = report.total.evacuation_time;
+        outcome.agents_out = Some(report.total.arrived);
+        outcome.agents_remaining = Some(report.total.remaining.total);
+    }
+    Ok(())
+}
+
+/// Writes `summary<suffix>.json` and `summary<suffix>.csv` into `out`.
+pub fn write_summary(out: &Path, suffix: &str, outcomes: &[MapOutcome]) -> Result<()> {
+    write_json(&out.join(format!("summary{suffix}.json")), &outcomes)?;
+    let mut csv = String::from("map,status,error,seconds,evacuation_time,agents_out,agents_remaining\n");
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    for o in outcomes {
+        csv.push_str(&format!(
+            "{},{},{},{:.3},{},{},{}\n",
+            csv_field(&o.map),
+            o.status,
+            csv_field(o.error.as_deref().unwrap_or("")),
+            o.seconds,
+            opt(o.evacuation_time.map(|v| format!("{v:.2}"))),
+            opt(o.agents_out.map(|v| v.to_string())),
+            opt(o.agents_remaining.map(|v| v.to_string())),
+        ));
+    }
+    crate::io::write_bytes_atomic(&out.join(format!("summary{suffix}.csv")), csv.as_bytes())
+}
+
+/// Quotes a CSV field when it holds a comma, quote or line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_are_disjoint_and_cover_everything() {
+        let items: Vec<usize> = (0..10).collect();
+        for n in 1..=12 {
+            let mut all = Vec::new();
+            for i in 0..n {
+                all.extend_from_slice(Shard { index: i, count: n }.slice(&items));
+            }
+            assert_eq!(all, items, "n = {n}");
+        }
+        assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+        for bad in ["4/4", "1/0", "x/2", "3", "-1/2"] {
+            let e = Shard::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("--shard"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn inputs_expand_sort_dedup_and_refuse_stem_clashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("maps")).unwrap();
+        for n in ["b.json", "a.json", "notes.md"] {
+            std::fs::write(d.join("maps").join(n), "{}").unwrap();
+        }
+        std::fs::write(d.join("c.json"), "{}").unwrap();
+        std::fs::write(d.join("list.txt"), "# maps\nc.json\n\nmaps/a.json\n").unwrap();
+        let maps = expand_inputs(&[d.join("maps"), d.join("list.txt")]).unwrap();
+        // a.json comes in twice (folder and manifest) and appears once; notes.md is skipped.
+        let mut names: Vec<String> = maps.iter().map(|p| stem(p)).collect();
+        names.sort();
+        assert_eq!(names, ["a", "b", "c"]);
+        let mut sorted = maps.clone();
+        sorted.sort();
+        assert_eq!(sorted, maps, "inputs come out sorted");
+        std::fs::create_dir(d.join("other")).unwrap();
+        std::fs::write(d.join("other/a.json"), "{}").unwrap();
+        let e = expand_inputs(&[d.join("maps"), d.join("other/a.json")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("same file stem"), "{e}");
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+}

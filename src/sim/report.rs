@@ -1,0 +1,277 @@
+//! The evacuation report: per group and in total, evacuation time, arrival curve, flow through
+//! each exit, peak density, speeds, and the agents left at the time limit with the reason.
+//!
+//! The report holds no wall-clock figure, so the same scene, options and seed give the same
+//! `report.json` byte for byte (timings go to `timings.json`, see [`super::output`]).
+
+use super::{STUCK_TIME, Simulation};
+use crate::params::SpeedLaw;
+use serde::{Deserialize, Serialize};
+
+/// The report of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Map name.
+    pub map: String,
+    /// Spawn seed.
+    pub seed: u64,
+    /// Time step, seconds.
+    pub dt: f64,
+    /// Time limit, seconds.
+    pub max_time: f64,
+    /// Potentials were recomputed every this many steps.
+    pub replan_every: usize,
+    /// Speed–density law used.
+    pub speed_law: SpeedLaw,
+    /// Steps run.
+    pub steps: usize,
+    /// Simulated time at the end of the run, seconds.
+    pub end_time: f64,
+    /// True when every agent arrived before the time limit.
+    pub complete: bool,
+    /// Every group together.
+    pub total: GroupReport,
+    /// One entry per group, in map order.
+    pub groups: Vec<GroupReport>,
+}
+
+/// Figures of one group (or of every group together).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupReport {
+    /// Group name (`"total"` for the total).
+    pub name: String,
+    /// Agents spawned.
+    pub agents: usize,
+    /// Agents that reached a goal.
+    pub arrived: usize,
+    /// Time of the last arrival when every agent arrived, seconds; `null` otherwise.
+    pub evacuation_time: Option<f64>,
+    /// Time of the last arrival so far, seconds; `null` when nobody arrived.
+    pub last_arrival: Option<f64>,
+    /// Arrival curve: `[time s, agents out]` at every step where someone arrived.
+    pub arrival_curve: Vec<[f64; 2]>,
+    /// Flow through each exit.
+    pub exits: Vec<ExitReport>,
+    /// Highest density met: for a group, in the cell of one of its agents; for the total,
+    /// anywhere on the map.
+    pub peak_density: PeakDensity,
+    /// Mean walking speed over every agent and step, m/s.
+    pub mean_speed: f64,
+    /// Lowest per-agent mean speed (distance walked / time in the simulation), m/s.
+    pub min_speed: f64,
+    /// Agents left when the run stopped.
+    pub remaining: Remaining,
+}
+
+/// Flow through one exit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExitReport {
+    /// Exit name (for the total: `"group/exit"`).
+    pub name: String,
+    /// Width of the opening, metres.
+    pub width: f64,
+    /// Agents that left through it.
+    pub arrivals: usize,
+    /// First and last arrival times, seconds.
+    pub first_arrival: Option<f64>,
+    /// See `first_arrival`.
+    pub last_arrival: Option<f64>,
+    /// Mean flow `(arrivals - 1) / (last - first)`, persons/s; `null` with fewer than two
+    /// arrivals or all in one step.
+    pub flow: Option<f64>,
+    /// `flow / width`, persons/(m·s); `null` when the flow or the width is not known.
+    pub specific_flow: Option<f64>,
+}
+
+/// Where and when the density peaked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PeakDensity {
+    /// Peak density, persons/m².
+    pub persons_per_m2: f64,
+    /// Centre of the cell, metres.
+    pub x: f64,
+    /// See `x`.
+    pub y: f64,
+    /// Simulated time, seconds.
+    pub time: f64,
+}
+
+/// Agents left when the run stopped, by reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Remaining {
+    /// All agents left.
+    pub total: usize,
+    /// On a cell from which no goal of their group can be reached (potential `+inf`).
+    pub unreachable: usize,
+    /// With a finite potential, but within `STUCK_DISTANCE` of one point for `STUCK_TIME`.
+    pub stuck: usize,
+    /// Still making progress.
+    pub walking: usize,
+}
+
+/// Builds the report of `sim` as it stands.
+pub(crate) fn build(sim: &Simulation) -> Report {
+    let scene = &sim.scene;
+    let groups: Vec<GroupReport> = (0..scene.groups.len())
+        .map(|g| group_report(sim, Some(g)))
+        .collect();
+    let total = group_report(sim, None);
+    Report {
+        map: scene.name.clone(),
+        seed: sim.config.seed,
+        dt: sim.dt,
+        max_time: sim.config.max_time,
+        replan_every: sim.config.replan_every,
+        speed_law: scene.params.speed_law,
+        steps: sim.steps,
+        end_time: sim.time,
+        complete: sim.agents.is_empty(),
+        total,
+        groups,
+    }
+}
+
+/// The report of group `g`, or of every group when `g` is `None`.
+fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
+    let scene = &sim.scene;
+    let in_group = |group: u32| g.is_none_or(|g| group as usize == g);
+    let agents: usize = match g {
+        Some(g) => sim.spawned[g],
+        None => sim.spawned.iter().sum(),
+    };
+    let arrivals: Vec<_> = sim.arrivals.iter().filter(|a| in_group(a.group)).collect();
+    let mut arrival_curve: Vec<[f64; 2]> = Vec::new();
+    for (k, a) in arrivals.iter().enumerate() {
+        match arrival_curve.last_mut() {
+            Some(last) if last[0] == a.time => last[1] = (k + 1) as f64,
+            _ => arrival_curve.push([a.time, (k + 1) as f64]),
+        }
+    }
+    let last_arrival = arrivals.last().map(|a| a.time);
+    let evacuation_time = if arrivals.len() == agents {
+        last_arrival
+    } else {
+        None
+    };
+
+    // Exits.
+    let mut exits = Vec::new();
+    for (gi, group) in scene.groups.iter().enumerate() {
+        if g.is_some_and(|g| g != gi) {
+            continue;
+        }
+        for (ei, area) in group.goals.iter().enumerate() {
+            let times: Vec<f64> = arrivals
+                .iter()
+                .filter(|a| a.group as usize == gi && a.exit == ei)
+                .map(|a| a.time)
+                .collect();
+            let first = times.first().copied();
+            let last = times.last().copied();
+            let flow = match (first, last) {
+                (Some(f), Some(l)) if times.len() >= 2 && l > f => Some((times.len() - 1) as f64 / (l - f)),
+                _ => None,
+            };
+            let specific_flow = flow.filter(|_| area.width > 0.0).map(|f| f / area.width);
+            exits.push(ExitReport {
+                name: if g.is_some() {
+                    area.name.clone()
+                } else {
+                    format!("{}/{}", group.name, area.name)
+                },
+                width: area.width,
+                arrivals: times.len(),
+                first_arrival: first,
+                last_arrival: last,
+                flow,
+                specific_flow,
+            });
+        }
+    }
+
+    // Density.
+    let dl = &sim.density_log;
+    let (rho, (r, c), t) = match g {
+        Some(g) => dl.group_peak[g],
+        None => dl.peak,
+    };
+    let (x, y) = scene.grid.cell_center(r, c);
+    let peak_density = PeakDensity {
+        persons_per_m2: rho as f64,
+        x,
+        y,
+        time: t,
+    };
+
+    // Speeds.
+    let (sum, count) = match g {
+        Some(g) => dl.speed_sum[g],
+        None => dl
+            .speed_sum
+            .iter()
+            .fold((0.0, 0), |(s, n), &(s2, n2)| (s + s2, n + n2)),
+    };
+    let mean_speed = if count > 0 { sum / count as f64 } else { 0.0 };
+    let group_of_id = spawned_groups(sim);
+    let mut min_speed = f64::INFINITY;
+    for (id, &walked) in sim.log.walked.iter().enumerate() {
+        if !in_group(group_of_id[id]) {
+            continue;
+        }
+        let alive = sim.log.left_at[id].unwrap_or(sim.time);
+        if alive > 0.0 {
+            min_speed = min_speed.min(walked / alive);
+        }
+    }
+    if !min_speed.is_finite() {
+        min_speed = 0.0;
+    }
+
+    // Remaining agents.
+    let mut remaining = Remaining::default();
+    let a = &sim.agents;
+    for i in 0..a.len() {
+        if !in_group(a.group[i]) {
+            continue;
+        }
+        remaining.total += 1;
+        let phi = scene
+            .grid
+            .cell_of(a.x[i] as f64, a.y[i] as f64)
+            .and_then(|rc| sim.potentials.get(a.group[i] as usize).map(|p| p[rc]))
+            .unwrap_or(f64::INFINITY);
+        if !phi.is_finite() {
+            remaining.unreachable += 1;
+        } else if sim.time - sim.log.anchor[a.id[i] as usize].2 >= STUCK_TIME {
+            remaining.stuck += 1;
+        } else {
+            remaining.walking += 1;
+        }
+    }
+
+    GroupReport {
+        name: g.map_or_else(|| "total".to_string(), |g| scene.groups[g].name.clone()),
+        agents,
+        arrived: arrivals.len(),
+        evacuation_time,
+        last_arrival,
+        arrival_curve,
+        exits,
+        peak_density,
+        mean_speed,
+        min_speed,
+        remaining,
+    }
+}
+
+/// The group of every agent id ever spawned (ids are `0..n`).
+fn spawned_groups(sim: &Simulation) -> Vec<u32> {
+    let mut groups = vec![0u32; sim.log.walked.len()];
+    for a in &sim.arrivals {
+        groups[a.id as usize] = a.group;
+    }
+    for i in 0..sim.agents.len() {
+        groups[sim.agents.id[i] as usize] = sim.agents.group[i];
+    }
+    groups
+}

@@ -1,0 +1,176 @@
+//! `crowdfield batch` end to end, through the binary: a broken map among good ones, and a
+//! batch killed mid-run then rerun.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A small valid map: a `cols x 10` grid of 0.5 m cells, `agents` walkers spawned on the west
+/// side heading for the east end.
+fn write_map(dir: &Path, stem: &str, cols: usize, agents: usize) -> PathBuf {
+    let width = cols as f64 * 0.5;
+    let map = serde_json::json!({
+        "version": 1,
+        "name": stem,
+        "grid": {"cols": cols, "rows": 10, "cell_size": 0.5},
+        "groups": [{
+            "name": "walkers",
+            "goals": [{"rect": {"min": [width - 1.0, 0.0], "max": [width, 5.0]}, "name": "east"}],
+            "spawns": [{"rect": {"min": [0.5, 0.5], "max": [4.5, 4.5]}, "count": agents}],
+            "speed": {"min": 1.2, "max": 1.4}
+        }]
+    });
+    let path = dir.join(format!("{stem}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&map).unwrap()).unwrap();
+    path
+}
+
+fn batch() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+}
+
+/// Every `.json` under `dir` parses and every `.npy` loads; returns how many of each.
+fn check_outputs(dir: &Path) -> (usize, usize) {
+    let (mut json, mut npy) = (0, 0);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let (j, n) = check_outputs(&path);
+            json += j;
+            npy += n;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            serde_json::from_str::<serde_json::Value>(&text)
+                .unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()));
+            json += 1;
+        } else if path.extension().is_some_and(|e| e == "npy") {
+            crowdfield::io::read_npy_f64(&path).unwrap_or_else(|e| panic!("{e}"));
+            npy += 1;
+        }
+    }
+    (json, npy)
+}
+
+fn summary(out: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    serde_json::from_str::<Vec<serde_json::Value>>(&text).unwrap()
+}
+
+#[test]
+fn a_broken_map_is_reported_and_the_good_ones_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let maps = dir.path().join("maps");
+    std::fs::create_dir(&maps).unwrap();
+    write_map(&maps, "alpha", 30, 5);
+    write_map(&maps, "gamma", 30, 5);
+    std::fs::write(maps.join("beta.json"), "{ \"version\": 1, \"grid\": ").unwrap();
+    let out = dir.path().join("out");
+    let status = batch()
+        .args(["batch", "--simulate", "--quiet", "--max-time", "60", "--out"])
+        .arg(&out)
+        .arg(&maps)
+        .status()
+        .unwrap();
+    assert!(
+        !status.success(),
+        "a failed map must make the batch exit non-zero"
+    );
+    let rows = summary(&out);
+    let status_of = |stem: &str| {
+        rows.iter()
+            .find(|r| r["map"].as_str().unwrap().ends_with(&format!("{stem}.json")))
+            .unwrap_or_else(|| panic!("{stem} missing from the summary"))
+            .clone()
+    };
+    assert_eq!(rows.len(), 3);
+    let beta = status_of("beta");
+    assert_eq!(beta["status"], "failed");
+    assert!(beta["error"].as_str().unwrap().contains("beta.json"), "{beta}");
+    for good in ["alpha", "gamma"] {
+        let row = status_of(good);
+        assert_eq!(row["status"], "ok", "{row}");
+        assert_eq!(row["agents_out"], 5, "{row}");
+        assert!(out.join(good).join("report.json").is_file());
+        assert!(out.join(good).join("potential_0.npy").is_file());
+        assert!(out.join(good).join("done.json").is_file());
+    }
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(csv.starts_with("map,status,error,seconds,evacuation_time,agents_out,agents_remaining\n"));
+    assert_eq!(csv.lines().count(), 4);
+    check_outputs(&out);
+
+    // A rerun skips the complete maps; --force redoes them.
+    let again = batch()
+        .args(["batch", "--simulate", "--quiet", "--max-time", "60", "--out"])
+        .arg(&out)
+        .arg(&maps)
+        .status()
+        .unwrap();
+    assert!(!again.success());
+    let rows = summary(&out);
+    assert_eq!(rows.iter().filter(|r| r["status"] == "skipped").count(), 2);
+    // Sharding: slice 1 of 3 (0-based) of the sorted list [alpha, beta, gamma] is beta.
+    let shard = batch()
+        .args(["batch", "--quiet", "--shard", "1/3", "--out"])
+        .arg(&out)
+        .arg(&maps)
+        .status()
+        .unwrap();
+    assert!(!shard.success());
+    let text = std::fs::read_to_string(out.join("summary-shard-1-of-3.json")).unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0]["map"].as_str().unwrap().ends_with("beta.json"));
+}
+
+#[test]
+fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let maps = dir.path().join("maps");
+    std::fs::create_dir(&maps).unwrap();
+    let mut manifest = String::new();
+    for k in 0..6 {
+        write_map(&maps, &format!("m{k}"), 60, 30);
+        manifest.push_str(&format!("maps/m{k}.json\n"));
+    }
+    std::fs::write(dir.path().join("list.txt"), manifest).unwrap();
+    let out = dir.path().join("out");
+    let run = || {
+        let mut c = batch();
+        c.args(["batch", "--simulate", "--quiet", "--jobs", "1", "--out"])
+            .arg(&out)
+            .arg(dir.path().join("list.txt"));
+        c
+    };
+    let mut child = run().spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    let _ = child.wait();
+    if out.exists() {
+        check_outputs(&out);
+    }
+    let status = run().status().unwrap();
+    assert!(status.success());
+    let rows = summary(&out);
+    assert_eq!(rows.len(), 6);
+    assert!(
+        rows.iter()
+            .all(|r| r["status"] == "ok" || r["status"] == "skipped"),
+        "{rows:?}"
+    );
+    let (json, npy) = check_outputs(&out);
+    // Per map: solve.json, report.json, timings.json, done.json; plus summary.json.
+    assert!(json >= 6 * 4 + 1, "{json} JSON files");
+    assert_eq!(npy, 6);
+    for k in 0..6 {
+        let d = out.join(format!("m{k}"));
+        for f in std::fs::read_dir(&d).unwrap() {
+            let name = f.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.ends_with(".tmp"),
+                "temporary file {name} left in {}",
+                d.display()
+            );
+        }
+    }
+}
