@@ -230,7 +230,7 @@ fn main() -> anyhow::Result<()> {
         ];
         for (s, mode, backend) in layered {
             let mut a = agents.clone();
-            let run = || match mode {
+            let mut run = || match mode {
                 None => {
                     let mut layer = LocalLayer::new(LocalMode::Boids, backend).unwrap();
                     measure(|| {

@@ -3,13 +3,17 @@
 
 use anyhow::Context;
 use crowdfield::eikonal::Order;
+use crowdfield::gpu::{Backend, GpuContext};
+use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::params::SpeedLaw;
 use crowdfield::sim::draw::FrameField;
+use crowdfield::sim::local_bridge::LocalBridge;
 use crowdfield::sim::output::{self, TrajectoryRecorder};
 use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Arguments of `crowdfield simulate`.
 #[derive(clap::Args)]
@@ -47,9 +51,32 @@ pub struct Args {
     /// Order of the fast-marching update (1 or 2).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
     pub order: u8,
+    /// Where the potentials are solved: cpu (fast marching), gpu (block fast iterative method),
+    /// auto (the GPU when one opens, else the CPU). The one used is printed.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+    /// Local layer between the field velocity and the walk: none, boids, orca, boids+orca.
+    #[arg(long, default_value = "none", value_parser = parse_local)]
+    pub local: LocalMode,
+    /// Threads of the local layer: cpu-multi (rayon) or cpu-single; both give identical results.
+    #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
+    pub local_backend: LocalThreads,
     /// No progress bar and no summary on stderr.
     #[arg(long)]
     pub quiet: bool,
+}
+
+fn parse_local(s: &str) -> Result<LocalMode, String> {
+    LocalMode::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--local-backend` values.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LocalThreads {
+    /// One thread.
+    CpuSingle,
+    /// All cores (rayon).
+    CpuMulti,
 }
 
 /// `--speed-law` values.
@@ -85,6 +112,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     };
     let mut sim = Simulation::new(scene, config)?;
+    let solver_note = match args.backend {
+        Backend::Cpu => "cpu: fast marching".to_string(),
+        Backend::Gpu | Backend::Auto => match GpuContext::new() {
+            Ok(ctx) => {
+                let note = format!("gpu: block FIM on {}", ctx.adapter());
+                sim.set_gpu(Arc::new(ctx));
+                note
+            }
+            Err(e) if matches!(args.backend, Backend::Gpu) => return Err(e.into()),
+            Err(e) => format!("cpu: fast marching (auto: {e})"),
+        },
+    };
+    if args.local != LocalMode::None {
+        let threads = match args.local_backend {
+            LocalThreads::CpuSingle => LocalBackend::CpuSingle,
+            LocalThreads::CpuMulti => LocalBackend::CpuMulti,
+        };
+        sim.set_local_layer(Box::new(LocalBridge::new(args.local, threads)?));
+    }
+    if !args.quiet {
+        eprintln!("potentials: {solver_note}; local layer: {:?}", args.local);
+    }
     let total: usize = sim.spawned.iter().sum();
     let bar = if args.quiet {
         ProgressBar::hidden()
@@ -149,6 +198,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tm.stages_ms_per_step.potentials,
             tm.stages_ms_per_step.advection,
             tm.stages_ms_per_step.separation
+        );
+        if let Some(why) = &sim.gpu_fallback {
+            eprintln!("note: the GPU solver failed mid-run ({why}); the run finished on the CPU");
+        }
+        let q = &report.quality;
+        eprintln!(
+            "collisions: {:.2} pairs/step (max {}), mean depth {:.3} m; longest jam {:.1} s",
+            q.collisions_per_step, q.max_collisions, q.mean_collision_depth, q.longest_jam
         );
         eprintln!("wrote {}", args.out.display());
     }

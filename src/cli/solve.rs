@@ -4,7 +4,8 @@
 
 use anyhow::Context;
 use crowdfield::eikonal::Order;
-use crowdfield::export::{ImageOptions, bundle::write_solve_bundle};
+use crowdfield::export::{ImageOptions, bundle::write_solve_bundle_on};
+use crowdfield::gpu::Backend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -21,6 +22,10 @@ pub struct Args {
     /// Order of the fast-marching update (1 or 2).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
     pub order: u8,
+    /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast iterative method
+    /// on the wgpu adapter), auto (the GPU when one opens, else the CPU). The one used is printed.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
     /// Print no progress or timings to stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -46,8 +51,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Order::First
     };
-    write_solve_bundle(&scene, &args.out, order, &ImageOptions::default(), &mut log)
-        .with_context(|| format!("solving {}", args.map.display()))?;
+    write_solve_bundle_on(
+        &scene,
+        &args.out,
+        order,
+        args.backend,
+        &ImageOptions::default(),
+        &mut log,
+    )
+    .with_context(|| format!("solving {}", args.map.display()))?;
     log(&format!(
         "wrote {} in {:.3} s total",
         args.out.display(),

@@ -9,9 +9,10 @@ use super::{
     Colormap, ImageOptions, field_png, gradient_png, max_over_dirs, mean_finite_over_dirs, potential_png,
 };
 use crate::agents::Agents;
-use crate::eikonal::{self, Order};
+use crate::eikonal::Order;
 use crate::error::Result;
 use crate::fields::Fields;
+use crate::gpu::Backend;
 use crate::gradient::gradient;
 use crate::io::write_npy;
 use crate::scene::Scene;
@@ -61,6 +62,19 @@ pub fn write_solve_bundle(
     opts: &ImageOptions,
     log: &mut dyn FnMut(&str),
 ) -> Result<serde_json::Value> {
+    write_solve_bundle_on(scene, out, order, Backend::Cpu, opts, log)
+}
+
+/// [`write_solve_bundle`] with the Eikonal solves on the chosen backend (see
+/// [`crate::gpu::solve_eikonal`]); `summary.json` and the log say which solver ran.
+pub fn write_solve_bundle_on(
+    scene: &Scene,
+    out: &Path,
+    order: Order,
+    backend: Backend,
+    opts: &ImageOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<serde_json::Value> {
     let grid = scene.grid;
     let t = Instant::now();
     let fields = Fields::compute(scene, &Agents::default());
@@ -72,10 +86,11 @@ pub fn write_solve_bundle(
 
     let goals: Vec<_> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
     let t = Instant::now();
-    let solutions = eikonal::solve_groups(fields.cost.view(), &goals, grid.cell_size, order);
+    let (solutions, backend_used) =
+        crate::gpu::solve_eikonal(backend, None, fields.cost.view(), &goals, grid.cell_size, order)?;
     let solve_wall = t.elapsed().as_secs_f64();
     log(&format!(
-        "solved {} group(s) in {:.3} s",
+        "solved {} group(s) in {:.3} s on {backend_used}",
         solutions.len(),
         solve_wall
     ));
@@ -189,6 +204,7 @@ pub fn write_solve_bundle(
         "params": scene.params,
         "order": order_number,
         "solver": solver,
+        "backend": backend_used,
         "fields_seconds": fields_seconds,
         "solve_wall_seconds": solve_wall,
         "obstacle_cells": scene.obstacle.iter().filter(|&&o| o).count(),

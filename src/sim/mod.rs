@@ -19,6 +19,7 @@
 
 pub mod batch;
 pub mod draw;
+pub mod local_bridge;
 pub mod output;
 pub mod report;
 pub mod spawn;
@@ -27,12 +28,15 @@ use crate::agents::Agents;
 use crate::eikonal::{self, Order};
 use crate::error::{Error, Result};
 use crate::fields::{self, Density, Fields};
+use crate::gpu::GpuContext;
 use crate::gradient::{self, Gradient};
+use crate::local::quality::{CollisionCounter, JamTracker};
 use crate::neighbors::NeighborGrid;
 use crate::scene::Scene;
 use ndarray::{Array2, Array3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub use report::Report;
@@ -94,6 +98,28 @@ pub trait LocalLayer: Send {
     /// Writes the actual velocity of every agent into `vx, vy`, which hold the preferred
     /// velocities on entry. `agents.vx, agents.vy` still hold the previous step's velocities.
     fn adjust(&mut self, scene: &Scene, agents: &Agents, dt: f64, vx: &mut [f32], vy: &mut [f32]);
+}
+
+/// Collision and jam figures summed over the steps run (see [`crate::local::quality`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct QualityLog {
+    pub steps: usize,
+    pub pairs: usize,
+    pub max_pairs: usize,
+    pub depth_sum: f64,
+    pub max_jammed: usize,
+    pub longest_jam_s: f32,
+}
+
+impl QualityLog {
+    fn record(&mut self, pairs: usize, mean_depth: f32, jammed: usize, longest_s: f32) {
+        self.steps += 1;
+        self.pairs += pairs;
+        self.max_pairs = self.max_pairs.max(pairs);
+        self.depth_sum += mean_depth as f64 * pairs as f64;
+        self.max_jammed = self.max_jammed.max(jammed);
+        self.longest_jam_s = self.longest_jam_s.max(longest_s);
+    }
 }
 
 /// Wall time spent in each stage, seconds, summed over the steps run.
@@ -183,6 +209,13 @@ pub struct Simulation {
     gradients: Vec<Gradient>,
     local: Option<Box<dyn LocalLayer>>,
     neighbors: NeighborGrid,
+    gpu: Option<Arc<GpuContext>>,
+    /// Why the GPU solver was given up for the CPU one, when it was.
+    pub gpu_fallback: Option<String>,
+    preferred: Vec<[f32; 2]>,
+    collisions: CollisionCounter,
+    jams: JamTracker,
+    pub(crate) quality: QualityLog,
     pub(crate) log: AgentLog,
     pub(crate) density_log: DensityLog,
 }
@@ -284,6 +317,12 @@ impl Simulation {
             gradients: Vec::new(),
             local: None,
             neighbors,
+            gpu: None,
+            gpu_fallback: None,
+            preferred: Vec::new(),
+            collisions: CollisionCounter::default(),
+            jams: JamTracker::default(),
+            quality: QualityLog::default(),
             log,
             density_log,
         })
@@ -292,6 +331,18 @@ impl Simulation {
     /// Installs a local layer (boids, ORCA) between preferred and actual velocities.
     pub fn set_local_layer(&mut self, layer: Box<dyn LocalLayer>) {
         self.local = Some(layer);
+    }
+
+    /// Solves the potentials on this GPU (block fast iterative method) instead of the CPU fast
+    /// marching. If a GPU solve fails, the run goes on with the CPU and says why in
+    /// [`Simulation::gpu_fallback`].
+    pub fn set_gpu(&mut self, ctx: Arc<GpuContext>) {
+        self.gpu = Some(ctx);
+    }
+
+    /// Name of the Eikonal solver in use.
+    pub fn solver_name(&self) -> &'static str {
+        if self.gpu.is_some() { "fim-gpu" } else { "fmm-cpu" }
     }
 
     /// True when every agent has arrived or the time limit is reached.
@@ -343,7 +394,15 @@ impl Simulation {
         let t5 = Instant::now();
         self.times.separation += (t5 - t4).as_secs_f64();
 
-        // 6. Bookkeeping and arrivals.
+        // 6. Quality figures (collisions after separation, jams), bookkeeping and arrivals.
+        let collisions = self.collisions.count(&self.agents);
+        let jams = self.jams.update(&self.agents, &self.preferred, self.dt as f32);
+        self.quality.record(
+            collisions.pairs,
+            collisions.mean_depth,
+            jams.jammed,
+            jams.longest_s,
+        );
         self.time = (self.steps + 1) as f64 * self.dt;
         self.steps += 1;
         self.track_motion(&old_x, &old_y);
@@ -355,7 +414,19 @@ impl Simulation {
 
     fn solve_potentials(&mut self, cost: &Array3<f32>) {
         let h = self.scene.grid.cell_size;
-        let solutions = eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order);
+        let gpu_solutions = match &self.gpu {
+            Some(ctx) => match ctx.solve_fim(cost.view(), &self.goal_masks, h) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    self.gpu_fallback = Some(e.to_string());
+                    self.gpu = None;
+                    None
+                }
+            },
+            None => None,
+        };
+        let solutions = gpu_solutions
+            .unwrap_or_else(|| eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order));
         self.gradients = solutions
             .par_iter()
             .map(|s| gradient::gradient(s.phi.view(), cost.view(), h))
@@ -409,6 +480,8 @@ impl Simulation {
                 (ux, uy)
             })
             .unzip();
+        self.preferred.clear();
+        self.preferred.extend(vx.iter().zip(&vy).map(|(&x, &y)| [x, y]));
         if let Some(layer) = self.local.as_mut() {
             layer.adjust(&self.scene, &self.agents, self.dt, &mut vx, &mut vy);
         }

@@ -33,6 +33,24 @@ pub struct Report {
     pub total: GroupReport,
     /// One entry per group, in map order.
     pub groups: Vec<GroupReport>,
+    /// Local-layer quality figures: collisions and jams.
+    pub quality: Quality,
+}
+
+/// Collisions (pairs closer than the sum of their radii, counted after each step) and jams
+/// (agents that want to move but stood still for longer than the jam time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quality {
+    /// Mean colliding pairs per step.
+    pub collisions_per_step: f64,
+    /// Most colliding pairs in one step.
+    pub max_collisions: usize,
+    /// Mean penetration depth of the colliding pairs, m (0 when none).
+    pub mean_collision_depth: f64,
+    /// Most agents jammed at once.
+    pub max_jammed: usize,
+    /// Longest stand-still of an agent that wanted to move, s.
+    pub longest_jam: f64,
 }
 
 /// Figures of one group (or of every group together).
@@ -128,6 +146,24 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         complete: sim.agents.is_empty(),
         total,
         groups,
+        quality: {
+            let q = &sim.quality;
+            Quality {
+                collisions_per_step: if q.steps > 0 {
+                    q.pairs as f64 / q.steps as f64
+                } else {
+                    0.0
+                },
+                max_collisions: q.max_pairs,
+                mean_collision_depth: if q.pairs > 0 {
+                    q.depth_sum / q.pairs as f64
+                } else {
+                    0.0
+                },
+                max_jammed: q.max_jammed,
+                longest_jam: q.longest_jam_s as f64,
+            }
+        },
     }
 }
 
