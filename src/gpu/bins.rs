@@ -145,7 +145,30 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Invalid`] when `xs` and `ys` differ in length or the grid has no bins;
     /// [`Error::Gpu`] when the input exceeds the device's limits or the device fails.
+    ///
+    /// The context may be shared between threads: another thread's rebuild between this call
+    /// and the read replaces what the read returns. [`GpuContext::neighbor_grid`] holds the
+    /// buffers across both steps and is the call to use from concurrent code.
     pub fn rebuild_neighbor_grid(&self, grid: &NeighborGrid, xs: &[f32], ys: &[f32]) -> Result<()> {
+        let mut guard = self.lock_bins()?;
+        self.rebuild_locked(&mut guard, grid, xs, ys)
+    }
+
+    /// The neighbour-grid buffers, locked.
+    fn lock_bins(&self) -> Result<std::sync::MutexGuard<'_, Option<BinBuffers>>> {
+        self.bins
+            .lock()
+            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))
+    }
+
+    /// [`GpuContext::rebuild_neighbor_grid`] with the buffers already locked.
+    fn rebuild_locked(
+        &self,
+        guard: &mut Option<BinBuffers>,
+        grid: &NeighborGrid,
+        xs: &[f32],
+        ys: &[f32],
+    ) -> Result<()> {
         if xs.len() != ys.len() {
             return Err(Error::invalid(
                 "<memory>",
@@ -184,10 +207,6 @@ impl GpuContext {
                 "{bins} bins need more scan levels than {MAX_SCAN_LEVELS}"
             )));
         }
-        let mut guard = self
-            .bins
-            .lock()
-            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
         if guard
             .as_ref()
             .is_none_or(|b| b.agents < n || b.scan_len < scan_len as usize)
@@ -289,10 +308,12 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Gpu`] when nothing was built yet or the read-back fails.
     pub fn read_neighbor_grid(&self, grid: &mut NeighborGrid) -> Result<()> {
-        let guard = self
-            .bins
-            .lock()
-            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
+        let guard = self.lock_bins()?;
+        self.read_locked(&guard, grid)
+    }
+
+    /// [`GpuContext::read_neighbor_grid`] with the buffers already locked.
+    fn read_locked(&self, guard: &Option<BinBuffers>, grid: &mut NeighborGrid) -> Result<()> {
         let Some((buf, (n, bins, sorted_in))) = guard.as_ref().and_then(|b| b.last.map(|l| (b, l))) else {
             return Err(Error::Gpu("no neighbour grid was built on the GPU yet".into()));
         };
@@ -306,8 +327,11 @@ impl GpuContext {
     ///
     /// # Errors
     /// As those two.
+    /// Holds the buffers across both, so concurrent callers sharing one context each get their
+    /// own grid.
     pub fn neighbor_grid(&self, grid: &mut NeighborGrid, xs: &[f32], ys: &[f32]) -> Result<()> {
-        self.rebuild_neighbor_grid(grid, xs, ys)?;
-        self.read_neighbor_grid(grid)
+        let mut guard = self.lock_bins()?;
+        self.rebuild_locked(&mut guard, grid, xs, ys)?;
+        self.read_locked(&guard, grid)
     }
 }
