@@ -335,3 +335,41 @@ impl GpuContext {
         self.read_locked(&guard, grid)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_radix_passes_cover_the_bin_index_bits() {
+        assert_eq!(radix_passes(1), 1);
+        assert_eq!(radix_passes(256), 1);
+        assert_eq!(radix_passes(257), 2);
+        assert_eq!(radix_passes(65_536), 2);
+        assert_eq!(radix_passes(65_537), 3);
+        assert_eq!(radix_passes(u32::MAX), 4);
+    }
+
+    #[test]
+    fn gpu_scan_levels_chain_block_totals() {
+        // One block: one level, its total right after the data.
+        let (levels, free) = scan_levels(0, 100, 100);
+        assert_eq!(levels.len(), 1);
+        assert_eq!(
+            (levels[0].offset, levels[0].len, levels[0].sums_offset),
+            (0, 100, 100)
+        );
+        assert_eq!(free, 101);
+        // 70 000 elements: 274 blocks, then 2, then 1.
+        let (levels, free) = scan_levels(10, 70_000, 70_010);
+        let lens: Vec<u32> = levels.iter().map(|l| l.len).collect();
+        assert_eq!(lens, [70_000, 274, 2]);
+        for w in levels.windows(2) {
+            assert_eq!(
+                w[1].offset, w[0].sums_offset,
+                "each level scans the totals of the one below"
+            );
+        }
+        assert_eq!(free, 70_010 + 274 + 2 + 1);
+    }
+}
