@@ -1,6 +1,8 @@
 //! GPU beside CPU: the Eikonal solve at 256² … 2048² with walls, and the neighbour grid at
 //! 10⁴ … 10⁶ agents, naming the adapter. Run with
-//! `cargo run --release --example bench_gpu [-- --quick]`; figures go in bench/results-gpu.md.
+//! `cargo run --release --example bench_gpu [-- --quick | --max-side N]`; figures go in
+//! bench/results-gpu.md. `--max-side N` drops the Eikonal grids larger than N² (2048² on a
+//! software adapter takes minutes).
 //!
 //! Times are wall-clock medians of `REPEATS` runs after one warm-up. GPU Eikonal times include
 //! the upload, every pass and the read-back of phi; the neighbour grid is timed with and
@@ -89,7 +91,14 @@ fn main() {
     } else {
         &[256, 512, 1024, 2048]
     };
-    for &n in sizes {
+    let args: Vec<String> = std::env::args().collect();
+    let max_side = args
+        .iter()
+        .position(|a| a == "--max-side")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse::<usize>().expect("--max-side takes a number of cells"))
+        .unwrap_or(usize::MAX);
+    for &n in sizes.iter().filter(|&&n| n <= max_side) {
         let (cost, goal) = walled(n);
         let goals = [goal];
         let (t_gpu, gpu) = time(|| ctx.solve_fim(cost.view(), &goals, 1.0).expect("GPU solve"));

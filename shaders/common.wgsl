@@ -68,9 +68,35 @@ struct SplatParams {
     pad1: u32,
 }
 
-// The anisotropic first-order upwind update of SPEC §4 (CPU twin: gpu::fim::local_update).
-// p* are the neighbours' potentials, c* the step costs h*C(cell -> neighbour), 0 = blocked.
+// Neighbour value p if it is at or below the threshold t, else unreached.
+fn upto(p: f32, t: f32) -> f32 {
+    return select(PHI_INF, p, p <= t);
+}
+
+// The anisotropic first-order update of SPEC §4 as fast marching computes it (CPU twin:
+// gpu::fim::local_update, which explains why): the minimum, over each reached neighbour value
+// t, of the update from the neighbours at or below t.
 fn local_update(pe: f32, pn: f32, pw: f32, ps: f32, ce: f32, cn: f32, cw: f32, cs: f32) -> f32 {
+    var r = PHI_INF;
+    if pe < PHI_INF {
+        r = min(r, update_from_neighbours(upto(pe, pe), upto(pn, pe), upto(pw, pe), upto(ps, pe), ce, cn, cw, cs));
+    }
+    if pn < PHI_INF {
+        r = min(r, update_from_neighbours(upto(pe, pn), upto(pn, pn), upto(pw, pn), upto(ps, pn), ce, cn, cw, cs));
+    }
+    if pw < PHI_INF {
+        r = min(r, update_from_neighbours(upto(pe, pw), upto(pn, pw), upto(pw, pw), upto(ps, pw), ce, cn, cw, cs));
+    }
+    if ps < PHI_INF {
+        r = min(r, update_from_neighbours(upto(pe, ps), upto(pn, ps), upto(pw, ps), upto(ps, ps), ce, cn, cw, cs));
+    }
+    return r;
+}
+
+// The SPEC §4 update from the four neighbours as given: per axis the neighbour with the smaller
+// phi_M + C, then the quadratic or the one-sided value. p* are the neighbours' potentials, c*
+// the step costs h*C(cell -> neighbour), 0 = blocked.
+fn update_from_neighbours(pe: f32, pn: f32, pw: f32, ps: f32, ce: f32, cn: f32, cw: f32, cs: f32) -> f32 {
     var a = PHI_INF;
     var p = 0.0;
     if ce > 0.0 && pe < PHI_INF {

@@ -5,7 +5,7 @@
 @group(0) @binding(3) var<storage, read_write> phi: array<f32>;
 @group(0) @binding(4) var<storage, read_write> phi_next: array<f32>;
 @group(0) @binding(5) var<storage, read_write> tile_flag: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> active: array<u32>;
+@group(0) @binding(6) var<storage, read_write> active_tiles: array<u32>;
 @group(0) @binding(7) var<storage, read_write> state: array<atomic<u32>>;
 
 @compute @workgroup_size(8, 8, 1)
@@ -18,7 +18,7 @@ fn main(
     if slot >= atomicLoad(&state[STATE_ACTIVE]) {
         return;
     }
-    let entry = active[slot];
+    let entry = active_tiles[slot];
     let group = entry / params.tiles_per_group;
     let tile = entry % params.tiles_per_group;
     let col = (tile % params.tiles_x) * FIM_TILE + lid.x;

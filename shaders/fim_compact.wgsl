@@ -5,7 +5,7 @@
 @group(0) @binding(3) var<storage, read_write> phi: array<f32>;
 @group(0) @binding(4) var<storage, read_write> phi_next: array<f32>;
 @group(0) @binding(5) var<storage, read_write> tile_flag: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> active: array<u32>;
+@group(0) @binding(6) var<storage, read_write> active_tiles: array<u32>;
 @group(0) @binding(7) var<storage, read_write> state: array<atomic<u32>>;
 
 @compute @workgroup_size(256, 1, 1)
@@ -18,6 +18,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         atomicStore(&tile_flag[i], 0u);
         // The list order depends on scheduling; results do not, since a block pass reads only phi.
         let k = atomicAdd(&state[STATE_COUNTER], 1u);
-        active[k] = i;
+        active_tiles[k] = i;
     }
 }

@@ -14,9 +14,9 @@ fn check(width: f32, height: f32, bin: f32, xs: &[f32], ys: &[f32], what: &str) 
     cpu.rebuild(xs, ys);
     let mut g = NeighborGrid::new(width, height, bin);
     ctx.neighbor_grid(&mut g, xs, ys).unwrap();
-    assert_eq!(g.agent_bin, cpu.agent_bin, "{what}: agent_bin");
-    assert_eq!(g.bin_start, cpu.bin_start, "{what}: bin_start");
-    assert_eq!(g.sorted, cpu.sorted, "{what}: sorted");
+    same(&g.agent_bin, &cpu.agent_bin, &format!("{what}: agent_bin"));
+    same(&g.bin_start, &cpu.bin_start, &format!("{what}: bin_start"));
+    same(&g.sorted, &cpu.sorted, &format!("{what}: sorted"));
     // The 3x3 neighbour sets (what the local layer uses) follow; check a few explicitly.
     for i in (0..xs.len()).step_by((xs.len() / 50).max(1)) {
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -24,6 +24,23 @@ fn check(width: f32, height: f32, bin: f32, xs: &[f32], ys: &[f32], what: &str) 
         cpu.for_each_near(xs[i], ys[i], |j| b.push(j));
         assert_eq!(a, b, "{what}: neighbours of {i}");
     }
+}
+
+/// Asserts two arrays are equal, reporting lengths and the first differing entries (the
+/// arrays run to 90k entries: printing them whole buries the failure).
+fn same(gpu: &[u32], cpu: &[u32], what: &str) {
+    assert_eq!(gpu.len(), cpu.len(), "{what}: lengths (gpu vs cpu)");
+    let diffs: Vec<String> = (0..gpu.len())
+        .filter(|&i| gpu[i] != cpu[i])
+        .take(8)
+        .map(|i| format!("[{i}] gpu {} cpu {}", gpu[i], cpu[i]))
+        .collect();
+    let count = (0..gpu.len()).filter(|&i| gpu[i] != cpu[i]).count();
+    assert!(
+        diffs.is_empty(),
+        "{what}: {count} entries differ, first: {}",
+        diffs.join(", ")
+    );
 }
 
 fn random(n: usize, seed: u64, w: f32, h: f32) -> (Vec<f32>, Vec<f32>) {

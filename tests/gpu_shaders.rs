@@ -3,20 +3,52 @@
 
 use crowdfield::gpu::{shaders, types};
 
+/// Parses and validates one pass's full source (common.wgsl + the pass, exactly the string the
+/// host hands to `create_shader_module`), returning naga's rendered diagnostic on failure.
+fn validate(name: &str, source: &str) -> Result<naga::Module, String> {
+    let module =
+        naga::front::wgsl::parse_str(source).map_err(|e| format!("{name}: {}", e.emit_to_string(source)))?;
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&module)
+    .map_err(|e| format!("{name}: {}", e.emit_to_string(source)))?;
+    Ok(module)
+}
+
 #[test]
 fn every_pass_validates_with_naga() {
+    // Collect every failure, not just the first, so one run shows all broken passes.
+    let mut failures = Vec::new();
     for (name, source) in shaders::ALL {
-        let module = naga::front::wgsl::parse_str(source)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::empty(),
-        )
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-        assert_eq!(module.entry_points.len(), 1, "{name}: one entry point per pass");
-        assert_eq!(module.entry_points[0].name, "main", "{name}");
+        match validate(name, source) {
+            Ok(module) => {
+                if module.entry_points.len() != 1 || module.entry_points[0].name != "main" {
+                    failures.push(format!("{name}: expected exactly one entry point named `main`"));
+                }
+            }
+            Err(e) => failures.push(e),
+        }
     }
+    assert!(
+        failures.is_empty(),
+        "{} pass(es) fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn naga_check_rejects_a_reserved_identifier() {
+    // The check must be able to fail: `active` is a WGSL reserved word (the first bug this
+    // test caught once it ran), so a pass declaring it has to be rejected.
+    let bad = format!(
+        "{}\n@compute @workgroup_size(1) fn main() {{ var active = 0u; active += 1u; }}",
+        shaders::COMMON
+    );
+    let err = validate("bad.wgsl", &bad).expect_err("a reserved identifier must fail validation");
+    assert!(err.contains("reserved"), "{err}");
 }
 
 #[test]

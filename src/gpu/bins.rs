@@ -145,7 +145,30 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Invalid`] when `xs` and `ys` differ in length or the grid has no bins;
     /// [`Error::Gpu`] when the input exceeds the device's limits or the device fails.
+    ///
+    /// The context may be shared between threads: another thread's rebuild between this call
+    /// and the read replaces what the read returns. [`GpuContext::neighbor_grid`] holds the
+    /// buffers across both steps and is the call to use from concurrent code.
     pub fn rebuild_neighbor_grid(&self, grid: &NeighborGrid, xs: &[f32], ys: &[f32]) -> Result<()> {
+        let mut guard = self.lock_bins()?;
+        self.rebuild_locked(&mut guard, grid, xs, ys)
+    }
+
+    /// The neighbour-grid buffers, locked.
+    fn lock_bins(&self) -> Result<std::sync::MutexGuard<'_, Option<BinBuffers>>> {
+        self.bins
+            .lock()
+            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))
+    }
+
+    /// [`GpuContext::rebuild_neighbor_grid`] with the buffers already locked.
+    fn rebuild_locked(
+        &self,
+        guard: &mut Option<BinBuffers>,
+        grid: &NeighborGrid,
+        xs: &[f32],
+        ys: &[f32],
+    ) -> Result<()> {
         if xs.len() != ys.len() {
             return Err(Error::invalid(
                 "<memory>",
@@ -184,10 +207,6 @@ impl GpuContext {
                 "{bins} bins need more scan levels than {MAX_SCAN_LEVELS}"
             )));
         }
-        let mut guard = self
-            .bins
-            .lock()
-            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
         if guard
             .as_ref()
             .is_none_or(|b| b.agents < n || b.scan_len < scan_len as usize)
@@ -289,10 +308,12 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Gpu`] when nothing was built yet or the read-back fails.
     pub fn read_neighbor_grid(&self, grid: &mut NeighborGrid) -> Result<()> {
-        let guard = self
-            .bins
-            .lock()
-            .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))?;
+        let guard = self.lock_bins()?;
+        self.read_locked(&guard, grid)
+    }
+
+    /// [`GpuContext::read_neighbor_grid`] with the buffers already locked.
+    fn read_locked(&self, guard: &Option<BinBuffers>, grid: &mut NeighborGrid) -> Result<()> {
         let Some((buf, (n, bins, sorted_in))) = guard.as_ref().and_then(|b| b.last.map(|l| (b, l))) else {
             return Err(Error::Gpu("no neighbour grid was built on the GPU yet".into()));
         };
@@ -306,8 +327,49 @@ impl GpuContext {
     ///
     /// # Errors
     /// As those two.
+    /// Holds the buffers across both, so concurrent callers sharing one context each get their
+    /// own grid.
     pub fn neighbor_grid(&self, grid: &mut NeighborGrid, xs: &[f32], ys: &[f32]) -> Result<()> {
-        self.rebuild_neighbor_grid(grid, xs, ys)?;
-        self.read_neighbor_grid(grid)
+        let mut guard = self.lock_bins()?;
+        self.rebuild_locked(&mut guard, grid, xs, ys)?;
+        self.read_locked(&guard, grid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_radix_passes_cover_the_bin_index_bits() {
+        assert_eq!(radix_passes(1), 1);
+        assert_eq!(radix_passes(256), 1);
+        assert_eq!(radix_passes(257), 2);
+        assert_eq!(radix_passes(65_536), 2);
+        assert_eq!(radix_passes(65_537), 3);
+        assert_eq!(radix_passes(u32::MAX), 4);
+    }
+
+    #[test]
+    fn gpu_scan_levels_chain_block_totals() {
+        // One block: one level, its total right after the data.
+        let (levels, free) = scan_levels(0, 100, 100);
+        assert_eq!(levels.len(), 1);
+        assert_eq!(
+            (levels[0].offset, levels[0].len, levels[0].sums_offset),
+            (0, 100, 100)
+        );
+        assert_eq!(free, 101);
+        // 70 000 elements: 274 blocks, then 2, then 1.
+        let (levels, free) = scan_levels(10, 70_000, 70_010);
+        let lens: Vec<u32> = levels.iter().map(|l| l.len).collect();
+        assert_eq!(lens, [70_000, 274, 2]);
+        for w in levels.windows(2) {
+            assert_eq!(
+                w[1].offset, w[0].sums_offset,
+                "each level scans the totals of the one below"
+            );
+        }
+        assert_eq!(free, 70_010 + 274 + 2 + 1);
     }
 }

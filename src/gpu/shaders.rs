@@ -11,6 +11,9 @@ macro_rules! pass_source {
     };
 }
 
+/// The shared structs, constants and helpers prepended to every pass.
+pub const COMMON: &str = include_str!("../../shaders/common.wgsl");
+
 /// FIM: relax active tiles.
 pub const FIM_BLOCK: &str = pass_source!("fim_block.wgsl");
 /// FIM: copy relaxed tiles back.
