@@ -51,8 +51,9 @@ impl FilePanel {
         } = self;
         let mut commands = Vec::new();
         ui.horizontal(|ui| {
-            ui.label("Map file");
-            ui.add(egui::TextEdit::singleline(path).desired_width(220.0));
+            let label = ui.label("Map file");
+            ui.add(egui::TextEdit::singleline(path).desired_width(220.0))
+                .labelled_by(label.id);
             if ui.button("Open").clicked() {
                 commands.push(Command::Open(PathBuf::from(path.trim())));
             }
@@ -79,8 +80,9 @@ impl FilePanel {
                 redo.on_hover_text(format!("Redo {l} (Ctrl+Shift+Z)"));
             }
             ui.separator();
-            ui.label("Export to");
-            ui.add(egui::TextEdit::singleline(export).desired_width(140.0));
+            let label = ui.label("Export to");
+            ui.add(egui::TextEdit::singleline(export).desired_width(140.0))
+                .labelled_by(label.id);
             if ui.button("Export view").clicked() {
                 commands.push(Command::ExportView(PathBuf::from(export.trim())));
             }
@@ -90,12 +92,13 @@ impl FilePanel {
         });
         if *new_open {
             ui.horizontal(|ui| {
-                ui.label("Columns");
-                ui.add(egui::DragValue::new(new_cols).range(1..=MAX_NEW_GRID));
-                ui.label("Rows");
-                ui.add(egui::DragValue::new(new_rows).range(1..=MAX_NEW_GRID));
-                ui.label("Cell size");
-                ui.add(egui::DragValue::new(new_cell).range(0.01..=100.0).speed(0.01).suffix(" m"));
+                let l = ui.label("Columns");
+                ui.add(egui::DragValue::new(new_cols).range(1..=MAX_NEW_GRID)).labelled_by(l.id);
+                let l = ui.label("Rows");
+                ui.add(egui::DragValue::new(new_rows).range(1..=MAX_NEW_GRID)).labelled_by(l.id);
+                let l = ui.label("Cell size");
+                ui.add(egui::DragValue::new(new_cell).range(0.01..=100.0).speed(0.01).suffix(" m"))
+                    .labelled_by(l.id);
                 if ui.button("Create").clicked() {
                     commands.push(Command::New {
                         cols: *new_cols,

@@ -47,8 +47,12 @@ impl GroupsPanel {
         let mut g = group.clone();
         let mut key = None;
         egui::Grid::new("group settings").num_columns(2).show(ui, |ui| {
-            ui.label("Name");
-            if ui.add(egui::TextEdit::singleline(&mut g.name).desired_width(120.0)).changed() {
+            let label = ui.label("Name");
+            if ui
+                .add(egui::TextEdit::singleline(&mut g.name).desired_width(120.0))
+                .labelled_by(label.id)
+                .changed()
+            {
                 key = Some("name");
             }
             ui.end_row();
@@ -88,8 +92,12 @@ impl GroupsPanel {
         ui.label(format!("Spawns ({} walkers)", g.spawns.iter().map(|s| s.count).sum::<usize>()));
         for i in 0..g.spawns.len() {
             ui.horizontal(|ui| {
-                ui.label(format!("spawn {i}"));
-                if ui.add(egui::DragValue::new(&mut g.spawns[i].count).range(0..=1_000_000)).changed() {
+                let label = ui.label(format!("spawn {i}"));
+                if ui
+                    .add(egui::DragValue::new(&mut g.spawns[i].count).range(0..=1_000_000))
+                    .labelled_by(label.id)
+                    .changed()
+                {
                     key = Some("count");
                 }
                 if ui.small_button("Remove spawn").clicked() {

@@ -25,6 +25,8 @@ impl StatusBar {
                 ui.spinner();
                 let ms = recompute.running_for().map(|d| d.as_millis()).unwrap_or(0);
                 ui.label(format!("Recomputing fields… {ms} ms"));
+            } else if recompute.error.is_some() {
+                ui.label("Fields not updated");
             } else if let Some(s) = recompute.last_seconds.filter(|_| timings) {
                 ui.label(format!("Fields up to date (last recompute {:.0} ms)", s * 1000.0));
             } else if recompute.last_seconds.is_some() {

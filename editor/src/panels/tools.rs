@@ -50,23 +50,18 @@ impl ToolsPanel {
             }
         });
         ui.separator();
-        egui::Grid::new("brush settings").num_columns(2).show(ui, |ui| {
-            ui.label("Radius");
-            ui.add(
-                egui::Slider::new(&mut brush.radius, (0.5 * cell_size)..=MAX_BRUSH_RADIUS.max(cell_size))
-                    .suffix(" m")
-                    .logarithmic(true),
-            );
-            ui.end_row();
-            ui.label("Strength");
-            ui.add(egui::Slider::new(&mut brush.strength, 0.0..=1.0));
-            ui.end_row();
-            ui.label("Discomfort value");
-            ui.add(egui::Slider::new(&mut brush.discomfort_value, 0.0..=MAX_DISCOMFORT));
-            ui.end_row();
-            ui.label("Spawn count");
-            ui.add(egui::DragValue::new(&mut brush.spawn_count).range(1..=100_000));
-            ui.end_row();
+        ui.add(
+            egui::Slider::new(&mut brush.radius, (0.5 * cell_size)..=MAX_BRUSH_RADIUS.max(cell_size))
+                .suffix(" m")
+                .logarithmic(true)
+                .text("Radius"),
+        );
+        ui.add(egui::Slider::new(&mut brush.strength, 0.0..=1.0).text("Strength"));
+        ui.add(egui::Slider::new(&mut brush.discomfort_value, 0.0..=MAX_DISCOMFORT).text("Discomfort value"));
+        ui.horizontal(|ui| {
+            let label = ui.label("Spawn count");
+            ui.add(egui::DragValue::new(&mut brush.spawn_count).range(1..=100_000))
+                .labelled_by(label.id);
         });
         let hint = match tool {
             Tool::WallPolygon => "Click the corners; click the first one or double-click to close.",
