@@ -1,0 +1,260 @@
+//! CPU fast marching (SPEC §4): Dijkstra order over an indexed heap, upwind quadratic update,
+//! optional second-order stencil.
+//!
+//! Layout, chosen for a tight inner loop: `phi` and the heap-slot/state array live on a grid
+//! padded by [`PAD`] cells on every side, so the four neighbours and the second-order
+//! neighbours two cells away are always in bounds. Padding cells are `+inf` and `FROZEN`: they
+//! are never updated and never upwind. `phi` holds accepted values only (`+inf` otherwise); the
+//! tentative values live in the heap, so reading an upwind neighbour is one load with no state
+//! test. The cost array is read in place (row-major `(rows, cols, 4)`).
+
+use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
+use super::quadratic::{Upwind, solve_two_axes};
+use crate::grid::Dir;
+use ndarray::{Array2, ArrayView2, ArrayView3};
+
+/// Padding around the grid: two cells, so that the second-order stencil's `phi_2` (two cells
+/// upwind) is always in bounds.
+const PAD: usize = 2;
+
+const INF: f64 = f64::INFINITY;
+
+/// What a march returns: the potential (unpadded) and the number of cells left at `+inf`.
+pub(crate) struct Marched {
+    pub phi: Array2<f64>,
+    pub unreachable: usize,
+}
+
+/// The step cost `cell_size * C` of a face, `+inf` unless `C` is finite and positive (NaN fails
+/// the comparison).
+#[inline(always)]
+fn step(cell_size: f64, c: f32) -> f64 {
+    if c > 0.0 { cell_size * c as f64 } else { INF }
+}
+
+/// The state of one march.
+struct Marcher<'a> {
+    /// Accepted values on the padded grid, `+inf` elsewhere.
+    phi: Vec<f64>,
+    /// Per padded cell: heap position, or `FAR`, `SOURCE`, `FROZEN`.
+    slot: Vec<u32>,
+    heap: IndexedHeap,
+    /// Row-major `(rows, cols, 4)` unit costs.
+    cost: &'a [f32],
+    cell_size: f64,
+    cols: usize,
+    /// Padded row length.
+    width: usize,
+}
+
+impl Marcher<'_> {
+    /// The unpadded index of padded cell `i` (which must be an interior cell).
+    #[inline(always)]
+    fn unpadded(&self, i: usize) -> usize {
+        let r = i / self.width - PAD;
+        let c = i % self.width - PAD;
+        r * self.cols + c
+    }
+
+    /// One axis's upwind contribution for the cell at padded `n` / unpadded `u`: the cheaper of
+    /// the neighbours at `+off` (direction `plus`) and `-off` (direction `minus`). Returns the
+    /// first-order pair, the total `m + s` (`+inf` when neither side is usable), and, for the
+    /// second-order option, the effective pair where the stencil applies.
+    #[inline(always)]
+    fn axis<const SECOND: bool>(
+        &self,
+        n: usize,
+        u: usize,
+        off: usize,
+        uoff: usize,
+        plus: Dir,
+        minus: Dir,
+    ) -> (Upwind, f64) {
+        let c = &self.cost[u * 4..u * 4 + 4];
+        let s_plus = step(self.cell_size, c[plus.index()]);
+        let s_minus = step(self.cell_size, c[minus.index()]);
+        let p_plus = self.phi[n + off];
+        let p_minus = self.phi[n - off];
+        let t_plus = p_plus + s_plus;
+        let t_minus = p_minus + s_minus;
+        let (m, s, total, forward) = if t_plus <= t_minus {
+            (p_plus, s_plus, t_plus, true)
+        } else {
+            (p_minus, s_minus, t_minus, false)
+        };
+        let first = Upwind { m, s };
+        if !SECOND || total == INF {
+            return (first, total);
+        }
+        // Second order: phi_1 = m at M1, phi_2 two cells upwind, both accepted, monotone
+        // (phi_2 <= phi_1), neither a source, and the face M1 -> M2 passable.
+        let (n1, n2, u1, dir) = if forward {
+            (n + off, n + 2 * off, u + uoff, plus)
+        } else {
+            (n - off, n - 2 * off, u.wrapping_sub(uoff), minus)
+        };
+        let p2 = self.phi[n2];
+        if p2 <= m && self.slot[n1] != SOURCE && self.slot[n2] != SOURCE {
+            let face = self.cost[u1 * 4 + dir.index()];
+            if step(self.cell_size, face) < INF {
+                return (
+                    Upwind {
+                        // >= phi_1 in exact arithmetic (phi_2 <= phi_1); `max` keeps it so
+                        // when rounding at large magnitudes would not.
+                        m: ((4.0 * m - p2) / 3.0).max(m),
+                        s: s * (2.0 / 3.0),
+                    },
+                    total,
+                );
+            }
+        }
+        (first, total)
+    }
+
+    /// The update of SPEC §4 for the cell at padded `n` / unpadded `u`, from accepted
+    /// neighbours only; `+inf` when no neighbour can be reached through a passable face.
+    #[inline(always)]
+    fn update<const SECOND: bool>(&self, n: usize, u: usize) -> f64 {
+        let (x, tx) = self.axis::<SECOND>(n, u, 1, 1, Dir::E, Dir::W);
+        let (y, ty) = self.axis::<SECOND>(n, u, self.width, self.cols, Dir::N, Dir::S);
+        // The first-order one-axis value bounds the result from above in both orders: phi never
+        // exceeds the cost of one step to an accepted neighbour.
+        let one_axis = tx.min(ty);
+        if tx == INF || ty == INF {
+            if !SECOND || one_axis == INF {
+                return one_axis;
+            }
+            let a = if tx == INF { y } else { x };
+            return (a.m + a.s).min(one_axis);
+        }
+        solve_two_axes(x, y).min(one_axis)
+    }
+
+    /// Updates the four neighbours of the accepted (or source) cell at padded index `i`.
+    #[inline(always)]
+    fn relax_neighbours<const SECOND: bool>(&mut self, i: usize) {
+        let u = self.unpadded(i);
+        let w = self.width;
+        let cols = self.cols;
+        for (n, un) in [
+            (i + 1, u + 1),
+            (i - 1, u.wrapping_sub(1)),
+            (i + w, u + cols),
+            (i - w, u.wrapping_sub(cols)),
+        ] {
+            self.relax::<SECOND>(n, un);
+        }
+        if SECOND {
+            // A cell two steps away uses this one as its `phi_2`. That only changes its update
+            // when the cell between was accepted before this one with the same value (a tie):
+            // otherwise `phi_2 <= phi_1` means this one came first. Relax it then, or a
+            // second-order value would appear after larger values had been accepted.
+            let v = self.phi[i];
+            for (o, uo) in [(1, 1), (w, cols)] {
+                if self.phi[i + o] == v {
+                    self.relax::<SECOND>(i + 2 * o, u.wrapping_add(2 * uo));
+                }
+                if self.phi[i - o] == v {
+                    self.relax::<SECOND>(i - 2 * o, u.wrapping_sub(2 * uo));
+                }
+            }
+        }
+    }
+
+    /// Recomputes the cell at padded `n` / unpadded `un` unless it is accepted, and pushes or
+    /// lowers its heap entry.
+    #[inline(always)]
+    fn relax<const SECOND: bool>(&mut self, n: usize, un: usize) {
+        let state = self.slot[n];
+        if state >= SOURCE {
+            return;
+        }
+        let value = self.update::<SECOND>(n, un);
+        if value < INF {
+            if state == FAR {
+                self.heap.push(value, n as u32, &mut self.slot);
+            } else if value < self.heap.key_at(state) {
+                self.heap.decrease(state, value, &mut self.slot);
+            }
+        }
+    }
+
+    /// Accepts cells in increasing order until the heap is empty.
+    fn run<const SECOND: bool>(&mut self, sources: &[usize]) {
+        for &i in sources {
+            self.relax_neighbours::<SECOND>(i);
+        }
+        while let Some((value, cell)) = self.heap.pop(&mut self.slot) {
+            let i = cell as usize;
+            self.phi[i] = value;
+            self.slot[i] = FROZEN;
+            self.relax_neighbours::<SECOND>(i);
+        }
+    }
+}
+
+/// Fast marching on `cost` (shape `(rows, cols, 4)`) from the cells where `goal` is true.
+///
+/// # Panics
+/// If `goal`'s shape is not `cost`'s first two axes, or the padded grid has `u32::MAX - 2` cells
+/// or more.
+pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f64, second: bool) -> Marched {
+    let (rows, cols, dirs) = cost.dim();
+    assert_eq!(dirs, 4, "cost must have shape (rows, cols, 4)");
+    assert_eq!(goal.dim(), (rows, cols), "goal and cost shapes differ");
+    let width = cols + 2 * PAD;
+    let padded_len = width * (rows + 2 * PAD);
+    assert!(
+        padded_len < FAR as usize,
+        "grid of {rows} x {cols} cells is too large for 32-bit cell indices"
+    );
+    let cost = cost.as_standard_layout();
+    let cost_flat = cost.as_slice().expect("standard layout is contiguous");
+
+    let mut phi = vec![INF; padded_len];
+    let mut slot = vec![FROZEN; padded_len];
+    let mut sources = Vec::new();
+    let marching = cell_size > 0.0 && cell_size.is_finite();
+    for r in 0..rows {
+        let row_base = (r + PAD) * width + PAD;
+        for c in 0..cols {
+            let i = row_base + c;
+            if goal[(r, c)] {
+                phi[i] = 0.0;
+                slot[i] = SOURCE;
+                sources.push(i);
+            } else {
+                let u = (r * cols + c) * 4;
+                let passable = cost_flat[u..u + 4].iter().any(|&v| step(cell_size, v) < INF);
+                if passable && marching {
+                    slot[i] = FAR;
+                }
+            }
+        }
+    }
+
+    let mut marcher = Marcher {
+        phi,
+        slot,
+        // The front of a march is a band of a few cells around a curve: a few times the
+        // perimeter is plenty to start with; the heap grows if needed.
+        heap: IndexedHeap::with_capacity(4 * (rows + cols)),
+        cost: cost_flat,
+        cell_size,
+        cols,
+        width,
+    };
+    if second {
+        marcher.run::<true>(&sources);
+    } else {
+        marcher.run::<false>(&sources);
+    }
+
+    let mut unreachable = 0;
+    let phi = Array2::from_shape_fn((rows, cols), |(r, c)| {
+        let v = marcher.phi[(r + PAD) * width + PAD + c];
+        unreachable += usize::from(v == INF);
+        v
+    });
+    Marched { phi, unreachable }
+}

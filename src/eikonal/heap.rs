@@ -1,0 +1,170 @@
+//! An indexed 4-ary min-heap of `(key, cell)` with decrease-key, for fast marching.
+//!
+//! The heap position of every cell is kept in a slice owned by the caller (`slot`), which the
+//! marcher also uses as the cell's state: values below [`FAR`] are heap positions, and the
+//! constants [`FAR`], [`SOURCE`] and [`FROZEN`] mark cells not in the heap.
+
+/// The cell has no tentative value yet.
+pub const FAR: u32 = u32::MAX - 2;
+/// The cell is a source: accepted at `0`.
+pub const SOURCE: u32 = u32::MAX - 1;
+/// The cell is accepted (or can never be reached: border padding, fully impassable cells).
+pub const FROZEN: u32 = u32::MAX;
+
+/// Branching factor. Four children per node halve the depth of a binary heap, and the four keys
+/// of a node's children share one or two cache lines, which is what fast marching (one pop and up
+/// to four decrease-keys per cell) spends its time on.
+const ARITY: usize = 4;
+
+/// One heap entry: a tentative value and the cell it belongs to.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    key: f64,
+    cell: u32,
+}
+
+/// Indexed min-heap; see the module documentation for the `slot` slice.
+#[derive(Debug, Default)]
+pub struct IndexedHeap {
+    nodes: Vec<Node>,
+}
+
+impl IndexedHeap {
+    /// An empty heap with room for `capacity` entries.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            nodes: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// True when the heap holds nothing.
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The key of the entry at heap position `pos` (a value of `slot` below [`FAR`]).
+    #[inline(always)]
+    pub fn key_at(&self, pos: u32) -> f64 {
+        self.nodes[pos as usize].key
+    }
+
+    /// Inserts `cell` (which must not be in the heap) with `key`.
+    #[inline]
+    pub fn push(&mut self, key: f64, cell: u32, slot: &mut [u32]) {
+        let pos = self.nodes.len();
+        self.nodes.push(Node { key, cell });
+        self.sift_up(pos, Node { key, cell }, slot);
+    }
+
+    /// Lowers the key of the entry at heap position `pos` to `key` (which must not be larger).
+    #[inline]
+    pub fn decrease(&mut self, pos: u32, key: f64, slot: &mut [u32]) {
+        let cell = self.nodes[pos as usize].cell;
+        self.sift_up(pos as usize, Node { key, cell }, slot);
+    }
+
+    /// Removes and returns the entry with the smallest key. The popped cell's `slot` is left to
+    /// the caller.
+    #[inline]
+    pub fn pop(&mut self, slot: &mut [u32]) -> Option<(f64, u32)> {
+        let top = *self.nodes.first()?;
+        let last = self.nodes.pop().expect("heap is not empty");
+        if !self.nodes.is_empty() {
+            self.sift_down(last, slot);
+        }
+        Some((top.key, top.cell))
+    }
+
+    /// Moves the hole at `pos` up until `node` fits, then stores it.
+    #[inline(always)]
+    fn sift_up(&mut self, mut pos: usize, node: Node, slot: &mut [u32]) {
+        while pos > 0 {
+            let parent = (pos - 1) / ARITY;
+            let p = self.nodes[parent];
+            if p.key <= node.key {
+                break;
+            }
+            self.nodes[pos] = p;
+            slot[p.cell as usize] = pos as u32;
+            pos = parent;
+        }
+        self.nodes[pos] = node;
+        slot[node.cell as usize] = pos as u32;
+    }
+
+    /// Places `node` at the root hole and moves it down to where it fits.
+    #[inline(always)]
+    fn sift_down(&mut self, node: Node, slot: &mut [u32]) {
+        let len = self.nodes.len();
+        let mut pos = 0;
+        loop {
+            let first = pos * ARITY + 1;
+            if first >= len {
+                break;
+            }
+            let end = (first + ARITY).min(len);
+            let mut best = first;
+            let mut best_key = self.nodes[first].key;
+            for child in first + 1..end {
+                let k = self.nodes[child].key;
+                if k < best_key {
+                    best = child;
+                    best_key = k;
+                }
+            }
+            if node.key <= best_key {
+                break;
+            }
+            let moved = self.nodes[best];
+            self.nodes[pos] = moved;
+            slot[moved.cell as usize] = pos as u32;
+            pos = best;
+        }
+        self.nodes[pos] = node;
+        slot[node.cell as usize] = pos as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_in_key_order_with_decrease_key() {
+        let n = 200;
+        let mut slot = vec![FAR; n];
+        let mut heap = IndexedHeap::with_capacity(n);
+        // A deterministic scramble of keys.
+        for cell in 0..n as u32 {
+            let key = ((cell as u64 * 7919) % 1009) as f64;
+            heap.push(key, cell, &mut slot);
+        }
+        // Lower every third key below everything else.
+        for cell in (0..n as u32).step_by(3) {
+            let pos = slot[cell as usize];
+            let key = -(cell as f64);
+            assert!(key <= heap.key_at(pos));
+            heap.decrease(pos, key, &mut slot);
+        }
+        let mut last = f64::NEG_INFINITY;
+        let mut count = 0;
+        while let Some((key, cell)) = heap.pop(&mut slot) {
+            assert!(key >= last, "{key} after {last}");
+            let expected = if cell % 3 == 0 {
+                -(cell as f64)
+            } else {
+                ((cell as u64 * 7919) % 1009) as f64
+            };
+            assert_eq!(key, expected);
+            // The positions of the entries still in the heap are right.
+            for (pos, node) in heap.nodes.iter().enumerate() {
+                assert_eq!(slot[node.cell as usize], pos as u32);
+            }
+            last = key;
+            count += 1;
+        }
+        assert_eq!(count, n);
+        assert!(heap.is_empty());
+    }
+}
