@@ -1,4 +1,5 @@
 //! Shared helpers of the editor tests: the GPU check and a harness around the app.
+#![allow(dead_code)] // each test binary uses a different subset
 
 use crowdfield_editor::{Document, EditorApp};
 use egui_kittest::Harness;
