@@ -184,12 +184,16 @@ impl Viewport {
         self.view = Some(view);
 
         let primary_pos = response.interact_pointer_pos().map(|p| view.to_world(rect, p));
+        // A drag is recognised only after the pointer moved a little: start it where the
+        // button went down.
+        let press_origin = ui.input(|i| i.pointer.press_origin()).map(|p| view.to_world(rect, p));
+        let drag_start = press_origin.or(primary_pos);
         let tool = input.tool;
         if tool.brush_layer().is_some() {
             if response.drag_started_by(egui::PointerButton::Primary)
                 || (response.clicked() && self.last_dab.is_none())
             {
-                if let Some(at) = primary_pos {
+                if let Some(at) = drag_start {
                     commands.push(Command::Dab { tool, at, first: true });
                     self.last_dab = Some(at);
                 }
@@ -218,7 +222,7 @@ impl Viewport {
             }
         } else if tool.is_rect() {
             if response.drag_started_by(egui::PointerButton::Primary) {
-                self.rect_start = primary_pos;
+                self.rect_start = drag_start;
             }
             if let (Some(a), Some(b)) = (self.rect_start, primary_pos.or(self.cursor)) {
                 painter.rect_stroke(

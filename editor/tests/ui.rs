@@ -133,3 +133,106 @@ fn cursor_readout_and_zoom() {
     let c2 = v2.to_world(rect, p);
     assert!((c2[0] - 3.5).abs() < 0.05 && (c2[1] - 2.5).abs() < 0.05, "{c2:?}");
 }
+
+#[test]
+fn shape_tools_by_label_add_goals_spawns_and_walls() {
+    if !gpu_or_skip("shape_tools_by_label_add_goals_spawns_and_walls") {
+        return;
+    }
+    let mut h = harness(app(Document::demo(40, 20)));
+    let drag = |h: &mut egui_kittest::Harness<'static, crowdfield_editor::EditorApp>, a: [f64; 2], b: [f64; 2]| {
+        let (view, rect) = (h.state().viewport.view.unwrap(), h.state().viewport.rect);
+        let (a, b) = (view.to_screen(rect, a), view.to_screen(rect, b));
+        h.hover_at(a);
+        h.step();
+        h.drag_at(a);
+        h.step();
+        h.hover_at(a + (b - a) * 0.5);
+        h.step();
+        h.hover_at(b);
+        h.step();
+        h.drop_at(b);
+        h.step();
+        settle(h);
+    };
+    h.get_by_label("northbound").click();
+    h.get_by_label("Goal area").click();
+    h.run();
+    drag(&mut h, [1.0, 1.0], [3.0, 4.0]);
+    let goals = &h.state().doc.groups[1].goals;
+    assert_eq!(goals.len(), 2);
+    let (lo, hi) = goals[1].shape.bounds();
+    assert!((lo[0] - 1.0).abs() < 0.1 && (hi[1] - 4.0).abs() < 0.1, "{lo:?} {hi:?}");
+
+    h.get_by_label("Spawn area").click();
+    h.run();
+    drag(&mut h, [12.0, 2.0], [14.0, 3.0]);
+    let spawns = &h.state().doc.groups[1].spawns;
+    assert_eq!(spawns.len(), 2);
+    assert_eq!(spawns[1].count, h.state().tools.brush.spawn_count);
+
+    let before = h.state().doc.obstacle.iter().filter(|&&b| b).count();
+    h.get_by_label("Wall rectangle").click();
+    h.run();
+    drag(&mut h, [2.0, 6.0], [5.0, 8.0]);
+    let after = h.state().doc.obstacle.iter().filter(|&&b| b).count();
+    assert_eq!(after - before, 6 * 4, "3 x 2 m of 0.5 m cells");
+
+    // Polygon: three clicks, then a click on the first vertex closes it.
+    h.get_by_label("Wall polygon").click();
+    h.run();
+    let (view, rect) = (h.state().viewport.view.unwrap(), h.state().viewport.rect);
+    for p in [[15.0, 1.0], [19.0, 1.0], [17.0, 5.0], [15.0, 1.0]] {
+        let s = view.to_screen(rect, p);
+        h.hover_at(s);
+        h.step();
+        h.drag_at(s);
+        h.step();
+        h.drop_at(s);
+        h.step();
+    }
+    settle(&mut h);
+    let cell = h.state().doc.grid.cell_of(17.0, 2.0).unwrap();
+    assert!(h.state().doc.obstacle[cell], "the polygon was filled");
+    assert!(h.state().viewport.polygon.is_empty());
+
+    // Four edits, four undo steps back to the demo map.
+    for _ in 0..4 {
+        h.get_by_label("Undo").click();
+        h.step();
+    }
+    settle(&mut h);
+    assert_eq!(h.state().doc, Document::demo(40, 20));
+}
+
+#[test]
+fn unsaved_changes_show_in_the_title_and_are_asked_about_on_quit() {
+    if !gpu_or_skip("unsaved_changes_show_in_the_title_and_are_asked_about_on_quit") {
+        return;
+    }
+    let mut h = harness(app(Document::demo(20, 10)));
+    assert!(!h.state().title().starts_with('*'));
+    h.get_by_label("Add group").click();
+    h.step();
+    settle(&mut h);
+    assert!(h.state().title().starts_with('*'), "{}", h.state().title());
+    let close = |h: &mut egui_kittest::Harness<'static, crowdfield_editor::EditorApp>| {
+        h.input_mut()
+            .viewports
+            .entry(egui::ViewportId::ROOT)
+            .or_default()
+            .events
+            .push(egui::ViewportEvent::Close);
+        h.step();
+        h.run();
+    };
+    close(&mut h);
+    assert!(h.state().quit_asked);
+    h.get_by_label("Cancel").click();
+    h.run();
+    assert!(!h.state().quit_asked && !h.state().pending_close);
+    close(&mut h);
+    h.get_by_label("Quit without saving").click();
+    h.run();
+    assert!(h.state().pending_close);
+}
