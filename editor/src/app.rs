@@ -128,7 +128,10 @@ impl EditorApp {
     /// status bar and a demonstration map opens instead when it cannot be read), a new
     /// 128 x 128 map of 0.5 m cells to be saved there otherwise.
     pub fn open_path(path: &Path, ctx: Option<egui::Context>) -> Self {
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let mut app = Self::new(Document::new(&name, 128, 128, 0.5), Some(path.to_path_buf()), ctx);
         if path.exists() {
             app.open(path);
@@ -150,7 +153,11 @@ impl EditorApp {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "unsaved".into());
-        format!("{}{} ({file}) – crowdfield editor", if self.dirty() { "*" } else { "" }, self.doc.name)
+        format!(
+            "{}{} ({file}) – crowdfield editor",
+            if self.dirty() { "*" } else { "" },
+            self.doc.name
+        )
     }
 
     /// Sends the current map to the background recompute.
@@ -186,20 +193,24 @@ impl EditorApp {
                 self.timings_in_status,
             );
         });
-        egui::Panel::left("tools and groups").default_size(250.0).show(ui, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                self.tools.ui(ui, self.doc.grid.cell_size);
-                ui.separator();
-                commands.extend(self.groups.ui(ui, &self.doc));
+        egui::Panel::left("tools and groups")
+            .default_size(250.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    self.tools.ui(ui, self.doc.grid.cell_size);
+                    ui.separator();
+                    commands.extend(self.groups.ui(ui, &self.doc));
+                });
             });
-        });
-        egui::Panel::right("layers and run").default_size(200.0).show(ui, |ui| {
-            if self.layers.ui(ui) {
-                self.image_revision = None;
-            }
-            ui.separator();
-            commands.extend(self.run.ui(ui, &self.run_info()));
-        });
+        egui::Panel::right("layers and run")
+            .default_size(200.0)
+            .show(ui, |ui| {
+                if self.layers.ui(ui) {
+                    self.image_revision = None;
+                }
+                ui.separator();
+                commands.extend(self.run.ui(ui, &self.run_info()));
+            });
         self.update_texture(&ctx);
         egui::CentralPanel::no_frame().show(ui, |ui| {
             let fields = self.recompute.latest.clone();
@@ -232,8 +243,10 @@ impl EditorApp {
             return out;
         }
         ctx.input_mut(|i| {
-            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z))
-                || i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Y))
+            if i.consume_shortcut(&KeyboardShortcut::new(
+                Modifiers::COMMAND | Modifiers::SHIFT,
+                Key::Z,
+            )) || i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Y))
             {
                 out.push(Command::Redo);
             }
@@ -251,7 +264,10 @@ impl EditorApp {
         if let Some(rec) = self.recovery_offer.clone() {
             egui::Modal::new(ui.scope_id().with("recovery")).show(ui.ctx(), |ui| {
                 ui.heading("Recover unsaved changes?");
-                ui.label(format!("A recovery file from an earlier session exists: {}", rec.display()));
+                ui.label(format!(
+                    "A recovery file from an earlier session exists: {}",
+                    rec.display()
+                ));
                 ui.horizontal(|ui| {
                     if ui.button("Recover").clicked() {
                         commands.push(Command::Recover);
@@ -288,7 +304,8 @@ impl EditorApp {
             return;
         }
         let img = self.compose();
-        let color = egui::ColorImage::from_rgba_unmultiplied([img.width, img.height], img.pixels.as_flattened());
+        let color =
+            egui::ColorImage::from_rgba_unmultiplied([img.width, img.height], img.pixels.as_flattened());
         match &mut self.texture {
             Some(t) => t.set(color, egui::TextureOptions::NEAREST),
             None => self.texture = Some(ctx.load_texture("map layers", color, egui::TextureOptions::NEAREST)),
@@ -350,14 +367,16 @@ impl EditorApp {
                 }
             }
             Command::WallRect { a, b } => {
-                self.history.record("Wall rectangle", Part::Obstacle(self.doc.obstacle.clone()), None);
+                self.history
+                    .record("Wall rectangle", Part::Obstacle(self.doc.obstacle.clone()), None);
                 let lo = [a[0].min(b[0]), a[1].min(b[1])];
                 let hi = [a[0].max(b[0]), a[1].max(b[1])];
                 tools::fill_rect(&self.doc.grid, &mut self.doc.obstacle, lo, hi, true);
                 self.changed();
             }
             Command::WallPolygon { points } => {
-                self.history.record("Wall polygon", Part::Obstacle(self.doc.obstacle.clone()), None);
+                self.history
+                    .record("Wall polygon", Part::Obstacle(self.doc.obstacle.clone()), None);
                 tools::fill_polygon(&self.doc.grid, &mut self.doc.obstacle, &points);
                 self.changed();
             }
@@ -400,7 +419,9 @@ impl EditorApp {
             Command::AddGroup => {
                 self.record_groups("Add group", None);
                 let n = self.doc.groups.len();
-                self.doc.groups.push(GroupDoc::new(&format!("group {}", n + 1), n));
+                self.doc
+                    .groups
+                    .push(GroupDoc::new(&format!("group {}", n + 1), n));
                 self.groups.selected = n;
                 self.changed();
             }
@@ -411,7 +432,11 @@ impl EditorApp {
                     self.changed();
                 }
             }
-            Command::SetGroup { index, group, coalesce } => {
+            Command::SetGroup {
+                index,
+                group,
+                coalesce,
+            } => {
                 if index < self.doc.groups.len() && self.doc.groups[index] != group {
                     self.record_groups("Group settings", Some(coalesce));
                     self.doc.groups[index] = group;
@@ -425,11 +450,17 @@ impl EditorApp {
                 path,
             } => {
                 if cols == 0 || rows == 0 || !(cell_size > 0.0) {
-                    self.message = format!("A new map needs a positive size, not {cols} x {rows} cells of {cell_size} m");
+                    self.message = format!(
+                        "A new map needs a positive size, not {cols} x {rows} cells of {cell_size} m"
+                    );
                     return;
                 }
-                let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                self.history.record("New map", Part::Document(Box::new(self.doc.clone())), None);
+                let name = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                self.history
+                    .record("New map", Part::Document(Box::new(self.doc.clone())), None);
                 self.doc = Document::new(&name, cols, rows, cell_size);
                 self.path = Some(path);
                 self.viewport.refit();
@@ -488,7 +519,8 @@ impl EditorApp {
         if coalesce.is_none() {
             self.history.seal();
         }
-        self.history.record(label, Part::Groups(self.doc.groups.clone()), coalesce);
+        self.history
+            .record(label, Part::Groups(self.doc.groups.clone()), coalesce);
     }
 
     fn dab(&mut self, tool: Tool, at: [f64; 2], first: bool) {

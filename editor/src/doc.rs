@@ -299,7 +299,11 @@ impl Document {
         for ((r, c), v) in doc.height.indexed_iter_mut() {
             let (x, y) = grid.cell_center(r, c);
             let d = ((x - 0.3 * w).powi(2) + (y - 0.7 * h).powi(2)).sqrt() / (0.25 * w);
-            *v = if d < 1.0 { (1.5 * 0.5 * (1.0 + (std::f64::consts::PI * d).cos())) as f32 } else { 0.0 };
+            *v = if d < 1.0 {
+                (1.5 * 0.5 * (1.0 + (std::f64::consts::PI * d).cos())) as f32
+            } else {
+                0.0
+            };
         }
         for ((r, c), v) in doc.obstacle.indexed_iter_mut() {
             let (x, y) = grid.cell_center(r, c);
@@ -373,7 +377,10 @@ mod tests {
         let tri = [[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]];
         assert!(point_in_polygon(&tri, 1.0, 1.0));
         assert!(!point_in_polygon(&tri, 3.0, 3.0));
-        assert!(!point_in_polygon(&tri[..2], 0.1, 0.1), "fewer than 3 points cover nothing");
+        assert!(
+            !point_in_polygon(&tri[..2], 0.1, 0.1),
+            "fewer than 3 points cover nothing"
+        );
     }
 
     #[test]

@@ -4,9 +4,9 @@
 //! come out smooth on small maps); image row 0 is the top of the map (the highest y). Vector
 //! overlays (areas, gradient arrows, agents) are drawn by the viewport on top.
 
+use crate::colormap::Colormap;
 use crate::doc::Document;
 use crate::recompute::FieldSet;
-use crate::colormap::Colormap;
 use ndarray::{Array2, ArrayView2};
 
 /// The composed image is at least this many pixels across its longer side (when the grid is
@@ -48,7 +48,12 @@ pub enum FieldLayer {
 
 impl FieldLayer {
     /// Every choice, in panel order.
-    pub const ALL: [FieldLayer; 4] = [FieldLayer::None, FieldLayer::Potential, FieldLayer::Density, FieldLayer::Speed];
+    pub const ALL: [FieldLayer; 4] = [
+        FieldLayer::None,
+        FieldLayer::Potential,
+        FieldLayer::Density,
+        FieldLayer::Speed,
+    ];
 
     /// Label of the choice (tests find the radio buttons by these).
     pub fn label(self) -> &'static str {
@@ -135,7 +140,9 @@ pub fn finite_range<T: Copy + Into<f64>>(a: ArrayView2<T>) -> Option<(f64, f64)>
         .iter()
         .map(|&v| v.into())
         .filter(|v: &f64| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(v), h.max(v))
+        });
     (lo <= hi).then(|| if hi > lo { (lo, hi) } else { (lo, lo + 1.0) })
 }
 
@@ -155,7 +162,11 @@ fn bilinear(a: ArrayView2<f64>, u: f64, v: f64) -> f64 {
         (a[(r1, c1)], fu * fv),
     ];
     if corners.iter().all(|&(q, w)| w == 0.0 || q.is_finite()) {
-        corners.iter().filter(|&&(_, w)| w > 0.0).map(|&(q, w)| q * w).sum()
+        corners
+            .iter()
+            .filter(|&&(_, w)| w > 0.0)
+            .map(|&(q, w)| q * w)
+            .sum()
     } else {
         a[(v.round() as usize, u.round() as usize)]
     }
@@ -200,14 +211,25 @@ pub fn compose(doc: &Document, fields: Option<&FieldSet>, vis: &LayerVisibility,
             pixels,
         };
     }
-    let shade = vis.terrain.then(|| hillshade(doc.height.view(), doc.grid.cell_size));
+    let shade = vis
+        .terrain
+        .then(|| hillshade(doc.height.view(), doc.grid.cell_size));
     let (hlo, hhi) = finite_range(doc.height.view()).unwrap_or((0.0, 1.0));
     let phi = fields.and_then(|f| f.groups.get(group)).map(|g| g.phi.view());
     // The colouring field as values in [0, 1] per cell, NaN where it has no value.
     let colouring: Option<(Array2<f64>, Colormap)> = match (vis.field, fields) {
         (FieldLayer::Potential, Some(_)) => phi.map(|p| {
             let (lo, hi) = finite_range(p).unwrap_or((0.0, 1.0));
-            (p.mapv(|v| if v.is_finite() { (v - lo) / (hi - lo) } else { f64::NAN }), Colormap::Viridis)
+            (
+                p.mapv(|v| {
+                    if v.is_finite() {
+                        (v - lo) / (hi - lo)
+                    } else {
+                        f64::NAN
+                    }
+                }),
+                Colormap::Viridis,
+            )
         }),
         (FieldLayer::Density, Some(f)) => {
             let hi = f.density.iter().fold(1.0f32, |m, &v| m.max(v)) as f64;
@@ -252,7 +274,16 @@ pub fn compose(doc: &Document, fields: Option<&FieldSet>, vis: &LayerVisibility,
         && let Some(p) = phi
         && let Some((lo, hi)) = finite_range(p)
     {
-        draw_isolines(&mut pixels, w, h, up, p, nice_step((hi - lo) / ISOLINE_INTERVALS), vis, doc);
+        draw_isolines(
+            &mut pixels,
+            w,
+            h,
+            up,
+            p,
+            nice_step((hi - lo) / ISOLINE_INTERVALS),
+            vis,
+            doc,
+        );
     }
     RgbaImage {
         width: w,
@@ -281,7 +312,11 @@ fn draw_isolines(
             let u = (px as f64 + 0.5) / up as f64 - 0.5;
             let v = (rows as f64 - (py as f64 + 0.5) / up as f64) - 0.5;
             let p = bilinear(phi, u, v);
-            if p.is_finite() { (p / step).floor() as i64 } else { i64::MIN }
+            if p.is_finite() {
+                (p / step).floor() as i64
+            } else {
+                i64::MIN
+            }
         })
         .collect();
     for py in 0..h {
@@ -329,7 +364,11 @@ mod tests {
     #[test]
     fn flat_ground_is_unshaded_and_a_north_west_slope_is_lit() {
         let flat = Array2::<f32>::zeros((5, 5));
-        assert!(hillshade(flat.view(), 1.0).iter().all(|&k| (k - 1.0).abs() < 1e-6));
+        assert!(
+            hillshade(flat.view(), 1.0)
+                .iter()
+                .all(|&k| (k - 1.0).abs() < 1e-6)
+        );
         // Height rising to the south-east: the slope faces the north-west sun and is lit.
         let ramp = Array2::from_shape_fn((5, 5), |(r, c)| c as f32 * 0.2 - r as f32 * 0.2);
         assert!(hillshade(ramp.view(), 1.0)[(2, 2)] > 1.0);

@@ -216,15 +216,16 @@ fn worker(jobs: Receiver<Job>, results: Sender<JobResult>, repaint: Option<egui:
             job = newer;
         }
         let start = Instant::now();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solve(&job.scene, &job.agents)))
-            .map_err(|p| {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                format!("recompute failed: {msg}")
-            });
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solve(&job.scene, &job.agents)))
+                .map_err(|p| {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    format!("recompute failed: {msg}")
+                });
         let seconds = start.elapsed().as_secs_f64();
         if results
             .send(JobResult {

@@ -146,7 +146,12 @@ impl Viewport {
                 Color32::WHITE,
             );
         }
-        painter.rect_stroke(map_rect, 0.0, Stroke::new(1.0, Color32::GRAY), egui::StrokeKind::Outside);
+        painter.rect_stroke(
+            map_rect,
+            0.0,
+            Stroke::new(1.0, Color32::GRAY),
+            egui::StrokeKind::Outside,
+        );
         let painter = painter.with_clip_rect(rect);
         if input.vis.arrows {
             draw_arrows(&painter, rect, &view, &input);
@@ -186,7 +191,9 @@ impl Viewport {
         let primary_pos = response.interact_pointer_pos().map(|p| view.to_world(rect, p));
         // A drag is recognised only after the pointer moved a little: start it where the
         // button went down.
-        let press_origin = ui.input(|i| i.pointer.press_origin()).map(|p| view.to_world(rect, p));
+        let press_origin = ui
+            .input(|i| i.pointer.press_origin())
+            .map(|p| view.to_world(rect, p));
         let drag_start = press_origin.or(primary_pos);
         let tool = input.tool;
         if tool.brush_layer().is_some() {
@@ -194,7 +201,11 @@ impl Viewport {
                 || (response.clicked() && self.last_dab.is_none())
             {
                 if let Some(at) = drag_start {
-                    commands.push(Command::Dab { tool, at, first: true });
+                    commands.push(Command::Dab {
+                        tool,
+                        at,
+                        first: true,
+                    });
                     self.last_dab = Some(at);
                 }
             } else if response.dragged_by(egui::PointerButton::Primary)
@@ -204,7 +215,11 @@ impl Viewport {
                 let moved = ((to[0] - from[0]).powi(2) + (to[1] - from[1]).powi(2)).sqrt();
                 if moved >= spacing {
                     for at in dabs_along(from, to, spacing) {
-                        commands.push(Command::Dab { tool, at, first: false });
+                        commands.push(Command::Dab {
+                            tool,
+                            at,
+                            first: false,
+                        });
                     }
                     self.last_dab = Some(to);
                 }
@@ -287,7 +302,13 @@ fn color(rgb: [u8; 3]) -> Color32 {
     Color32::from_rgb(rgb[0], rgb[1], rgb[2])
 }
 
-fn shape_outline(painter: &egui::Painter, rect: Rect, view: &ViewTransform, shape: &AreaShape, stroke: Stroke) {
+fn shape_outline(
+    painter: &egui::Painter,
+    rect: Rect,
+    view: &ViewTransform,
+    shape: &AreaShape,
+    stroke: Stroke,
+) {
     match shape {
         AreaShape::Rect { min, max } => {
             painter.rect_stroke(
@@ -311,7 +332,13 @@ fn draw_areas(painter: &egui::Painter, rect: Rect, view: &ViewTransform, doc: &D
     for (gi, g) in doc.groups.iter().enumerate() {
         let width = if gi == selected { 2.5 } else { 1.2 };
         for goal in &g.goals {
-            shape_outline(painter, rect, view, &goal.shape, Stroke::new(width, color(g.color)));
+            shape_outline(
+                painter,
+                rect,
+                view,
+                &goal.shape,
+                Stroke::new(width, color(g.color)),
+            );
             let (lo, hi) = goal.shape.bounds();
             let c = view.to_screen(rect, [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1])]);
             painter.circle_filled(c, 3.0, color(g.color));

@@ -38,10 +38,11 @@ fn frames_per_second_while_recomputing() {
         if !h.state().recompute.is_running() {
             // An edit: a small wall dab, as a user painting would make.
             let t = solves as f64;
-            h.state_mut().apply(crowdfield_editor::command::Command::WallRect {
-                a: [10.0 + t % 50.0, 20.0],
-                b: [10.5 + t % 50.0, 21.0],
-            });
+            h.state_mut()
+                .apply(crowdfield_editor::command::Command::WallRect {
+                    a: [10.0 + t % 50.0, 20.0],
+                    b: [10.5 + t % 50.0, 21.0],
+                });
             solves += 1;
         }
         let t0 = Instant::now();

@@ -84,17 +84,34 @@ fn painting_an_obstacle_changes_the_map_and_the_potential() {
     settle(&mut h);
 
     let app = h.state();
-    let painted = app.doc.obstacle.iter().zip(before_map.iter()).filter(|(a, b)| a != b).count();
+    let painted = app
+        .doc
+        .obstacle
+        .iter()
+        .zip(before_map.iter())
+        .filter(|(a, b)| a != b)
+        .count();
     assert!(painted >= 12, "only {painted} cells changed");
     let cell = app.doc.grid.cell_of(10.0, 5.0).unwrap();
     assert!(app.doc.obstacle[cell], "the wall is on the drag path");
     assert!(app.dirty());
-    assert!(app.recompute.latest_id > before_id, "no new fields after the edit");
+    assert!(
+        app.recompute.latest_id > before_id,
+        "no new fields after the edit"
+    );
     assert_eq!(app.recompute.error, None);
-    let (old, new) = (&before.unwrap().groups[0].phi, &app.recompute.latest.as_ref().unwrap().groups[0].phi);
+    let (old, new) = (
+        &before.unwrap().groups[0].phi,
+        &app.recompute.latest.as_ref().unwrap().groups[0].phi,
+    );
     // West of the wall, walkers now go around it: the potential grew.
     let west = app.doc.grid.cell_of(8.0, 5.0).unwrap();
-    assert!(new[west] > old[west] + 0.5, "potential {} -> {}", old[west], new[west]);
+    assert!(
+        new[west] > old[west] + 0.5,
+        "potential {} -> {}",
+        old[west],
+        new[west]
+    );
     assert!(new[cell].is_infinite(), "a wall cell is unreachable");
 
     // Undo by its button restores the map and recomputes.
@@ -140,21 +157,22 @@ fn shape_tools_by_label_add_goals_spawns_and_walls() {
         return;
     }
     let mut h = harness(app(Document::demo(40, 20)));
-    let drag = |h: &mut egui_kittest::Harness<'static, crowdfield_editor::EditorApp>, a: [f64; 2], b: [f64; 2]| {
-        let (view, rect) = (h.state().viewport.view.unwrap(), h.state().viewport.rect);
-        let (a, b) = (view.to_screen(rect, a), view.to_screen(rect, b));
-        h.hover_at(a);
-        h.step();
-        h.drag_at(a);
-        h.step();
-        h.hover_at(a + (b - a) * 0.5);
-        h.step();
-        h.hover_at(b);
-        h.step();
-        h.drop_at(b);
-        h.step();
-        settle(h);
-    };
+    let drag =
+        |h: &mut egui_kittest::Harness<'static, crowdfield_editor::EditorApp>, a: [f64; 2], b: [f64; 2]| {
+            let (view, rect) = (h.state().viewport.view.unwrap(), h.state().viewport.rect);
+            let (a, b) = (view.to_screen(rect, a), view.to_screen(rect, b));
+            h.hover_at(a);
+            h.step();
+            h.drag_at(a);
+            h.step();
+            h.hover_at(a + (b - a) * 0.5);
+            h.step();
+            h.hover_at(b);
+            h.step();
+            h.drop_at(b);
+            h.step();
+            settle(h);
+        };
     h.get_by_label("northbound").click();
     h.get_by_label("Goal area").click();
     h.run();
@@ -162,7 +180,10 @@ fn shape_tools_by_label_add_goals_spawns_and_walls() {
     let goals = &h.state().doc.groups[1].goals;
     assert_eq!(goals.len(), 2);
     let (lo, hi) = goals[1].shape.bounds();
-    assert!((lo[0] - 1.0).abs() < 0.1 && (hi[1] - 4.0).abs() < 0.1, "{lo:?} {hi:?}");
+    assert!(
+        (lo[0] - 1.0).abs() < 0.1 && (hi[1] - 4.0).abs() < 0.1,
+        "{lo:?} {hi:?}"
+    );
 
     h.get_by_label("Spawn area").click();
     h.run();

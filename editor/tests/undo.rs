@@ -1,10 +1,10 @@
 //! Undo and redo of every tool, through the app's command path (no rendering needed): each
 //! edit changes the map, undo restores it exactly, redo restores the edit exactly.
 
+use crowdfield_editor::EditorApp;
 use crowdfield_editor::command::Command;
 use crowdfield_editor::doc::{AreaShape, Document};
 use crowdfield_editor::tools::Tool;
-use crowdfield_editor::EditorApp;
 
 fn app() -> EditorApp {
     let mut doc = Document::demo(40, 24);
@@ -45,7 +45,11 @@ fn stroke(tool: Tool, path: &[[f64; 2]]) -> Vec<Command> {
     let mut out: Vec<Command> = path
         .iter()
         .enumerate()
-        .map(|(i, &at)| Command::Dab { tool, at, first: i == 0 })
+        .map(|(i, &at)| Command::Dab {
+            tool,
+            at,
+            first: i == 0,
+        })
         .collect();
     out.push(Command::EndStroke);
     out
@@ -105,7 +109,14 @@ fn discomfort_brush_undo() {
 #[test]
 fn area_and_group_edits_undo() {
     let rect = AreaShape::rect_from_corners([1.0, 1.0], [2.0, 3.0]);
-    check("Goal", vec![Command::AddGoal { group: 1, shape: rect.clone() }], 1);
+    check(
+        "Goal",
+        vec![Command::AddGoal {
+            group: 1,
+            shape: rect.clone(),
+        }],
+        1,
+    );
     check(
         "Spawn",
         vec![Command::AddSpawn {
@@ -116,7 +127,11 @@ fn area_and_group_edits_undo() {
         1,
     );
     check("Remove goal", vec![Command::RemoveGoal { group: 0, index: 0 }], 1);
-    check("Remove spawn", vec![Command::RemoveSpawn { group: 1, index: 0 }], 1);
+    check(
+        "Remove spawn",
+        vec![Command::RemoveSpawn { group: 1, index: 0 }],
+        1,
+    );
     check("Add group", vec![Command::AddGroup], 1);
     check("Remove group", vec![Command::RemoveGroup(0)], 1);
     let base = app().doc.groups[0].clone();

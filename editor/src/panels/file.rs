@@ -93,12 +93,19 @@ impl FilePanel {
         if *new_open {
             ui.horizontal(|ui| {
                 let l = ui.label("Columns");
-                ui.add(egui::DragValue::new(new_cols).range(1..=MAX_NEW_GRID)).labelled_by(l.id);
-                let l = ui.label("Rows");
-                ui.add(egui::DragValue::new(new_rows).range(1..=MAX_NEW_GRID)).labelled_by(l.id);
-                let l = ui.label("Cell size");
-                ui.add(egui::DragValue::new(new_cell).range(0.01..=100.0).speed(0.01).suffix(" m"))
+                ui.add(egui::DragValue::new(new_cols).range(1..=MAX_NEW_GRID))
                     .labelled_by(l.id);
+                let l = ui.label("Rows");
+                ui.add(egui::DragValue::new(new_rows).range(1..=MAX_NEW_GRID))
+                    .labelled_by(l.id);
+                let l = ui.label("Cell size");
+                ui.add(
+                    egui::DragValue::new(new_cell)
+                        .range(0.01..=100.0)
+                        .speed(0.01)
+                        .suffix(" m"),
+                )
+                .labelled_by(l.id);
                 if ui.button("Create").clicked() {
                     commands.push(Command::New {
                         cols: *new_cols,

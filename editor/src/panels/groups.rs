@@ -63,7 +63,12 @@ impl GroupsPanel {
             ui.end_row();
             ui.label("Speed min");
             if ui
-                .add(egui::DragValue::new(&mut g.speed_min).range(0.01..=MAX_WALK_SPEED).speed(0.01).suffix(" m/s"))
+                .add(
+                    egui::DragValue::new(&mut g.speed_min)
+                        .range(0.01..=MAX_WALK_SPEED)
+                        .speed(0.01)
+                        .suffix(" m/s"),
+                )
                 .changed()
             {
                 g.speed_max = g.speed_max.max(g.speed_min);
@@ -72,7 +77,12 @@ impl GroupsPanel {
             ui.end_row();
             ui.label("Speed max");
             if ui
-                .add(egui::DragValue::new(&mut g.speed_max).range(0.01..=MAX_WALK_SPEED).speed(0.01).suffix(" m/s"))
+                .add(
+                    egui::DragValue::new(&mut g.speed_max)
+                        .range(0.01..=MAX_WALK_SPEED)
+                        .speed(0.01)
+                        .suffix(" m/s"),
+                )
                 .changed()
             {
                 g.speed_min = g.speed_min.min(g.speed_max);
@@ -83,13 +93,23 @@ impl GroupsPanel {
         ui.label(format!("Goals ({})", g.goals.len()));
         for (i, goal) in group.goals.iter().enumerate() {
             ui.horizontal(|ui| {
-                ui.label(goal.name.clone().unwrap_or_else(|| format!("{} goal {i}", group.name)));
+                ui.label(
+                    goal.name
+                        .clone()
+                        .unwrap_or_else(|| format!("{} goal {i}", group.name)),
+                );
                 if ui.small_button("Remove goal").clicked() {
-                    commands.push(Command::RemoveGoal { group: index, index: i });
+                    commands.push(Command::RemoveGoal {
+                        group: index,
+                        index: i,
+                    });
                 }
             });
         }
-        ui.label(format!("Spawns ({} walkers)", g.spawns.iter().map(|s| s.count).sum::<usize>()));
+        ui.label(format!(
+            "Spawns ({} walkers)",
+            g.spawns.iter().map(|s| s.count).sum::<usize>()
+        ));
         for i in 0..g.spawns.len() {
             ui.horizontal(|ui| {
                 let label = ui.label(format!("spawn {i}"));
@@ -101,7 +121,10 @@ impl GroupsPanel {
                     key = Some("count");
                 }
                 if ui.small_button("Remove spawn").clicked() {
-                    commands.push(Command::RemoveSpawn { group: index, index: i });
+                    commands.push(Command::RemoveSpawn {
+                        group: index,
+                        index: i,
+                    });
                 }
             });
         }

@@ -60,7 +60,11 @@ impl RunPanel {
                 commands.push(Command::Sim(SimCommand::Reset));
             }
         });
-        ui.add(egui::Slider::new(speed, 0.1..=MAX_SIM_SPEED).logarithmic(true).text("× real time"));
+        ui.add(
+            egui::Slider::new(speed, 0.1..=MAX_SIM_SPEED)
+                .logarithmic(true)
+                .text("× real time"),
+        );
         if let Some(e) = &info.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }

@@ -74,7 +74,10 @@ mod tests {
     #[test]
     fn readout_names_metres_and_cells() {
         let g = Grid::new(10, 8, 0.5);
-        assert_eq!(cursor_readout(&g, Some([1.26, 0.74])), "x 1.26 m  y 0.74 m  cell (row 1, col 2)");
+        assert_eq!(
+            cursor_readout(&g, Some([1.26, 0.74])),
+            "x 1.26 m  y 0.74 m  cell (row 1, col 2)"
+        );
         assert!(cursor_readout(&g, Some([-1.0, 0.0])).ends_with("outside the map"));
         assert_eq!(cursor_readout(&g, None), "10 x 8 cells of 0.5 m (5.0 x 4.0 m)");
     }

@@ -51,10 +51,13 @@ impl ToolsPanel {
         });
         ui.separator();
         ui.add(
-            egui::Slider::new(&mut brush.radius, (0.5 * cell_size)..=MAX_BRUSH_RADIUS.max(cell_size))
-                .suffix(" m")
-                .logarithmic(true)
-                .text("Radius"),
+            egui::Slider::new(
+                &mut brush.radius,
+                (0.5 * cell_size)..=MAX_BRUSH_RADIUS.max(cell_size),
+            )
+            .suffix(" m")
+            .logarithmic(true)
+            .text("Radius"),
         );
         ui.add(egui::Slider::new(&mut brush.strength, 0.0..=1.0).text("Strength"));
         ui.add(egui::Slider::new(&mut brush.discomfort_value, 0.0..=MAX_DISCOMFORT).text("Discomfort value"));

@@ -13,11 +13,15 @@ pub const RECOMPUTE_TIMEOUT: Duration = Duration::from_secs(60);
 /// True when wgpu finds an adapter. Without one the GPU tests are skipped, unless
 /// `CROWDFIELD_REQUIRE_GPU=1`, where a missing adapter fails the test (CI has lavapipe).
 pub fn gpu_or_skip(test: &str) -> bool {
-    let instance = eframe::wgpu::Instance::new(eframe::wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let found = pollster::block_on(instance.request_adapter(&eframe::wgpu::RequestAdapterOptions::default())).is_ok();
+    let instance =
+        eframe::wgpu::Instance::new(eframe::wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let found =
+        pollster::block_on(instance.request_adapter(&eframe::wgpu::RequestAdapterOptions::default())).is_ok();
     if !found {
         if std::env::var("CROWDFIELD_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("{test}: no wgpu adapter found and CROWDFIELD_REQUIRE_GPU=1 (install mesa-vulkan-drivers)");
+            panic!(
+                "{test}: no wgpu adapter found and CROWDFIELD_REQUIRE_GPU=1 (install mesa-vulkan-drivers)"
+            );
         }
         eprintln!("{test}: skipped, no wgpu adapter (set CROWDFIELD_REQUIRE_GPU=1 to fail instead)");
     }
@@ -46,6 +50,9 @@ pub fn harness(app: EditorApp) -> Harness<'static, EditorApp> {
 /// Waits for the background recompute, then runs frames until the interface is idle.
 pub fn settle(h: &mut Harness<'static, EditorApp>) {
     h.run_steps(2);
-    assert!(h.state_mut().recompute.wait(RECOMPUTE_TIMEOUT), "recompute timed out");
+    assert!(
+        h.state_mut().recompute.wait(RECOMPUTE_TIMEOUT),
+        "recompute timed out"
+    );
     h.run();
 }
