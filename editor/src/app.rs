@@ -64,6 +64,10 @@ pub struct EditorApp {
     pub history: History,
     /// The background recompute.
     pub recompute: Recompute,
+    /// The simulation thread of the Run panel.
+    pub sim: crate::simrun::SimRunner,
+    /// Simulation speed last sent to the thread.
+    sim_speed_sent: f32,
     /// Increases with every change of the map.
     pub revision: u64,
     /// Revision at the last save or open.
@@ -103,7 +107,9 @@ impl EditorApp {
             message: String::new(),
             timings_in_status: true,
             history: History::default(),
-            recompute: Recompute::start(ctx),
+            recompute: Recompute::start(ctx.clone()),
+            sim: crate::simrun::SimRunner::start(ctx),
+            sim_speed_sent: 1.0,
             revision: 0,
             saved_revision: 0,
             image_revision: None,
@@ -178,6 +184,7 @@ impl EditorApp {
     pub fn show(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         self.recompute.poll();
+        self.sim.poll();
         let mut commands = self.shortcuts(&ctx);
 
         egui::Panel::top("file bar").show(ui, |ui| {
@@ -224,7 +231,7 @@ impl EditorApp {
                     group: self.groups.selected,
                     tool: self.tools.tool,
                     brush: &self.tools.brush,
-                    agents: None,
+                    agents: self.sim.latest.as_ref().map(|f| &f.agents),
                 },
             ));
         });
@@ -322,6 +329,13 @@ impl EditorApp {
     }
 
     fn after_frame(&mut self, ctx: &egui::Context) {
+        if self.run.speed != self.sim_speed_sent {
+            self.sim.send(crate::simrun::SimControl::Speed(self.run.speed));
+            self.sim_speed_sent = self.run.speed;
+        }
+        if self.sim.latest.as_ref().is_some_and(|f| f.finished) {
+            self.run.playing = false;
+        }
         let title = self.title();
         if title != self.title {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
@@ -475,7 +489,8 @@ impl EditorApp {
             Command::SaveAs(p) => self.save_to(&p),
             Command::Recover => self.recover(),
             Command::DiscardRecovery => {
-                if let Some(_p) = self.recovery_offer.take() {
+                if let Some(p) = self.recovery_offer.take() {
+                    crate::mapio::remove_recovery(&p);
                     self.message = "Recovery file discarded".into();
                 }
             }
@@ -566,40 +581,250 @@ impl EditorApp {
     }
 
     fn run_info(&self) -> RunInfo {
-        RunInfo {
-            error: Some("The simulation is not available in this build yet".into()),
-            ..Default::default()
+        self.sim
+            .latest
+            .as_ref()
+            .map(|f| f.info.clone())
+            .unwrap_or_default()
+    }
+
+    fn sim_command(&mut self, c: SimCommand) {
+        use crate::simrun::SimControl;
+        let exists = self.sim.latest.as_ref().is_some_and(|f| f.info.exists);
+        match c {
+            SimCommand::Play => {
+                if !exists {
+                    self.sim.send(SimControl::Start(self.doc.to_scene()));
+                }
+                self.sim.send(SimControl::Play(true));
+                self.run.playing = true;
+            }
+            SimCommand::Pause => {
+                self.sim.send(SimControl::Play(false));
+                self.run.playing = false;
+            }
+            SimCommand::Step => {
+                if !exists {
+                    self.sim.send(SimControl::Start(self.doc.to_scene()));
+                }
+                self.sim.send(SimControl::Step);
+                self.run.playing = false;
+            }
+            SimCommand::Reset => {
+                self.sim.send(SimControl::Reset);
+                self.run.playing = false;
+            }
         }
     }
 
-    fn sim_command(&mut self, _c: SimCommand) {
-        self.message = "The simulation is not available in this build yet".into();
+    /// Opens the map at `path`; on failure the current map stays and the error shows.
+    pub fn open(&mut self, path: &Path) {
+        match crate::mapio::load(path) {
+            Ok(doc) => {
+                self.doc = doc;
+                self.path = Some(path.to_path_buf());
+                self.file.path = path.display().to_string();
+                self.history.clear();
+                self.stroke = None;
+                self.revision += 1;
+                self.saved_revision = self.revision;
+                self.recovery_revision = self.revision;
+                self.unsaved_since = None;
+                self.groups.selected = 0;
+                self.viewport.refit();
+                self.request_fields();
+                self.recovery_offer = crate::mapio::recovery_for(path);
+                let problems = crate::mapio::problems(&self.doc, path);
+                self.message = match problems.first() {
+                    None => format!("Opened {}", path.display()),
+                    Some(first) => format!("Opened {}; not valid yet: {first}", path.display()),
+                };
+            }
+            Err(e) => self.message = format!("Could not open: {e}"),
+        }
     }
 
-    fn open(&mut self, path: &Path) {
-        let _ = path;
-        self.message = "Opening maps needs the map format (not yet in this build)".into();
+    /// Saves the map to `path` (atomically), which becomes the current path; removes the
+    /// recovery file.
+    pub fn save_to(&mut self, path: &Path) {
+        if self.doc.name.is_empty() {
+            self.doc.name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        match crate::mapio::save(&self.doc, path) {
+            Ok(()) => {
+                if let Some(old) = &self.path {
+                    crate::mapio::remove_recovery(&crate::mapio::recovery_path(old));
+                }
+                crate::mapio::remove_recovery(&crate::mapio::recovery_path(path));
+                self.path = Some(path.to_path_buf());
+                self.file.path = path.display().to_string();
+                self.saved_revision = self.revision;
+                self.recovery_revision = self.revision;
+                self.unsaved_since = None;
+                let problems = crate::mapio::problems(&self.doc, path);
+                self.message = match problems.first() {
+                    None => format!("Saved {}", path.display()),
+                    Some(first) => format!(
+                        "Saved {}, but the map is not valid yet ({} problem(s)): {first}",
+                        path.display(),
+                        problems.len()
+                    ),
+                };
+            }
+            Err(e) => self.message = format!("Could not save: {e}"),
+        }
     }
 
-    fn save_to(&mut self, path: &Path) {
-        let _ = path;
-        self.message = "Saving needs the map format (not yet in this build)".into();
+    /// Loads the offered recovery file in place of the map (keeping the map's path, so the
+    /// next save goes to the map; the recovered state counts as unsaved).
+    fn recover(&mut self) {
+        let Some(rec) = self.recovery_offer.take() else {
+            return;
+        };
+        match crate::mapio::load(&rec) {
+            Ok(doc) => {
+                self.history
+                    .record("Recover", Part::Document(Box::new(self.doc.clone())), None);
+                self.doc = doc;
+                self.viewport.refit();
+                self.changed();
+                self.message = format!("Recovered unsaved changes from {}", rec.display());
+            }
+            Err(e) => self.message = format!("Could not read the recovery file: {e}"),
+        }
     }
 
-    fn recover(&mut self) {}
-
-    fn write_recovery(&mut self) {
+    /// Writes the recovery file beside the map (or `untitled.recovery.json` in the current
+    /// folder for a map never saved).
+    pub fn write_recovery(&mut self) {
         self.unsaved_since = None;
-        self.recovery_revision = self.revision;
+        if self.revision == self.recovery_revision || !self.dirty() {
+            return;
+        }
+        let map = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("untitled.json"));
+        let rec = crate::mapio::recovery_path(&map);
+        match crate::mapio::save(&self.doc, &rec) {
+            Ok(()) => self.recovery_revision = self.revision,
+            Err(e) => self.message = format!("Could not write the recovery file: {e}"),
+        }
     }
 
-    fn export_view(&mut self, path: &Path) {
-        let _ = path;
+    /// Writes the layer image as shown (without the vector overlays) as a PNG, through the
+    /// command line's PNG writer.
+    pub fn export_view(&mut self, path: &Path) {
+        let img = self.compose();
+        let bytes: Vec<u8> = img.pixels.as_flattened().to_vec();
+        let Some(rgba) = image::RgbaImage::from_raw(img.width as u32, img.height as u32, bytes) else {
+            self.message = "Export failed: empty image".into();
+            return;
+        };
+        self.message = match crowdfield::export::save_png(path, &rgba) {
+            Ok(()) => format!("Wrote {}", path.display()),
+            Err(e) => format!("Export failed: {e}"),
+        };
     }
 
-    fn export_fields(&mut self, dir: &Path) {
-        let _ = dir;
+    /// Writes every field as a PNG (the same images as `crowdfield solve`): per group the
+    /// potential with isolines and the gradient arrows, then density, speed and unit cost.
+    /// `target` is a folder, or a `.png` path whose folder is used.
+    pub fn export_fields(&mut self, target: &Path) {
+        let dir = if target.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
+            crowdfield::map::base_dir(target).to_path_buf()
+        } else {
+            target.to_path_buf()
+        };
+        let Some(fields) = self.recompute.latest.clone() else {
+            self.message = "No fields yet: wait for the recompute".into();
+            return;
+        };
+        if self.recompute.is_running() || fields.density.dim() != self.doc.grid.shape() {
+            self.message = "The fields are being recomputed: export again when they are up to date".into();
+            return;
+        }
+        match write_field_pngs(&self.doc.to_scene(), &fields, &dir) {
+            Ok(n) => self.message = format!("Wrote {n} images to {}", dir.display()),
+            Err(e) => self.message = format!("Export failed: {e}"),
+        }
     }
+}
+
+/// Writes the field images of `scene` into `dir`; returns how many.
+pub fn write_field_pngs(
+    scene: &crowdfield::Scene,
+    fields: &crate::recompute::FieldSet,
+    dir: &Path,
+) -> crowdfield::Result<usize> {
+    use crowdfield::export::{self, Colormap, ImageOptions};
+    let opts = ImageOptions::default();
+    let mut n = 0;
+    for (i, (g, gf)) in scene.groups.iter().zip(&fields.groups).enumerate() {
+        let goal = g.goal_mask(&scene.grid);
+        let slug: String = g
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stem = format!("group{i}_{slug}");
+        export::potential_png(
+            &dir.join(format!("{stem}_potential.png")),
+            scene,
+            gf.phi.view(),
+            goal.view(),
+            &format!("potential, {}", g.name),
+            &opts,
+        )?;
+        export::gradient_png(
+            &dir.join(format!("{stem}_gradient.png")),
+            scene,
+            gf.phi.view(),
+            &gf.grad,
+            goal.view(),
+            &format!("walking direction, {}", g.name),
+            &opts,
+        )?;
+        n += 2;
+    }
+    let f = &fields.fields;
+    export::field_png(
+        &dir.join("density.png"),
+        scene,
+        f.density.rho.view(),
+        "density",
+        "persons/m²",
+        Colormap::YellowOrangeRed,
+        &opts,
+    )?;
+    export::field_png(
+        &dir.join("speed.png"),
+        scene,
+        export::max_over_dirs(f.speed.view()).view(),
+        "speed (fastest direction)",
+        "m/s",
+        Colormap::Cividis,
+        &opts,
+    )?;
+    export::field_png(
+        &dir.join("cost.png"),
+        scene,
+        export::mean_finite_over_dirs(f.cost.view()).view(),
+        "unit cost (mean over directions)",
+        "s/m",
+        Colormap::Inferno,
+        &opts,
+    )?;
+    Ok(n + 3)
 }
 
 impl eframe::App for EditorApp {

@@ -350,6 +350,18 @@ impl Document {
             },
             count: 20,
         });
+        // At most one walker per free cell of a spawn area, as the map format requires.
+        for g in [&mut east, &mut north] {
+            for s in &mut g.spawns {
+                let mask = s.shape.mask(&grid);
+                let free = mask
+                    .iter()
+                    .zip(doc.obstacle.iter())
+                    .filter(|&(&m, &o)| m && !o)
+                    .count();
+                s.count = s.count.min(free);
+            }
+        }
         doc.groups = vec![east, north];
         doc
     }
@@ -393,6 +405,10 @@ mod tests {
         assert_eq!(scene.groups[0].goals[0].width, 0.4 * doc.grid.height());
         assert!(scene.groups[0].goal_mask(&scene.grid).iter().any(|&b| b));
         assert!(scene.obstacle.iter().any(|&b| b));
-        assert_eq!(scene.groups[1].agent_count(), 20);
+        let n = scene.groups[1].agent_count();
+        assert!(
+            n > 0 && n <= 20,
+            "spawn counts are clamped to the free cells: {n}"
+        );
     }
 }

@@ -4,9 +4,9 @@
 //! come out smooth on small maps); image row 0 is the top of the map (the highest y). Vector
 //! overlays (areas, gradient arrows, agents) are drawn by the viewport on top.
 
-use crate::colormap::Colormap;
 use crate::doc::Document;
 use crate::recompute::FieldSet;
+use crowdfield::export::Colormap;
 use ndarray::{Array2, ArrayView2};
 
 /// The composed image is at least this many pixels across its longer side (when the grid is

@@ -10,13 +10,14 @@
 //! ([`history::History`]) and schedules the background recompute ([`recompute::Recompute`]).
 
 pub mod app;
-pub mod colormap;
 pub mod command;
 pub mod doc;
 pub mod history;
 pub mod layers;
+pub mod mapio;
 pub mod panels;
 pub mod recompute;
+pub mod simrun;
 pub mod tools;
 pub mod viewport;
 

@@ -9,10 +9,10 @@
 //!
 //! Recovery files are ordinary maps saved as `NAME.recovery.json` beside the map.
 
-use crate::doc::{AreaShape, Document, GoalArea, GroupDoc, SpawnArea};
+use crate::doc::{AreaShape, Document, GROUP_PALETTE, GoalArea, GroupDoc, SpawnArea};
 use crowdfield::map::{
-    self, Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, Layers, MapFile, Polygon, Raster, Rect,
-    Shape, ShapeRef, Shaped, SpawnSpec, SpeedRange,
+    self, Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, Layers, MapFile, Polygon, Raster,
+    Rect, Shape, ShapeRef, Shaped, SpawnSpec, SpeedRange,
 };
 use crowdfield::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -21,10 +21,28 @@ use std::path::{Path, PathBuf};
 const RASTER_SUFFIXES: [&str; 3] = ["height", "obstacles", "discomfort"];
 
 /// Loads the map at `path` into a document.
+///
+/// A map that is well-formed but not yet valid (a group without goals, a spawn count above
+/// its area's free cells: the states a map passes through while being drawn) still opens:
+/// its layers are compiled without the groups and the groups are taken as written. Only
+/// JSON, grid, layer and raster problems refuse the file. [`problems`] lists the rest.
 pub fn load(path: &Path) -> Result<Document> {
     let file = MapFile::from_path(path)?;
     let label = path.display().to_string();
-    let scene = map::compile(&file, map::base_dir(path), &label)?;
+    let base = map::base_dir(path);
+    let scene = match map::compile(&file, base, &label) {
+        Ok(scene) => scene,
+        Err(full) => {
+            let layers_only = MapFile {
+                groups: Vec::new(),
+                ..file.clone()
+            };
+            // If the layers alone do not compile, the first error is the one to show.
+            let mut scene = map::compile(&layers_only, base, &label).map_err(|_| full)?;
+            scene.groups.clear();
+            scene
+        }
+    };
     let mut groups = Vec::with_capacity(file.groups.len());
     for (gi, spec) in file.groups.iter().enumerate() {
         let at = |what: &str, i: usize| format!("groups[{gi}].{what}[{i}]");
@@ -54,7 +72,12 @@ pub fn load(path: &Path) -> Result<Document> {
             .collect::<Result<Vec<_>>>()?;
         groups.push(GroupDoc {
             name: spec.name.clone(),
-            color: scene.groups[gi].color,
+            color: scene
+                .groups
+                .get(gi)
+                .map(|g| g.color)
+                .or_else(|| spec.color.as_deref().and_then(parse_color))
+                .unwrap_or(GROUP_PALETTE[gi % GROUP_PALETTE.len()]),
             goals,
             spawns,
             speed_min: spec.speed.min,
@@ -67,9 +90,22 @@ pub fn load(path: &Path) -> Result<Document> {
     Ok(Document::from_scene(&scene, groups, file.params.clone()))
 }
 
+/// `"#rrggbb"` as sRGB bytes.
+fn parse_color(s: &str) -> Option<[u8; 3]> {
+    let hex = s.strip_prefix('#')?;
+    if hex.len() != 6 || !hex.is_ascii() {
+        return None;
+    }
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some([byte(0)?, byte(2)?, byte(4)?])
+}
+
 fn area_shape(s: &impl Shaped, file: &str, at: &str) -> Result<AreaShape> {
     match s.shape() {
-        Ok(ShapeRef::Rect(r)) => Ok(AreaShape::Rect { min: r.min, max: r.max }),
+        Ok(ShapeRef::Rect(r)) => Ok(AreaShape::Rect {
+            min: r.min,
+            max: r.max,
+        }),
         Ok(ShapeRef::Circle(c)) => Ok(AreaShape::Circle {
             center: c.center,
             radius: c.radius,
@@ -93,7 +129,9 @@ fn to_shape(a: &AreaShape) -> Shape {
             radius: *radius,
             profile: None,
         }),
-        AreaShape::Polygon { points } => Shape::Polygon(Polygon { points: points.clone() }),
+        AreaShape::Polygon { points } => Shape::Polygon(Polygon {
+            points: points.clone(),
+        }),
     }
 }
 
@@ -125,9 +163,24 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         })
     };
     let layers = Layers {
-        height: doc.height.iter().any(|&v| v != 0.0).then(|| raster("height")).flatten(),
-        obstacles: doc.obstacle.iter().any(|&v| v).then(|| raster("obstacles")).flatten(),
-        discomfort: doc.discomfort.iter().any(|&v| v != 0.0).then(|| raster("discomfort")).flatten(),
+        height: doc
+            .height
+            .iter()
+            .any(|&v| v != 0.0)
+            .then(|| raster("height"))
+            .flatten(),
+        obstacles: doc
+            .obstacle
+            .iter()
+            .any(|&v| v)
+            .then(|| raster("obstacles"))
+            .flatten(),
+        discomfort: doc
+            .discomfort
+            .iter()
+            .any(|&v| v != 0.0)
+            .then(|| raster("discomfort"))
+            .flatten(),
     };
     let groups = doc
         .groups
@@ -189,7 +242,11 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
 pub fn save(doc: &Document, path: &Path) -> Result<()> {
     let file = to_map_file(doc, path);
     let [hp, op, dp] = raster_paths(path);
-    let layers = [&file.layers.height, &file.layers.obstacles, &file.layers.discomfort];
+    let layers = [
+        &file.layers.height,
+        &file.layers.obstacles,
+        &file.layers.discomfort,
+    ];
     for (p, layer) in [&hp, &op, &dp].into_iter().zip(layers) {
         if layer.is_none() && p.exists() {
             // A stale raster no map refers to any more; failing to remove it is harmless.
@@ -206,6 +263,15 @@ pub fn save(doc: &Document, path: &Path) -> Result<()> {
         crowdfield::io::write_npy(&dp, doc.discomfort.view())?;
     }
     file.save(path)
+}
+
+/// Every problem the map loader would report for `doc` saved at `path` (empty when valid).
+pub fn problems(doc: &Document, path: &Path) -> Vec<String> {
+    let file = to_map_file(doc, path);
+    map::check(&file, map::base_dir(path), &path.display().to_string())
+        .into_iter()
+        .map(|e| e.to_string())
+        .collect()
 }
 
 /// `NAME.json` → `NAME.recovery.json` beside it.

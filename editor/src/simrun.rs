@@ -164,7 +164,11 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
         ok
     };
     loop {
-        let wait = if playing && sim.is_some() { Duration::ZERO } else { IDLE_POLL };
+        let wait = if playing && sim.is_some() {
+            Duration::ZERO
+        } else {
+            IDLE_POLL
+        };
         let msg = match control.recv_timeout(wait) {
             Ok(m) => Some(m),
             Err(RecvTimeoutError::Timeout) => None,
@@ -186,7 +190,9 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
                         None
                     }
                     Err(_) => {
-                        send(error_frame("the simulation could not start (internal error)".into()));
+                        send(error_frame(
+                            "the simulation could not start (internal error)".into(),
+                        ));
                         None
                     }
                 };

@@ -38,7 +38,11 @@ fn the_newest_job_wins_and_matches_its_map() {
     assert_eq!(phi[(5, 15)], 0.0);
     assert!(phi[(5, 0)] > 0.0 && phi[(5, 29)] > 0.0);
     let expected = 15.0 / 1.34;
-    assert!((phi[(5, 0)] - expected).abs() < 0.05 * expected, "phi = {}", phi[(5, 0)]);
+    assert!(
+        (phi[(5, 0)] - expected).abs() < 0.05 * expected,
+        "phi = {}",
+        phi[(5, 0)]
+    );
     assert!(rc.last_seconds.unwrap() > 0.0);
     // Gradient points away from the exit on both sides (the walkers go down it).
     assert!(f.groups[0].grad.gx[(5, 5)] < 0.0 && f.groups[0].grad.gx[(5, 25)] > 0.0);

@@ -10,9 +10,10 @@ use common::{app, gpu_or_skip, harness, settle};
 use crowdfield_editor::Document;
 use egui_kittest::kittest::Queryable;
 
-/// The map of the snapshot tests: a bundled map when present, else the demonstration map.
+/// The map of the snapshot tests: the bundled crossing map (two groups, walls, a hill).
 fn snapshot_doc() -> Document {
-    Document::demo(48, 32)
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../maps/crossing.json");
+    crowdfield_editor::mapio::load(&path).unwrap()
 }
 
 #[test]
