@@ -1,0 +1,837 @@
+//! The editor application: lays out the panels, applies the commands they return (the one
+//! place where the map changes and undo is recorded), and keeps the caches (layer image,
+//! background fields) and jobs (recompute, recovery, simulation) in step with the map.
+
+use crate::command::{Command, SimCommand};
+use crate::doc::{Document, GroupDoc};
+use crate::history::{History, Part};
+use crate::layers;
+use crate::panels::file::FilePanel;
+use crate::panels::groups::GroupsPanel;
+use crate::panels::layers::LayersPanel;
+use crate::panels::run::{RunInfo, RunPanel};
+use crate::panels::status::StatusBar;
+use crate::panels::tools::ToolsPanel;
+use crate::recompute::Recompute;
+use crate::tools::{self, TerrainOp, Tool};
+use crate::viewport::{ViewInputs, Viewport};
+use crowdfield::agents::Agents;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A recovery file is written this long after the first unsaved change (and again after
+/// each further interval with changes): at most half a minute of work is lost in a crash.
+pub const RECOVERY_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The brush stroke in progress.
+#[derive(Clone, Copy, Debug)]
+struct Stroke {
+    /// Height under the first dab (the flatten target).
+    flatten_to: f32,
+}
+
+/// The editor.
+pub struct EditorApp {
+    // --- Saved state ---
+    /// The map being edited.
+    pub doc: Document,
+    /// Where it is saved (`None` for a new map not yet saved).
+    pub path: Option<PathBuf>,
+
+    // --- Interface state ---
+    /// Tool panel.
+    pub tools: ToolsPanel,
+    /// Group panel.
+    pub groups: GroupsPanel,
+    /// Layer panel.
+    pub layers: LayersPanel,
+    /// File bar.
+    pub file: FilePanel,
+    /// Run panel.
+    pub run: RunPanel,
+    /// Map view.
+    pub viewport: Viewport,
+    /// Status bar.
+    status_bar: StatusBar,
+    /// Last message for the status bar.
+    pub message: String,
+    /// Show recompute durations in the status bar (tests turn this off for reproducible
+    /// snapshots).
+    pub timings_in_status: bool,
+
+    // --- Caches and jobs (never saved) ---
+    /// Undo and redo.
+    pub history: History,
+    /// The background recompute.
+    pub recompute: Recompute,
+    /// The simulation thread of the Run panel.
+    pub sim: crate::simrun::SimRunner,
+    /// Simulation speed last sent to the thread.
+    sim_speed_sent: f32,
+    /// Increases with every change of the map.
+    pub revision: u64,
+    /// Revision at the last save or open.
+    saved_revision: u64,
+    /// Revision the layer image shows (`None`: must be recomposed).
+    image_revision: Option<(u64, Option<u64>)>,
+    texture: Option<egui::TextureHandle>,
+    stroke: Option<Stroke>,
+    /// When the oldest unsaved change not yet in a recovery file was made.
+    unsaved_since: Option<Instant>,
+    /// Revision written to the recovery file.
+    recovery_revision: u64,
+    /// A recovery file offered on open.
+    pub recovery_offer: Option<PathBuf>,
+    /// The quit question is showing.
+    pub quit_asked: bool,
+    /// Quit has been decided: let the next close request through.
+    quit_confirmed: bool,
+    /// The window should close at the end of this frame.
+    pub pending_close: bool,
+    title: String,
+}
+
+impl EditorApp {
+    /// An editor on `doc` (saved at `path`, if any); `ctx` is woken by the background thread.
+    pub fn new(doc: Document, path: Option<PathBuf>, ctx: Option<egui::Context>) -> Self {
+        let mut app = Self {
+            doc,
+            path,
+            tools: ToolsPanel::default(),
+            groups: GroupsPanel::default(),
+            layers: LayersPanel::default(),
+            file: FilePanel::default(),
+            run: RunPanel::default(),
+            viewport: Viewport::default(),
+            status_bar: StatusBar,
+            message: String::new(),
+            timings_in_status: true,
+            history: History::default(),
+            recompute: Recompute::start(ctx.clone()),
+            sim: crate::simrun::SimRunner::start(ctx),
+            sim_speed_sent: 1.0,
+            revision: 0,
+            saved_revision: 0,
+            image_revision: None,
+            texture: None,
+            stroke: None,
+            unsaved_since: None,
+            recovery_revision: 0,
+            recovery_offer: None,
+            quit_asked: false,
+            quit_confirmed: false,
+            pending_close: false,
+            title: String::new(),
+        };
+        if let Some(p) = &app.path {
+            app.file.path = p.display().to_string();
+        }
+        app.request_fields();
+        app
+    }
+
+    /// An editor on the map file at `path`: loaded when it exists (an error shows in the
+    /// status bar and a demonstration map opens instead when it cannot be read), a new
+    /// 128 x 128 map of 0.5 m cells to be saved there otherwise.
+    pub fn open_path(path: &Path, ctx: Option<egui::Context>) -> Self {
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut app = Self::new(Document::new(&name, 128, 128, 0.5), Some(path.to_path_buf()), ctx);
+        if path.exists() {
+            app.open(path);
+        } else {
+            app.message = format!("New map: {} does not exist yet", path.display());
+        }
+        app
+    }
+
+    /// True when the map has changes not saved.
+    pub fn dirty(&self) -> bool {
+        self.revision != self.saved_revision
+    }
+
+    /// The window title: map name, file, and "*" when there are unsaved changes.
+    pub fn title(&self) -> String {
+        let file = self
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "unsaved".into());
+        format!(
+            "{}{} ({file}) – crowdfield editor",
+            if self.dirty() { "*" } else { "" },
+            self.doc.name
+        )
+    }
+
+    /// Sends the current map to the background recompute.
+    pub fn request_fields(&mut self) {
+        self.recompute.request(self.doc.to_scene(), Agents::default());
+    }
+
+    /// Marks the map changed: new revision, recompute unless a stroke is still going.
+    fn changed(&mut self) {
+        self.revision += 1;
+        self.unsaved_since.get_or_insert_with(Instant::now);
+        if self.stroke.is_none() {
+            self.request_fields();
+        }
+    }
+
+    /// Draws the whole editor into `ui` and applies what the user asked.
+    pub fn show(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        self.recompute.poll();
+        self.sim.poll();
+        let mut commands = self.shortcuts(&ctx);
+
+        egui::Panel::top("file bar").show(ui, |ui| {
+            commands.extend(self.file.ui(ui, &self.history, self.path.is_some()));
+        });
+        egui::Panel::bottom("status bar").show(ui, |ui| {
+            self.status_bar.ui(
+                ui,
+                &self.doc.grid,
+                self.viewport.cursor,
+                &self.recompute,
+                &self.message,
+                self.timings_in_status,
+            );
+        });
+        egui::Panel::left("tools and groups")
+            .default_size(250.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    self.tools.ui(ui, self.doc.grid.cell_size);
+                    ui.separator();
+                    commands.extend(self.groups.ui(ui, &self.doc));
+                });
+            });
+        egui::Panel::right("layers and run")
+            .default_size(200.0)
+            .show(ui, |ui| {
+                if self.layers.ui(ui) {
+                    self.image_revision = None;
+                }
+                ui.separator();
+                commands.extend(self.run.ui(ui, &self.run_info()));
+            });
+        self.update_texture(&ctx);
+        egui::CentralPanel::no_frame().show(ui, |ui| {
+            let fields = self.recompute.latest.clone();
+            commands.extend(self.viewport.ui(
+                ui,
+                ViewInputs {
+                    doc: &self.doc,
+                    fields: fields.as_deref(),
+                    texture: self.texture.as_ref(),
+                    vis: &self.layers.vis,
+                    group: self.groups.selected,
+                    tool: self.tools.tool,
+                    brush: &self.tools.brush,
+                    agents: self.sim.latest.as_ref().map(|f| &f.agents),
+                },
+            ));
+        });
+        self.dialogs(ui, &mut commands);
+
+        for c in commands {
+            self.apply(c);
+        }
+        self.after_frame(&ctx);
+    }
+
+    fn shortcuts(&self, ctx: &egui::Context) -> Vec<Command> {
+        use egui::{Key, KeyboardShortcut, Modifiers};
+        let mut out = Vec::new();
+        if ctx.egui_wants_keyboard_input() {
+            return out;
+        }
+        ctx.input_mut(|i| {
+            if i.consume_shortcut(&KeyboardShortcut::new(
+                Modifiers::COMMAND | Modifiers::SHIFT,
+                Key::Z,
+            )) || i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Y))
+            {
+                out.push(Command::Redo);
+            }
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Z)) {
+                out.push(Command::Undo);
+            }
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::S)) {
+                out.push(Command::Save);
+            }
+        });
+        out
+    }
+
+    fn dialogs(&mut self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
+        if let Some(rec) = self.recovery_offer.clone() {
+            egui::Modal::new(ui.scope_id().with("recovery")).show(ui.ctx(), |ui| {
+                ui.heading("Recover unsaved changes?");
+                ui.label(format!(
+                    "A recovery file from an earlier session exists: {}",
+                    rec.display()
+                ));
+                ui.horizontal(|ui| {
+                    if ui.button("Recover").clicked() {
+                        commands.push(Command::Recover);
+                    }
+                    if ui.button("Discard recovery").clicked() {
+                        commands.push(Command::DiscardRecovery);
+                    }
+                });
+            });
+        }
+        if self.quit_asked {
+            egui::Modal::new(ui.scope_id().with("quit")).show(ui.ctx(), |ui| {
+                ui.heading("Unsaved changes");
+                ui.label("The map has changes that are not saved.");
+                ui.horizontal(|ui| {
+                    if ui.button("Save and quit").clicked() {
+                        commands.push(Command::Quit { save: true });
+                    }
+                    if ui.button("Quit without saving").clicked() {
+                        commands.push(Command::Quit { save: false });
+                    }
+                    if ui.button("Cancel").clicked() {
+                        commands.push(Command::CancelQuit);
+                    }
+                });
+            });
+        }
+    }
+
+    /// Recomposes the layer image when the map, the fields or the switches changed.
+    fn update_texture(&mut self, ctx: &egui::Context) {
+        let key = (self.revision, self.recompute.latest_id);
+        if self.image_revision == Some(key) && self.texture.is_some() {
+            return;
+        }
+        let img = self.compose();
+        let color =
+            egui::ColorImage::from_rgba_unmultiplied([img.width, img.height], img.pixels.as_flattened());
+        match &mut self.texture {
+            Some(t) => t.set(color, egui::TextureOptions::NEAREST),
+            None => self.texture = Some(ctx.load_texture("map layers", color, egui::TextureOptions::NEAREST)),
+        }
+        self.image_revision = Some(key);
+    }
+
+    /// The layer image as currently shown.
+    pub fn compose(&self) -> layers::RgbaImage {
+        let fields = self.recompute.latest.as_deref();
+        // Fields of an older grid (just after New/Open) do not match the map: leave them out.
+        let fields = fields.filter(|f| f.density.dim() == self.doc.grid.shape());
+        layers::compose(&self.doc, fields, &self.layers.vis, self.groups.selected)
+    }
+
+    fn after_frame(&mut self, ctx: &egui::Context) {
+        if self.run.speed != self.sim_speed_sent {
+            self.sim.send(crate::simrun::SimControl::Speed(self.run.speed));
+            self.sim_speed_sent = self.run.speed;
+        }
+        if self.sim.latest.as_ref().is_some_and(|f| f.finished) {
+            self.run.playing = false;
+        }
+        let title = self.title();
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+        if ctx.input(|i| i.viewport().close_requested()) && !self.quit_confirmed && self.dirty() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            self.quit_asked = true;
+        }
+        if self.recompute.is_running() {
+            ctx.request_repaint_after(Duration::from_millis(100));
+        }
+        if let Some(since) = self.unsaved_since {
+            if since.elapsed() >= RECOVERY_INTERVAL {
+                self.write_recovery();
+            } else {
+                ctx.request_repaint_after(RECOVERY_INTERVAL - since.elapsed());
+            }
+        }
+    }
+
+    /// Applies one command. Every change of the map goes through here.
+    pub fn apply(&mut self, command: Command) {
+        match command {
+            Command::Undo => match self.history.undo(&mut self.doc) {
+                Some(l) => {
+                    self.message = format!("Undid {l}");
+                    self.changed();
+                }
+                None => self.message = "Nothing to undo".into(),
+            },
+            Command::Redo => match self.history.redo(&mut self.doc) {
+                Some(l) => {
+                    self.message = format!("Redid {l}");
+                    self.changed();
+                }
+                None => self.message = "Nothing to redo".into(),
+            },
+            Command::Dab { tool, at, first } => self.dab(tool, at, first),
+            Command::EndStroke => {
+                if self.stroke.take().is_some() {
+                    self.request_fields();
+                }
+            }
+            Command::WallRect { a, b } => {
+                self.history
+                    .record("Wall rectangle", Part::Obstacle(self.doc.obstacle.clone()), None);
+                let lo = [a[0].min(b[0]), a[1].min(b[1])];
+                let hi = [a[0].max(b[0]), a[1].max(b[1])];
+                tools::fill_rect(&self.doc.grid, &mut self.doc.obstacle, lo, hi, true);
+                self.changed();
+            }
+            Command::WallPolygon { points } => {
+                self.history
+                    .record("Wall polygon", Part::Obstacle(self.doc.obstacle.clone()), None);
+                tools::fill_polygon(&self.doc.grid, &mut self.doc.obstacle, &points);
+                self.changed();
+            }
+            Command::AddGoal { group, shape } => {
+                if self.ensure_group(group) {
+                    self.record_groups("Goal area", None);
+                    self.doc.groups[group].goals.push(crate::doc::GoalArea {
+                        name: None,
+                        shape,
+                        width: None,
+                    });
+                    self.changed();
+                }
+            }
+            Command::AddSpawn { group, shape, count } => {
+                if self.ensure_group(group) {
+                    self.record_groups("Spawn area", None);
+                    self.doc.groups[group].spawns.push(crate::doc::SpawnArea {
+                        name: None,
+                        shape,
+                        count,
+                    });
+                    self.changed();
+                }
+            }
+            Command::RemoveGoal { group, index } => {
+                if self.doc.groups.get(group).is_some_and(|g| index < g.goals.len()) {
+                    self.record_groups("Remove goal", None);
+                    self.doc.groups[group].goals.remove(index);
+                    self.changed();
+                }
+            }
+            Command::RemoveSpawn { group, index } => {
+                if self.doc.groups.get(group).is_some_and(|g| index < g.spawns.len()) {
+                    self.record_groups("Remove spawn", None);
+                    self.doc.groups[group].spawns.remove(index);
+                    self.changed();
+                }
+            }
+            Command::AddGroup => {
+                self.record_groups("Add group", None);
+                let n = self.doc.groups.len();
+                self.doc
+                    .groups
+                    .push(GroupDoc::new(&format!("group {}", n + 1), n));
+                self.groups.selected = n;
+                self.changed();
+            }
+            Command::RemoveGroup(i) => {
+                if i < self.doc.groups.len() {
+                    self.record_groups("Remove group", None);
+                    self.doc.groups.remove(i);
+                    self.changed();
+                }
+            }
+            Command::SetGroup {
+                index,
+                group,
+                coalesce,
+            } => {
+                if index < self.doc.groups.len() && self.doc.groups[index] != group {
+                    self.record_groups("Group settings", Some(coalesce));
+                    self.doc.groups[index] = group;
+                    self.changed();
+                }
+            }
+            Command::New {
+                cols,
+                rows,
+                cell_size,
+                path,
+            } => {
+                if cols == 0 || rows == 0 || !(cell_size > 0.0) {
+                    self.message = format!(
+                        "A new map needs a positive size, not {cols} x {rows} cells of {cell_size} m"
+                    );
+                    return;
+                }
+                let name = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                self.history
+                    .record("New map", Part::Document(Box::new(self.doc.clone())), None);
+                self.doc = Document::new(&name, cols, rows, cell_size);
+                self.path = Some(path);
+                self.viewport.refit();
+                self.changed();
+                self.message = format!("New map: {cols} x {rows} cells of {cell_size} m");
+            }
+            Command::Open(path) => self.open(&path),
+            Command::Save => match self.path.clone() {
+                Some(p) => self.save_to(&p),
+                None => self.message = "Type a path and press Save as".into(),
+            },
+            Command::SaveAs(p) => self.save_to(&p),
+            Command::Recover => self.recover(),
+            Command::DiscardRecovery => {
+                if let Some(p) = self.recovery_offer.take() {
+                    crate::mapio::remove_recovery(&p);
+                    self.message = "Recovery file discarded".into();
+                }
+            }
+            Command::ExportView(p) => self.export_view(&p),
+            Command::ExportFields(dir) => self.export_fields(&dir),
+            Command::Quit { save } => {
+                if save {
+                    match self.path.clone() {
+                        Some(p) => self.save_to(&p),
+                        None => {
+                            self.message = "Type a path and press Save as before quitting".into();
+                            self.quit_asked = false;
+                            return;
+                        }
+                    }
+                    if self.dirty() {
+                        self.quit_asked = false;
+                        return; // the save failed; the message says why
+                    }
+                }
+                self.quit_asked = false;
+                self.quit_confirmed = true;
+                self.unsaved_since = None;
+                self.title.clear();
+                self.pending_close = true;
+            }
+            Command::CancelQuit => self.quit_asked = false,
+            Command::Sim(c) => self.sim_command(c),
+        }
+    }
+
+    fn ensure_group(&mut self, group: usize) -> bool {
+        if group < self.doc.groups.len() {
+            return true;
+        }
+        self.message = "Add a group first".into();
+        false
+    }
+
+    fn record_groups(&mut self, label: &str, coalesce: Option<String>) {
+        if coalesce.is_none() {
+            self.history.seal();
+        }
+        self.history
+            .record(label, Part::Groups(self.doc.groups.clone()), coalesce);
+    }
+
+    fn dab(&mut self, tool: Tool, at: [f64; 2], first: bool) {
+        let Some(layer) = tool.brush_layer() else {
+            return;
+        };
+        if first || self.stroke.is_none() {
+            self.history.seal();
+            let part = match layer {
+                tools::LayerKind::Height => Part::Height(self.doc.height.clone()),
+                tools::LayerKind::Obstacle => Part::Obstacle(self.doc.obstacle.clone()),
+                tools::LayerKind::Discomfort => Part::Discomfort(self.doc.discomfort.clone()),
+            };
+            self.history.record(tool.label(), part, None);
+            let flatten_to = self
+                .doc
+                .grid
+                .cell_of(at[0], at[1])
+                .map(|rc| self.doc.height[rc])
+                .unwrap_or(0.0);
+            self.stroke = Some(Stroke { flatten_to });
+        }
+        let stroke = self.stroke.expect("set above");
+        let grid = self.doc.grid;
+        let brush = &self.tools.brush;
+        match tool {
+            Tool::Raise => tools::terrain_dab(&grid, &mut self.doc.height, at, brush, TerrainOp::Raise),
+            Tool::Lower => tools::terrain_dab(&grid, &mut self.doc.height, at, brush, TerrainOp::Lower),
+            Tool::Smooth => tools::terrain_dab(&grid, &mut self.doc.height, at, brush, TerrainOp::Smooth),
+            Tool::Flatten => tools::terrain_dab(
+                &grid,
+                &mut self.doc.height,
+                at,
+                brush,
+                TerrainOp::Flatten(stroke.flatten_to),
+            ),
+            Tool::WallBrush => tools::obstacle_dab(&grid, &mut self.doc.obstacle, at, brush.radius, true),
+            Tool::Eraser => tools::obstacle_dab(&grid, &mut self.doc.obstacle, at, brush.radius, false),
+            Tool::Discomfort => tools::discomfort_dab(&grid, &mut self.doc.discomfort, at, brush),
+            _ => {}
+        }
+        self.changed();
+    }
+
+    fn run_info(&self) -> RunInfo {
+        self.sim
+            .latest
+            .as_ref()
+            .map(|f| f.info.clone())
+            .unwrap_or_default()
+    }
+
+    fn sim_command(&mut self, c: SimCommand) {
+        use crate::simrun::SimControl;
+        let exists = self.sim.latest.as_ref().is_some_and(|f| f.info.exists);
+        match c {
+            SimCommand::Play => {
+                if !exists {
+                    self.sim.send(SimControl::Start(self.doc.to_scene()));
+                }
+                self.sim.send(SimControl::Play(true));
+                self.run.playing = true;
+            }
+            SimCommand::Pause => {
+                self.sim.send(SimControl::Play(false));
+                self.run.playing = false;
+            }
+            SimCommand::Step => {
+                if !exists {
+                    self.sim.send(SimControl::Start(self.doc.to_scene()));
+                }
+                self.sim.send(SimControl::Step);
+                self.run.playing = false;
+            }
+            SimCommand::Reset => {
+                self.sim.send(SimControl::Reset);
+                self.run.playing = false;
+            }
+        }
+    }
+
+    /// Opens the map at `path`; on failure the current map stays and the error shows.
+    pub fn open(&mut self, path: &Path) {
+        match crate::mapio::load(path) {
+            Ok(doc) => {
+                self.doc = doc;
+                self.path = Some(path.to_path_buf());
+                self.file.path = path.display().to_string();
+                self.history.clear();
+                self.stroke = None;
+                self.revision += 1;
+                self.saved_revision = self.revision;
+                self.recovery_revision = self.revision;
+                self.unsaved_since = None;
+                self.groups.selected = 0;
+                self.viewport.refit();
+                self.request_fields();
+                self.recovery_offer = crate::mapio::recovery_for(path);
+                let problems = crate::mapio::problems(&self.doc, path);
+                self.message = match problems.first() {
+                    None => format!("Opened {}", path.display()),
+                    Some(first) => format!("Opened {}; not valid yet: {first}", path.display()),
+                };
+            }
+            Err(e) => self.message = format!("Could not open: {e}"),
+        }
+    }
+
+    /// Saves the map to `path` (atomically), which becomes the current path; removes the
+    /// recovery file.
+    pub fn save_to(&mut self, path: &Path) {
+        if self.doc.name.is_empty() {
+            self.doc.name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        match crate::mapio::save(&self.doc, path) {
+            Ok(()) => {
+                if let Some(old) = &self.path {
+                    crate::mapio::remove_recovery(&crate::mapio::recovery_path(old));
+                }
+                crate::mapio::remove_recovery(&crate::mapio::recovery_path(path));
+                self.path = Some(path.to_path_buf());
+                self.file.path = path.display().to_string();
+                self.saved_revision = self.revision;
+                self.recovery_revision = self.revision;
+                self.unsaved_since = None;
+                let problems = crate::mapio::problems(&self.doc, path);
+                self.message = match problems.first() {
+                    None => format!("Saved {}", path.display()),
+                    Some(first) => format!(
+                        "Saved {}, but the map is not valid yet ({} problem(s)): {first}",
+                        path.display(),
+                        problems.len()
+                    ),
+                };
+            }
+            Err(e) => self.message = format!("Could not save: {e}"),
+        }
+    }
+
+    /// Loads the offered recovery file in place of the map (keeping the map's path, so the
+    /// next save goes to the map; the recovered state counts as unsaved).
+    fn recover(&mut self) {
+        let Some(rec) = self.recovery_offer.take() else {
+            return;
+        };
+        match crate::mapio::load(&rec) {
+            Ok(doc) => {
+                self.history
+                    .record("Recover", Part::Document(Box::new(self.doc.clone())), None);
+                self.doc = doc;
+                self.viewport.refit();
+                self.changed();
+                self.message = format!("Recovered unsaved changes from {}", rec.display());
+            }
+            Err(e) => self.message = format!("Could not read the recovery file: {e}"),
+        }
+    }
+
+    /// Writes the recovery file beside the map (or `untitled.recovery.json` in the current
+    /// folder for a map never saved).
+    pub fn write_recovery(&mut self) {
+        self.unsaved_since = None;
+        if self.revision == self.recovery_revision || !self.dirty() {
+            return;
+        }
+        let map = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("untitled.json"));
+        let rec = crate::mapio::recovery_path(&map);
+        match crate::mapio::save(&self.doc, &rec) {
+            Ok(()) => self.recovery_revision = self.revision,
+            Err(e) => self.message = format!("Could not write the recovery file: {e}"),
+        }
+    }
+
+    /// Writes the layer image as shown (without the vector overlays) as a PNG, through the
+    /// command line's PNG writer.
+    pub fn export_view(&mut self, path: &Path) {
+        let img = self.compose();
+        let bytes: Vec<u8> = img.pixels.as_flattened().to_vec();
+        let Some(rgba) = image::RgbaImage::from_raw(img.width as u32, img.height as u32, bytes) else {
+            self.message = "Export failed: empty image".into();
+            return;
+        };
+        self.message = match crowdfield::export::save_png(path, &rgba) {
+            Ok(()) => format!("Wrote {}", path.display()),
+            Err(e) => format!("Export failed: {e}"),
+        };
+    }
+
+    /// Writes every field as a PNG (the same images as `crowdfield solve`): per group the
+    /// potential with isolines and the gradient arrows, then density, speed and unit cost.
+    /// `target` is a folder, or a `.png` path whose folder is used.
+    pub fn export_fields(&mut self, target: &Path) {
+        let dir = if target.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
+            crowdfield::map::base_dir(target).to_path_buf()
+        } else {
+            target.to_path_buf()
+        };
+        let Some(fields) = self.recompute.latest.clone() else {
+            self.message = "No fields yet: wait for the recompute".into();
+            return;
+        };
+        if self.recompute.is_running() || fields.density.dim() != self.doc.grid.shape() {
+            self.message = "The fields are being recomputed: export again when they are up to date".into();
+            return;
+        }
+        match write_field_pngs(&self.doc.to_scene(), &fields, &dir) {
+            Ok(n) => self.message = format!("Wrote {n} images to {}", dir.display()),
+            Err(e) => self.message = format!("Export failed: {e}"),
+        }
+    }
+}
+
+/// Writes the field images of `scene` into `dir`; returns how many.
+pub fn write_field_pngs(
+    scene: &crowdfield::Scene,
+    fields: &crate::recompute::FieldSet,
+    dir: &Path,
+) -> crowdfield::Result<usize> {
+    use crowdfield::export::{self, Colormap, ImageOptions};
+    let opts = ImageOptions::default();
+    let mut n = 0;
+    for (i, (g, gf)) in scene.groups.iter().zip(&fields.groups).enumerate() {
+        let goal = g.goal_mask(&scene.grid);
+        let slug: String = g
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stem = format!("group{i}_{slug}");
+        export::potential_png(
+            &dir.join(format!("{stem}_potential.png")),
+            scene,
+            gf.phi.view(),
+            goal.view(),
+            &format!("potential, {}", g.name),
+            &opts,
+        )?;
+        export::gradient_png(
+            &dir.join(format!("{stem}_gradient.png")),
+            scene,
+            gf.phi.view(),
+            &gf.grad,
+            goal.view(),
+            &format!("walking direction, {}", g.name),
+            &opts,
+        )?;
+        n += 2;
+    }
+    let f = &fields.fields;
+    export::field_png(
+        &dir.join("density.png"),
+        scene,
+        f.density.rho.view(),
+        "density",
+        "persons/m²",
+        Colormap::YellowOrangeRed,
+        &opts,
+    )?;
+    export::field_png(
+        &dir.join("speed.png"),
+        scene,
+        export::max_over_dirs(f.speed.view()).view(),
+        "speed (fastest direction)",
+        "m/s",
+        Colormap::Cividis,
+        &opts,
+    )?;
+    export::field_png(
+        &dir.join("cost.png"),
+        scene,
+        export::mean_finite_over_dirs(f.cost.view()).view(),
+        "unit cost (mean over directions)",
+        "s/m",
+        Colormap::Inferno,
+        &opts,
+    )?;
+    Ok(n + 3)
+}
+
+impl eframe::App for EditorApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+        if self.pending_close {
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+}

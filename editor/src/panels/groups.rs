@@ -1,0 +1,140 @@
+//! The group panel: pick the group the goal/spawn tools and field layers apply to; add,
+//! rename, recolour and remove groups; set their speed limits; list and remove their areas.
+
+use crate::command::Command;
+use crate::doc::Document;
+
+/// Fastest preferred walking speed offered, m/s: above any human sprint (the map format's
+/// limit).
+pub const MAX_WALK_SPEED: f64 = 15.0;
+
+/// The group panel's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupsPanel {
+    /// Index of the selected group.
+    pub selected: usize,
+}
+
+impl GroupsPanel {
+    /// Draws the panel and returns the edits made.
+    pub fn ui(&mut self, ui: &mut egui::Ui, doc: &Document) -> Vec<Command> {
+        let Self { selected } = self;
+        let mut commands = Vec::new();
+        ui.heading("Groups");
+        if *selected >= doc.groups.len() {
+            *selected = doc.groups.len().saturating_sub(1);
+        }
+        ui.horizontal_wrapped(|ui| {
+            for (i, g) in doc.groups.iter().enumerate() {
+                let c = egui::Color32::from_rgb(g.color[0], g.color[1], g.color[2]);
+                ui.selectable_value(selected, i, egui::RichText::new(&g.name).color(c));
+            }
+        });
+        ui.horizontal(|ui| {
+            if ui.button("Add group").clicked() {
+                commands.push(Command::AddGroup);
+                *selected = doc.groups.len();
+            }
+            if !doc.groups.is_empty() && ui.button("Remove group").clicked() {
+                commands.push(Command::RemoveGroup(*selected));
+            }
+        });
+        let Some(group) = doc.groups.get(*selected) else {
+            ui.weak("No group: add one, then draw its goal and spawn areas.");
+            return commands;
+        };
+        let index = *selected;
+        let mut g = group.clone();
+        let mut key = None;
+        egui::Grid::new("group settings").num_columns(2).show(ui, |ui| {
+            let label = ui.label("Name");
+            if ui
+                .add(egui::TextEdit::singleline(&mut g.name).desired_width(120.0))
+                .labelled_by(label.id)
+                .changed()
+            {
+                key = Some("name");
+            }
+            ui.end_row();
+            ui.label("Colour");
+            if ui.color_edit_button_srgb(&mut g.color).changed() {
+                key = Some("colour");
+            }
+            ui.end_row();
+            ui.label("Speed min");
+            if ui
+                .add(
+                    egui::DragValue::new(&mut g.speed_min)
+                        .range(0.01..=MAX_WALK_SPEED)
+                        .speed(0.01)
+                        .suffix(" m/s"),
+                )
+                .changed()
+            {
+                g.speed_max = g.speed_max.max(g.speed_min);
+                key = Some("speed");
+            }
+            ui.end_row();
+            ui.label("Speed max");
+            if ui
+                .add(
+                    egui::DragValue::new(&mut g.speed_max)
+                        .range(0.01..=MAX_WALK_SPEED)
+                        .speed(0.01)
+                        .suffix(" m/s"),
+                )
+                .changed()
+            {
+                g.speed_min = g.speed_min.min(g.speed_max);
+                key = Some("speed");
+            }
+            ui.end_row();
+        });
+        ui.label(format!("Goals ({})", g.goals.len()));
+        for (i, goal) in group.goals.iter().enumerate() {
+            ui.horizontal(|ui| {
+                ui.label(
+                    goal.name
+                        .clone()
+                        .unwrap_or_else(|| format!("{} goal {i}", group.name)),
+                );
+                if ui.small_button("Remove goal").clicked() {
+                    commands.push(Command::RemoveGoal {
+                        group: index,
+                        index: i,
+                    });
+                }
+            });
+        }
+        ui.label(format!(
+            "Spawns ({} walkers)",
+            g.spawns.iter().map(|s| s.count).sum::<usize>()
+        ));
+        for i in 0..g.spawns.len() {
+            ui.horizontal(|ui| {
+                let label = ui.label(format!("spawn {i}"));
+                if ui
+                    .add(egui::DragValue::new(&mut g.spawns[i].count).range(0..=1_000_000))
+                    .labelled_by(label.id)
+                    .changed()
+                {
+                    key = Some("count");
+                }
+                if ui.small_button("Remove spawn").clicked() {
+                    commands.push(Command::RemoveSpawn {
+                        group: index,
+                        index: i,
+                    });
+                }
+            });
+        }
+        if let Some(k) = key {
+            commands.push(Command::SetGroup {
+                index,
+                group: g,
+                coalesce: format!("group {index} {k}"),
+            });
+        }
+        commands
+    }
+}

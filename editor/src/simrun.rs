@@ -1,0 +1,240 @@
+//! The simulation of the Run panel, stepped on its own thread so that a step's potential solves
+//! never hold up the interface.
+//!
+//! The app sends [`SimControl`] messages; the thread owns the [`Simulation`], steps it while
+//! playing (paced so simulated time runs `speed` times as fast as wall time, or as fast as it
+//! can when steps take longer) and sends a [`SimFrame`] after every step: the agents to draw,
+//! the time and the walkers evacuated per exit.
+
+use crate::panels::run::RunInfo;
+use crowdfield::agents::Agents;
+use crowdfield::scene::Scene;
+use crowdfield::sim::{SimConfig, Simulation};
+use ndarray::Array2;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+/// While paused, the thread checks for messages this often.
+const IDLE_POLL: Duration = Duration::from_millis(50);
+/// Frames are sent at most this often while playing (about 60 per second): more would only
+/// queue up behind the interface.
+const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+
+/// What the app asks the simulation thread.
+pub enum SimControl {
+    /// Start a new run of this scene (paused).
+    Start(Scene),
+    /// Play or pause.
+    Play(bool),
+    /// One step (pauses).
+    Step,
+    /// Simulated seconds per wall second.
+    Speed(f32),
+    /// Drop the run.
+    Reset,
+}
+
+/// The state of the run after a step.
+#[derive(Clone, Debug, Default)]
+pub struct SimFrame {
+    /// The walking agents.
+    pub agents: Agents,
+    /// Density of the last step, persons/m² (for the density layer).
+    pub density: Option<Array2<f32>>,
+    /// What the Run panel shows.
+    pub info: RunInfo,
+    /// True when everyone arrived or the time limit passed.
+    pub finished: bool,
+}
+
+/// The app's handle on the simulation thread.
+pub struct SimRunner {
+    control: Sender<SimControl>,
+    frames: Receiver<SimFrame>,
+    /// The newest frame received (`None`: no run).
+    pub latest: Option<SimFrame>,
+}
+
+impl SimRunner {
+    /// Starts the thread; `repaint` is woken on every frame.
+    pub fn start(repaint: Option<egui::Context>) -> Self {
+        let (ctl_tx, ctl_rx) = channel();
+        let (frame_tx, frame_rx) = channel();
+        std::thread::Builder::new()
+            .name("crowdfield-sim".into())
+            .spawn(move || worker(ctl_rx, frame_tx, repaint))
+            .expect("spawning the simulation thread");
+        Self {
+            control: ctl_tx,
+            frames: frame_rx,
+            latest: None,
+        }
+    }
+
+    /// Sends a control message (ignored if the thread has stopped).
+    pub fn send(&mut self, c: SimControl) {
+        if matches!(c, SimControl::Reset) {
+            self.latest = None;
+        }
+        let _ = self.control.send(c);
+    }
+
+    /// Takes the frames that arrived; true when there was one.
+    pub fn poll(&mut self) -> bool {
+        let mut got = false;
+        while let Ok(f) = self.frames.try_recv() {
+            self.latest = Some(f);
+            got = true;
+        }
+        got
+    }
+
+    /// Waits up to `timeout` for the next frame (tests only).
+    pub fn wait_frame(&mut self, timeout: Duration) -> bool {
+        match self.frames.recv_timeout(timeout) {
+            Ok(f) => {
+                self.latest = Some(f);
+                self.poll();
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+fn frame(sim: &Simulation) -> SimFrame {
+    let exits = sim
+        .scene
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| {
+            let counts = g
+                .goals
+                .iter()
+                .enumerate()
+                .map(|(ei, goal)| {
+                    let n = sim
+                        .arrivals
+                        .iter()
+                        .filter(|a| a.group as usize == gi && a.exit == ei)
+                        .count();
+                    (goal.name.clone(), n)
+                })
+                .collect();
+            (g.name.clone(), counts)
+        })
+        .collect();
+    SimFrame {
+        agents: sim.agents.clone(),
+        density: sim.fields.as_ref().map(|f| f.density.rho.clone()),
+        info: RunInfo {
+            exists: true,
+            time: sim.time,
+            walking: sim.agents.len(),
+            exits,
+            error: None,
+        },
+        finished: sim.finished(),
+    }
+}
+
+fn error_frame(message: String) -> SimFrame {
+    SimFrame {
+        info: RunInfo {
+            error: Some(message),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Option<egui::Context>) {
+    let mut sim: Option<Simulation> = None;
+    let mut playing = false;
+    let mut speed = 1.0f32;
+    // Wall time and simulated time when play was last pressed (pacing).
+    let mut anchor = (Instant::now(), 0.0f64);
+    let mut last_sent = Instant::now();
+    let send = |f: SimFrame| {
+        let ok = frames.send(f).is_ok();
+        if let Some(ctx) = &repaint {
+            ctx.request_repaint();
+        }
+        ok
+    };
+    loop {
+        let wait = if playing && sim.is_some() {
+            Duration::ZERO
+        } else {
+            IDLE_POLL
+        };
+        let msg = match control.recv_timeout(wait) {
+            Ok(m) => Some(m),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        let mut step_once = false;
+        match msg {
+            Some(SimControl::Start(scene)) => {
+                playing = false;
+                sim = match std::panic::catch_unwind(|| Simulation::new(scene, SimConfig::default())) {
+                    Ok(Ok(s)) => {
+                        if !send(frame(&s)) {
+                            return;
+                        }
+                        Some(s)
+                    }
+                    Ok(Err(e)) => {
+                        send(error_frame(e.to_string()));
+                        None
+                    }
+                    Err(_) => {
+                        send(error_frame(
+                            "the simulation could not start (internal error)".into(),
+                        ));
+                        None
+                    }
+                };
+            }
+            Some(SimControl::Play(p)) => {
+                playing = p;
+                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time));
+            }
+            Some(SimControl::Step) => {
+                playing = false;
+                step_once = true;
+            }
+            Some(SimControl::Speed(s)) => {
+                speed = s;
+                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time));
+            }
+            Some(SimControl::Reset) => {
+                sim = None;
+                playing = false;
+            }
+            None => {}
+        }
+        let Some(s) = sim.as_mut() else { continue };
+        let due = anchor.1 + anchor.0.elapsed().as_secs_f64() * speed as f64;
+        if step_once || (playing && !s.finished() && s.time < due) {
+            let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.step()));
+            if stepped.is_err() {
+                send(error_frame("the simulation step failed (internal error)".into()));
+                sim = None;
+                playing = false;
+                continue;
+            }
+            if step_once || last_sent.elapsed() >= FRAME_INTERVAL || s.finished() {
+                last_sent = Instant::now();
+                if !send(frame(s)) {
+                    return;
+                }
+            }
+        } else if playing {
+            // Ahead of wall time: sleep until the next step is due (bounded by the poll).
+            let ahead = ((s.time - due) / speed.max(1e-3) as f64).clamp(0.0, IDLE_POLL.as_secs_f64());
+            std::thread::sleep(Duration::from_secs_f64(ahead.max(0.001)));
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! The background recompute: the newest job wins, results match the map they were asked for,
+//! and the thread answers while the caller keeps going (no rendering needed).
+
+use crowdfield::agents::Agents;
+use crowdfield_editor::doc::{AreaShape, Document, GoalArea, GroupDoc};
+use crowdfield_editor::recompute::Recompute;
+use std::time::Duration;
+
+/// A 30 x 10 corridor of 1 m cells with one group whose exit is the column `exit_col`.
+fn corridor(exit_col: usize) -> Document {
+    let mut doc = Document::new("corridor", 30, 10, 1.0);
+    let mut g = GroupDoc::new("walkers", 0);
+    g.goals.push(GoalArea {
+        name: None,
+        shape: AreaShape::rect_from_corners([exit_col as f64, 0.0], [exit_col as f64 + 1.0, 10.0]),
+        width: None,
+    });
+    doc.groups.push(g);
+    doc
+}
+
+#[test]
+fn the_newest_job_wins_and_matches_its_map() {
+    let mut rc = Recompute::start(None);
+    let mut last = 0;
+    for exit in [0, 29, 15] {
+        last = rc.request(corridor(exit).to_scene(), Agents::default());
+    }
+    assert!(rc.is_running());
+    assert!(rc.wait(Duration::from_secs(60)), "recompute timed out");
+    assert!(!rc.is_running());
+    assert_eq!(rc.error, None);
+    assert_eq!(rc.latest_id, Some(last));
+    let f = rc.latest.as_ref().unwrap();
+    let phi = &f.groups[0].phi;
+    // The exit at column 15 is where the potential is zero; on flat open ground with the
+    // default parameters the potential is the walking time, distance / 1.34 m/s.
+    assert_eq!(phi[(5, 15)], 0.0);
+    assert!(phi[(5, 0)] > 0.0 && phi[(5, 29)] > 0.0);
+    let expected = 15.0 / 1.34;
+    assert!(
+        (phi[(5, 0)] - expected).abs() < 0.05 * expected,
+        "phi = {}",
+        phi[(5, 0)]
+    );
+    assert!(rc.last_seconds.unwrap() > 0.0);
+    // Gradient points away from the exit on both sides (the walkers go down it).
+    assert!(f.groups[0].grad.gx[(5, 5)] < 0.0 && f.groups[0].grad.gx[(5, 25)] > 0.0);
+    assert_eq!(f.speed.dim(), (10, 30));
+}
+
+#[test]
+fn a_map_without_groups_still_gives_speed_and_density() {
+    let mut rc = Recompute::start(None);
+    rc.request(Document::new("empty", 8, 6, 0.5).to_scene(), Agents::default());
+    assert!(rc.wait(Duration::from_secs(60)));
+    assert_eq!(rc.error, None);
+    let f = rc.latest.as_ref().unwrap();
+    assert!(f.groups.is_empty());
+    assert!(f.density.iter().all(|&d| d == 0.0));
+    assert!(f.speed.iter().all(|&v| v > 0.0));
+}
