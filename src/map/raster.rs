@@ -39,12 +39,12 @@ pub fn default_width(shape: ShapeRef<'_>) -> f64 {
 
 /// Cell index range `lo..=hi` whose centres may lie in `[a, b]` along an axis of `n` cells.
 fn index_range(a: f64, b: f64, h: f64, n: usize) -> Option<(usize, usize)> {
-    if n == 0 || !(a <= b) {
+    if n == 0 || a.partial_cmp(&b).is_none_or(|o| o == std::cmp::Ordering::Greater) {
         return None;
     }
     let lo = (a / h - 0.5).floor().max(0.0);
     let hi = (b / h - 0.5).ceil().min(n as f64 - 1.0);
-    (lo <= hi).then(|| (lo as usize, hi as usize))
+    (lo <= hi).then_some((lo as usize, hi as usize))
 }
 
 /// Even-odd point-in-polygon test.
