@@ -122,7 +122,10 @@ fn four_exit_room(agents: usize) -> Scene {
         *o = (1..=62).contains(&c) && (1..=42).contains(&r) && (c == 1 || c == 62 || r == 1 || r == 42);
     }
     let mut goals = Vec::new();
-    for (k, (r, c)) in [(1usize, 4usize), (1, 58), (42, 4), (42, 58)].into_iter().enumerate() {
+    for (k, (r, c)) in [(1usize, 4usize), (1, 58), (42, 4), (42, 58)]
+        .into_iter()
+        .enumerate()
+    {
         scene.obstacle[[r, c]] = false;
         scene.obstacle[[r, c + 1]] = false;
         goals.push(Area {
@@ -155,7 +158,9 @@ fn four_exit_room(agents: usize) -> Scene {
 /// Evacuation time and potential-stage time with the potentials recomputed every K steps.
 fn replan_accuracy() {
     println!();
-    println!("| replan every K steps | evacuation time s | difference vs K=1 | potentials ms/step | steps/s |");
+    println!(
+        "| replan every K steps | evacuation time s | difference vs K=1 | potentials ms/step | steps/s |"
+    );
     println!("|---|---|---|---|---|");
     let mut reference = None;
     for k in [1, 2, 5, 10, 25] {

@@ -77,7 +77,11 @@ fn bilinear(field: ArrayView2<f64>, u: f64, v: f64) -> f64 {
     // Corners with zero weight do not count, so an infinite neighbour does not spoil a point
     // lying exactly on a cell row or column.
     if corners.iter().all(|&(x, w)| w == 0.0 || x.is_finite()) {
-        corners.iter().filter(|&&(_, w)| w > 0.0).map(|&(x, w)| x * w).sum()
+        corners
+            .iter()
+            .filter(|&&(_, w)| w > 0.0)
+            .map(|&(x, w)| x * w)
+            .sum()
     } else {
         field[[v.round() as usize, u.round() as usize]]
     }
