@@ -160,7 +160,7 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
     );
     let (json, npy) = check_outputs(&out);
     // Per map: solve.json, report.json, timings.json, done.json; plus summary.json.
-    assert!(json >= 6 * 4 + 1, "{json} JSON files");
+    assert!(json > 6 * 4, "{json} JSON files");
     assert_eq!(npy, 6);
     for k in 0..6 {
         let d = out.join(format!("m{k}"));

@@ -244,7 +244,7 @@ fn a_symmetric_map_gives_a_symmetric_field() {
     let n = 31;
     let speed = Array2::from_shape_fn((n, n), |(r, c)| {
         let (dr, dc) = ((r as i32 - 15).abs(), (c as i32 - 15).abs());
-        if (dr == 6 && dc <= 4) || (dc == 9 && dr >= 3 && dr <= 10) {
+        if (dr == 6 && dc <= 4) || (dc == 9 && (3..=10).contains(&dr)) {
             0.0
         } else if dr + dc > 20 {
             0.5

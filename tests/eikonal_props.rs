@@ -52,7 +52,7 @@ const OFFSETS: [(isize, isize); 4] = [(0, 1), (1, 0), (0, -1), (-1, 0)];
 fn neighbour(rows: usize, cols: usize, r: usize, c: usize, d: usize) -> Option<(usize, usize)> {
     let (dr, dc) = OFFSETS[d];
     let (nr, nc) = (r as isize + dr, c as isize + dc);
-    (nr >= 0 && nc >= 0 && (nr as usize) < rows && (nc as usize) < cols).then(|| (nr as usize, nc as usize))
+    (nr >= 0 && nc >= 0 && (nr as usize) < rows && (nc as usize) < cols).then_some((nr as usize, nc as usize))
 }
 
 fn step(h: f64, c: f32) -> f64 {

@@ -71,7 +71,7 @@ fn uniform_velocity_averages_to_itself_and_mass_matches_weights() {
     // lambda = 1: the four weights are min() terms; with agents inside the centre lattice the
     // total weight per agent is in [1, 2].
     let total: f32 = d.rho.sum();
-    assert!(total >= 500.0 * 0.999 && total <= 1000.0 * 1.001, "{total}");
+    assert!((500.0 * 0.999..=1000.0 * 1.001).contains(&total), "{total}");
     let twin_total: f32 = splat_twin(&grid, 1.0, &agents).unwrap().rho.sum();
     assert!((total - twin_total).abs() < 0.01, "{total} vs {twin_total}");
     for ((i, &rho), (&vx, &vy)) in d.rho.indexed_iter().zip(d.vx.iter().zip(d.vy.iter())) {

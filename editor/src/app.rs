@@ -463,7 +463,7 @@ impl EditorApp {
                 cell_size,
                 path,
             } => {
-                if cols == 0 || rows == 0 || !(cell_size > 0.0) {
+                if cols == 0 || rows == 0 || cell_size.is_nan() || cell_size <= 0.0 {
                     self.message = format!(
                         "A new map needs a positive size, not {cols} x {rows} cells of {cell_size} m"
                     );
@@ -594,7 +594,7 @@ impl EditorApp {
         match c {
             SimCommand::Play => {
                 if !exists {
-                    self.sim.send(SimControl::Start(self.doc.to_scene()));
+                    self.sim.send(SimControl::Start(Box::new(self.doc.to_scene())));
                 }
                 self.sim.send(SimControl::Play(true));
                 self.run.playing = true;
@@ -605,7 +605,7 @@ impl EditorApp {
             }
             SimCommand::Step => {
                 if !exists {
-                    self.sim.send(SimControl::Start(self.doc.to_scene()));
+                    self.sim.send(SimControl::Start(Box::new(self.doc.to_scene())));
                 }
                 self.sim.send(SimControl::Step);
                 self.run.playing = false;

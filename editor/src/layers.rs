@@ -143,7 +143,7 @@ pub fn finite_range<T: Copy + Into<f64>>(a: ArrayView2<T>) -> Option<(f64, f64)>
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
             (l.min(v), h.max(v))
         });
-    (lo <= hi).then(|| if hi > lo { (lo, hi) } else { (lo, lo + 1.0) })
+    (lo <= hi).then_some(if hi > lo { (lo, hi) } else { (lo, lo + 1.0) })
 }
 
 /// Bilinear interpolation at cell-centre coordinates `(u, v)` (column, row), clamped to the

@@ -23,7 +23,7 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// What the app asks the simulation thread.
 pub enum SimControl {
     /// Start a new run of this scene (paused).
-    Start(Scene),
+    Start(Box<Scene>),
     /// Play or pause.
     Play(bool),
     /// One step (pauses).
@@ -178,7 +178,7 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
         match msg {
             Some(SimControl::Start(scene)) => {
                 playing = false;
-                sim = match std::panic::catch_unwind(|| Simulation::new(scene, SimConfig::default())) {
+                sim = match std::panic::catch_unwind(|| Simulation::new(*scene, SimConfig::default())) {
                     Ok(Ok(s)) => {
                         if !send(frame(&s)) {
                             return;

@@ -341,7 +341,7 @@ mod tests {
         let mut lines = Vec::new();
         // Walking along the wall (current velocity +y) at 0.6 m from its face.
         let n = w.push_lines(pos, V2::new(0.0, 1.0), 0.25, 1.5, 1.0, 0.1, &mut lines);
-        assert!(n >= 1 && n <= MAX_OBSTACLE_POINTS);
+        assert!((1..=MAX_OBSTACLE_POINTS).contains(&n));
         let ok = |v: V2| lines.iter().all(|l| l.violation(v) <= 1e-6);
         assert!(
             !ok(V2::new(1.0, 0.0)),
