@@ -1,0 +1,42 @@
+//! `crowdfield bench` runs end to end and reports sensible figures (no timing is asserted).
+
+use std::process::Command;
+
+fn crowdfield(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(args)
+        .output()
+        .expect("run crowdfield")
+}
+
+#[test]
+fn bench_eikonal_prints_a_row_per_size_with_a_small_error() {
+    let out = crowdfield(&["bench", "eikonal", "--sizes", "17", "33", "--repeats", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| 17²") || l.starts_with("| 33²"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert!(cells[3].contains("fast marching"), "{row}");
+        let max_err: f64 = cells[6].parse().unwrap();
+        assert!(
+            max_err > 0.0 && max_err < 2.0,
+            "first-order error out of range: {row}"
+        );
+    }
+}
+
+#[test]
+fn bench_sim_reports_steps_on_a_bundled_map_and_rejects_a_missing_one() {
+    let map = concat!(env!("CARGO_MANIFEST_DIR"), "/maps/corridor.json");
+    let out = crowdfield(&["bench", "sim", map, "--steps", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("corridor.json"));
+    let out = crowdfield(&["bench", "sim", "no/such/map.json"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/map.json"));
+}
