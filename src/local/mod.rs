@@ -502,15 +502,7 @@ impl LocalLayer {
         let t2 = Instant::now();
 
         // Pass 4: move.
-        let vel = &self.velocity;
-        self.moved.resize(n, (V2::ZERO, V2::ZERO, false));
-        for_each_slot(
-            self.backend,
-            &mut self.moved,
-            || (),
-            |_, k| walls.move_agent(frame.agents[k].p, vel[k].0, dt, false),
-        );
-        let stats = self.write_back(agents);
+        let stats = self.move_and_write_back(agents, dt, false);
         let t3 = Instant::now();
         Ok(LocalStats {
             infeasible: self.velocity.iter().filter(|v| v.1).count(),
@@ -519,6 +511,20 @@ impl LocalLayer {
             seconds_move: (t3 - t2).as_secs_f64(),
             ..stats
         })
+    }
+
+    /// The move pass (integrate `velocity * dt`, stopping at walls, bouncing off them when
+    /// `bounce`), then [`Self::write_back`].
+    fn move_and_write_back(&mut self, agents: &mut Agents, dt: f32, bounce: bool) -> LocalStats {
+        let (frame, walls, vel) = (&self.frame, &self.walls, &self.velocity);
+        self.moved.resize(frame.agents.len(), (V2::ZERO, V2::ZERO, false));
+        for_each_slot(
+            self.backend,
+            &mut self.moved,
+            || (),
+            |_, k| walls.move_agent(frame.agents[k].p, vel[k].0, dt, bounce),
+        );
+        self.write_back(agents)
     }
 
     /// Scatters the move pass's results back into agent order.
@@ -568,15 +574,7 @@ impl LocalLayer {
             },
         );
         let t2 = Instant::now();
-        let vel = &self.velocity;
-        self.moved.resize(n, (V2::ZERO, V2::ZERO, false));
-        for_each_slot(
-            self.backend,
-            &mut self.moved,
-            || (),
-            |_, k| walls.move_agent(frame.agents[k].p, vel[k].0, dt, true),
-        );
-        let stats = self.write_back(agents);
+        let stats = self.move_and_write_back(agents, dt, true);
         let t3 = Instant::now();
         Ok(LocalStats {
             seconds_bins: (t1 - t0).as_secs_f64(),
