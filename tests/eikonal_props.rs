@@ -7,15 +7,24 @@ use ndarray::{Array2, Array3};
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
+/// A uniform value in `[low, high]`, drawn through an integer.
+///
+/// proptest 1.12's own float-range sampler can trip its internal
+/// `debug_assert!(self.low - result < initial.step)` on some seeds (it failed CI once), so
+/// float ranges are built from a `u32` instead; that also shrinks towards `low`.
+fn uniform(low: f64, high: f64) -> impl Strategy<Value = f64> + Clone {
+    any::<u32>().prop_map(move |u| low + (high - low) * (f64::from(u) / f64::from(u32::MAX)))
+}
+
 /// A unit cost: mostly ordinary positive values, often something a solver must treat as a wall.
 fn cost_value() -> impl Strategy<Value = f32> {
     prop_oneof![
-        6 => 0.05f32..20.0,
+        6 => uniform(0.05, 20.0).prop_map(|v| v as f32),
         1 => Just(f32::NAN),
         1 => Just(f32::INFINITY),
         1 => Just(f32::NEG_INFINITY),
         1 => Just(0.0f32),
-        1 => -5.0f32..0.0,
+        1 => uniform(-5.0, -1e-6).prop_map(|v| v as f32),
         1 => Just(f32::MAX),
         1 => Just(1e-30f32),
     ]
@@ -34,7 +43,7 @@ fn case() -> impl Strategy<Value = Case> {
         (
             prop::collection::vec(cost_value(), rows * cols * 4),
             prop::collection::vec(prop::bool::weighted(0.08), rows * cols),
-            prop_oneof![4 => Just(1.0), 2 => 0.01f64..10.0, 1 => Just(0.0), 1 => Just(f64::NAN), 1 => Just(-2.0)],
+            prop_oneof![4 => Just(1.0), 2 => uniform(0.01, 10.0), 1 => Just(0.0), 1 => Just(f64::NAN), 1 => Just(-2.0)],
             prop_oneof![Just(Order::First), Just(Order::Second)],
         )
             .prop_map(move |(cost, goal, cell_size, order)| Case {
@@ -116,7 +125,7 @@ fn first_order_update(case: &Case, phi: &Array2<f64>, r: usize, c: usize, limit:
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn random_arrays_solve_without_panic_or_nan(case in case()) {
