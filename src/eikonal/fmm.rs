@@ -48,14 +48,6 @@ struct Marcher<'a> {
 }
 
 impl Marcher<'_> {
-    /// The unpadded index of padded cell `i` (which must be an interior cell).
-    #[inline(always)]
-    fn unpadded(&self, i: usize) -> usize {
-        let r = i / self.width - PAD;
-        let c = i % self.width - PAD;
-        r * self.cols + c
-    }
-
     /// One axis's upwind contribution for the cell at padded `n` / unpadded `u`: the cheaper of
     /// the neighbours at `+off` (direction `plus`) and `-off` (direction `minus`). Returns the
     /// first-order pair, the total `m + s` (`+inf` when neither side is usable), and, for the
@@ -130,10 +122,10 @@ impl Marcher<'_> {
         solve_two_axes(x, y).min(one_axis)
     }
 
-    /// Updates the four neighbours of the accepted (or source) cell at padded index `i`.
+    /// Updates the four neighbours of the accepted (or source) cell at padded index `i`,
+    /// unpadded index `u`.
     #[inline(always)]
-    fn relax_neighbours<const SECOND: bool>(&mut self, i: usize) {
-        let u = self.unpadded(i);
+    fn relax_neighbours<const SECOND: bool>(&mut self, i: usize, u: usize) {
         let w = self.width;
         let cols = self.cols;
         for (n, un) in [
@@ -172,7 +164,7 @@ impl Marcher<'_> {
         let value = self.update::<SECOND>(n, un);
         if value < INF {
             if state == FAR {
-                self.heap.push(value, n as u32, &mut self.slot);
+                self.heap.push(value, n as u32, un as u32, &mut self.slot);
             } else if value < self.heap.key_at(state) {
                 self.heap.decrease(state, value, &mut self.slot);
             }
@@ -180,15 +172,15 @@ impl Marcher<'_> {
     }
 
     /// Accepts cells in increasing order until the heap is empty.
-    fn run<const SECOND: bool>(&mut self, sources: &[usize]) {
-        for &i in sources {
-            self.relax_neighbours::<SECOND>(i);
+    fn run<const SECOND: bool>(&mut self, sources: &[(usize, usize)]) {
+        for &(i, u) in sources {
+            self.relax_neighbours::<SECOND>(i, u);
         }
-        while let Some((value, cell)) = self.heap.pop(&mut self.slot) {
+        while let Some((value, cell, unpadded)) = self.heap.pop(&mut self.slot) {
             let i = cell as usize;
             self.phi[i] = value;
             self.slot[i] = FROZEN;
-            self.relax_neighbours::<SECOND>(i);
+            self.relax_neighbours::<SECOND>(i, unpadded as usize);
         }
     }
 }
@@ -210,6 +202,8 @@ pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f6
     );
     let cost = cost.as_standard_layout();
     let cost_flat = cost.as_slice().expect("standard layout is contiguous");
+    let goal = goal.as_standard_layout();
+    let goal_flat = goal.as_slice().expect("standard layout is contiguous");
 
     let mut phi = vec![INF; padded_len];
     let mut slot = vec![FROZEN; padded_len];
@@ -217,20 +211,25 @@ pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f6
     let marching = cell_size > 0.0 && cell_size.is_finite();
     for r in 0..rows {
         let row_base = (r + PAD) * width + PAD;
-        for c in 0..cols {
-            let i = row_base + c;
-            if goal[(r, c)] {
-                phi[i] = 0.0;
-                slot[i] = SOURCE;
-                sources.push(i);
-            } else {
-                let u = (r * cols + c) * 4;
-                let passable = cost_flat[u..u + 4].iter().any(|&v| step(cell_size, v) < INF);
-                if passable && marching {
-                    slot[i] = FAR;
-                }
+        let goal_row = &goal_flat[r * cols..(r + 1) * cols];
+        let cost_row = &cost_flat[r * cols * 4..(r + 1) * cols * 4];
+        let slot_row = &mut slot[row_base..row_base + cols];
+        for (c, ((state, &is_goal), faces)) in slot_row
+            .iter_mut()
+            .zip(goal_row)
+            .zip(cost_row.chunks_exact(4))
+            .enumerate()
+        {
+            if is_goal {
+                *state = SOURCE;
+                sources.push((row_base + c, r * cols + c));
+            } else if marching && faces.iter().any(|&v| step(cell_size, v) < INF) {
+                *state = FAR;
             }
         }
+    }
+    for &(i, _) in &sources {
+        phi[i] = 0.0;
     }
 
     let mut marcher = Marcher {
@@ -250,11 +249,12 @@ pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f6
         marcher.run::<false>(&sources);
     }
 
-    let mut unreachable = 0;
-    let phi = Array2::from_shape_fn((rows, cols), |(r, c)| {
-        let v = marcher.phi[(r + PAD) * width + PAD + c];
-        unreachable += usize::from(v == INF);
-        v
-    });
+    let mut out = Vec::with_capacity(rows * cols);
+    for r in 0..rows {
+        let row_base = (r + PAD) * width + PAD;
+        out.extend_from_slice(&marcher.phi[row_base..row_base + cols]);
+    }
+    let unreachable = out.iter().filter(|&&v| v == INF).count();
+    let phi = Array2::from_shape_vec((rows, cols), out).expect("rows * cols values");
     Marched { phi, unreachable }
 }
