@@ -90,13 +90,16 @@ impl Marcher<'_> {
         }
         // Second order: phi_1 = m at M1, phi_2 two cells upwind, both accepted, monotone
         // (phi_2 <= phi_1), neither a source, and the face M1 -> M2 passable.
-        let (n1, n2, u1, dir) = if forward {
-            (n + off, n + 2 * off, u + uoff, plus)
+        let (n2, u1, dir) = if forward {
+            (n + 2 * off, u + uoff, plus)
         } else {
-            (n - off, n - 2 * off, u.wrapping_sub(uoff), minus)
+            (n - 2 * off, u.wrapping_sub(uoff), minus)
         };
         let p2 = self.phi[n2];
-        if p2 <= m && self.slot[n1] != SOURCE && self.slot[n2] != SOURCE {
+        // A source is the only accepted cell at exactly 0 (every step is positive, so any other
+        // accepted value is too): `p2 > 0` with `p2 <= m` rules out both being sources without
+        // reading their state.
+        if p2 <= m && p2 > 0.0 {
             let face = self.face::<ISO>(u1, dir);
             if step(self.cell_size, face) < INF {
                 return (
