@@ -10,6 +10,7 @@
 
 use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
 use super::quadratic::{Upwind, solve_two_axes};
+use super::scratch::Scratch;
 use crate::grid::Dir;
 use ndarray::{Array2, ArrayView2, ArrayView3};
 
@@ -35,9 +36,9 @@ fn step(cell_size: f64, c: f32) -> f64 {
 /// The state of one march.
 struct Marcher<'a> {
     /// Accepted values on the padded grid, `+inf` elsewhere.
-    phi: Vec<f64>,
+    phi: &'a mut [f64],
     /// Per padded cell: heap position, or `FAR`, `SOURCE`, `FROZEN`.
-    slot: Vec<u32>,
+    slot: &'a mut [u32],
     heap: IndexedHeap,
     /// Unit costs: row-major `(rows, cols, 4)`, or one per cell when the march is isotropic
     /// (the `ISO` parameter of the methods).
@@ -177,9 +178,9 @@ impl Marcher<'_> {
         let value = self.update::<SECOND, ISO>(n, un);
         if value < INF {
             if state == FAR {
-                self.heap.push(value, n as u32, un as u32, &mut self.slot);
+                self.heap.push(value, n as u32, un as u32, self.slot);
             } else if value < self.heap.key_at(state) {
-                self.heap.decrease(state, value, &mut self.slot);
+                self.heap.decrease(state, value, self.slot);
             }
         }
     }
@@ -189,7 +190,7 @@ impl Marcher<'_> {
         for &(i, u) in sources {
             self.relax_neighbours::<SECOND, ISO>(i, u);
         }
-        while let Some((value, cell, unpadded)) = self.heap.pop(&mut self.slot) {
+        while let Some((value, cell, unpadded)) = self.heap.pop(self.slot) {
             let i = cell as usize;
             self.phi[i] = value;
             self.slot[i] = FROZEN;
@@ -229,22 +230,23 @@ fn march_with(
     let goal = goal.as_standard_layout();
     let goal_flat = goal.as_slice().expect("standard layout is contiguous");
 
-    let mut phi = vec![INF; padded_len];
-    let mut slot = vec![FROZEN; padded_len];
+    let mut phi_buf = Scratch::filled(padded_len, INF);
+    let mut slot_buf = Scratch::filled(padded_len, FROZEN);
+    let (phi, slot) = (phi_buf.as_mut_slice(), slot_buf.as_mut_slice());
     let mut sources = Vec::new();
     let marching = cell_size > 0.0 && cell_size.is_finite();
     // The per-cell cost when every cell has the same cost in all four directions (speed maps,
     // the raw `eikonal` command): then a face is one load from a quarter of the memory.
-    let mut isotropic = Vec::with_capacity(if allow_isotropic { rows * cols } else { 0 });
-    for faces in cost_flat.chunks_exact(4).take_while(|_| allow_isotropic) {
+    let mut is_isotropic = allow_isotropic;
+    let mut isotropic = Scratch::filled(if allow_isotropic { rows * cols } else { 0 }, 0.0f32);
+    for (faces, iso) in cost_flat.chunks_exact(4).zip(isotropic.as_mut_slice()) {
         let c = faces[0];
         if faces[1..].iter().any(|f| f.to_bits() != c.to_bits()) {
-            isotropic = Vec::new();
+            is_isotropic = false;
             break;
         }
-        isotropic.push(c);
+        *iso = c;
     }
-    let is_isotropic = allow_isotropic && isotropic.len() == rows * cols;
     for r in 0..rows {
         let row_base = (r + PAD) * width + PAD;
         let goal_row = &goal_flat[r * cols..(r + 1) * cols];
@@ -274,7 +276,11 @@ fn march_with(
         // The front of a march is a band of a few cells around a curve: a few times the
         // perimeter is plenty to start with; the heap grows if needed.
         heap: IndexedHeap::with_capacity(4 * (rows + cols)),
-        cost: if is_isotropic { &isotropic } else { cost_flat },
+        cost: if is_isotropic {
+            isotropic.as_slice()
+        } else {
+            cost_flat
+        },
         cell_size,
         cols,
         width,

@@ -30,6 +30,7 @@
 mod fmm;
 mod heap;
 pub mod quadratic;
+mod scratch;
 
 use ndarray::{Array2, Array3, ArrayView2, ArrayView3};
 use rayon::prelude::*;
