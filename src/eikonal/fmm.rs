@@ -12,7 +12,7 @@ use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
 use super::quadratic::{Upwind, solve_two_axes};
 use super::scratch::Scratch;
 use crate::grid::Dir;
-use ndarray::{Array2, ArrayView2, ArrayView3};
+use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
 
 /// Padding around the grid: two cells, so that the second-order stencil's `phi_2` (two cells
 /// upwind) is always in bounds.
@@ -225,8 +225,6 @@ fn march_with(
         padded_len < FAR as usize,
         "grid of {rows} x {cols} cells is too large for 32-bit cell indices"
     );
-    let cost = cost.as_standard_layout();
-    let cost_flat = cost.as_slice().expect("standard layout is contiguous");
     let goal = goal.as_standard_layout();
     let goal_flat = goal.as_slice().expect("standard layout is contiguous");
 
@@ -236,26 +234,49 @@ fn march_with(
     let mut sources = Vec::new();
     let marching = cell_size > 0.0 && cell_size.is_finite();
     // The per-cell cost when every cell has the same cost in all four directions (speed maps,
-    // the raw `eikonal` command): then a face is one load from a quarter of the memory.
-    let mut is_isotropic = allow_isotropic;
+    // the raw `eikonal` command): then a face is one load from a quarter of the memory. A cost
+    // broadcast from one value per cell (stride 0 on the direction axis) is isotropic without
+    // looking, and is never copied into a (rows, cols, 4) array.
+    let broadcast = cost.strides()[2] == 0;
     let mut isotropic = Scratch::filled(if allow_isotropic { rows * cols } else { 0 }, 0.0f32);
-    for (faces, iso) in cost_flat.chunks_exact(4).zip(isotropic.as_mut_slice()) {
-        let c = faces[0];
-        if faces[1..].iter().any(|f| f.to_bits() != c.to_bits()) {
-            is_isotropic = false;
-            break;
+    let mut is_isotropic = allow_isotropic;
+    if allow_isotropic {
+        let first = cost.index_axis(Axis(2), 0);
+        for ((lane, &c), iso) in cost
+            .lanes(Axis(2))
+            .into_iter()
+            .zip(first.iter())
+            .zip(isotropic.as_mut_slice())
+        {
+            if !broadcast && lane.iter().any(|f| f.to_bits() != c.to_bits()) {
+                is_isotropic = false;
+                break;
+            }
+            *iso = c;
         }
-        *iso = c;
     }
+    // The general path reads the cost in place, row-major (a copy only if the caller's view is
+    // not laid out that way).
+    let cost = if is_isotropic {
+        None
+    } else {
+        Some(cost.as_standard_layout())
+    };
+    let cost_flat = match &cost {
+        Some(c) => c.as_slice().expect("standard layout is contiguous"),
+        None => isotropic.as_slice(),
+    };
+    // Faces per cell in `cost_flat`.
+    let faces_per_cell = if is_isotropic { 1 } else { 4 };
     for r in 0..rows {
         let row_base = (r + PAD) * width + PAD;
         let goal_row = &goal_flat[r * cols..(r + 1) * cols];
-        let cost_row = &cost_flat[r * cols * 4..(r + 1) * cols * 4];
+        let cost_row = &cost_flat[r * cols * faces_per_cell..(r + 1) * cols * faces_per_cell];
         let slot_row = &mut slot[row_base..row_base + cols];
         for (c, ((state, &is_goal), faces)) in slot_row
             .iter_mut()
             .zip(goal_row)
-            .zip(cost_row.chunks_exact(4))
+            .zip(cost_row.chunks_exact(faces_per_cell))
             .enumerate()
         {
             if is_goal {
@@ -276,11 +297,7 @@ fn march_with(
         // The front of a march is a band of a few cells around a curve: a few times the
         // perimeter is plenty to start with; the heap grows if needed.
         heap: IndexedHeap::with_capacity(4 * (rows + cols)),
-        cost: if is_isotropic {
-            isotropic.as_slice()
-        } else {
-            cost_flat
-        },
+        cost: cost_flat,
         cell_size,
         cols,
         width,
