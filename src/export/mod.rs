@@ -308,7 +308,14 @@ fn draw_arrow(
     for sgn in [-1.0, 1.0] {
         let bx = -(ux * cs - sgn * uy * sn);
         let by = -(sgn * ux * sn + uy * cs);
-        draw_map_line(img, layout, tip, (tip.0 + head * bx, tip.1 + head * by), thick, INK);
+        draw_map_line(
+            img,
+            layout,
+            tip,
+            (tip.0 + head * bx, tip.1 + head * by),
+            thick,
+            INK,
+        );
     }
 }
 

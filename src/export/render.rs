@@ -4,7 +4,7 @@
 //! axis ticks and their labels, and a legend.
 
 use super::colormap::Colormap;
-use super::text::{blend, draw_text};
+use super::text::{blend, draw_text, text_width};
 use image::{Rgba, RgbaImage};
 
 /// Blank space around the parts of the image, px.
@@ -230,8 +230,27 @@ impl Layout {
 /// A white `width x height` image with `title` drawn in the title band, as on every image.
 pub fn blank_canvas(width: u32, height: u32, title: &str) -> RgbaImage {
     let mut img = RgbaImage::from_pixel(width.max(1), height.max(1), rgba(WHITE));
-    draw_text(&mut img, MARGIN as f32, 10.0, TITLE_SIZE, title, INK);
+    let size = title_size(title, width);
+    // Smaller titles sit lower, centred in the band the full-size title takes.
+    let y = 10.0 + (TITLE_SIZE - size) / 2.0;
+    draw_text(&mut img, MARGIN as f32, y, size, title, INK);
     img
+}
+
+/// Smallest title text size, px: a longer title is clipped at the right edge rather than
+/// becoming unreadable.
+pub const MIN_TITLE_SIZE: f32 = 11.0;
+
+/// Text size for `title` on an image `width` px wide: [`TITLE_SIZE`], shrunk (down to
+/// [`MIN_TITLE_SIZE`]) so the title fits between the margins.
+pub fn title_size(title: &str, width: u32) -> f32 {
+    let room = width.saturating_sub(2 * MARGIN) as f32;
+    let full = text_width(title, TITLE_SIZE);
+    if full <= room {
+        TITLE_SIZE
+    } else {
+        (TITLE_SIZE * room / full).max(MIN_TITLE_SIZE)
+    }
 }
 
 /// Length of a tick mark on a colour bar or an axis, px.
@@ -391,6 +410,22 @@ mod tests {
         assert_eq!(labels, ["-0.2", "0.0", "0.2", "0.4", "0.6", "0.8"], "no -0.0");
         assert!(ticks(1.0, 1.0, 5.0).is_empty());
         assert!(ticks(0.0, f64::INFINITY, 5.0).is_empty());
+    }
+
+    #[test]
+    fn long_titles_shrink_to_fit_between_the_margins() {
+        assert_eq!(title_size("short", 800), TITLE_SIZE);
+        let long = "a title far too long for a narrow image of only four hundred pixels";
+        let size = title_size(long, 400);
+        assert!(size < TITLE_SIZE && size >= MIN_TITLE_SIZE);
+        assert!(text_width(long, size) <= (400 - 2 * MARGIN) as f32 + 0.5);
+        assert_eq!(title_size(&long.repeat(10), 400), MIN_TITLE_SIZE);
+        let img = blank_canvas(400, 60, long);
+        let right_margin_ink = (0..TITLE_H)
+            .flat_map(|y| (400 - MARGIN + 1..400).map(move |x| (x, y)))
+            .filter(|&(x, y)| img.get_pixel(x, y)[0] < 200)
+            .count();
+        assert_eq!(right_margin_ink, 0, "nothing drawn in the right margin");
     }
 
     #[test]

@@ -7,8 +7,8 @@
 use super::Simulation;
 use super::report::Report;
 use crate::export::render::{
-    INK, LABEL_SIZE, LEGEND_ROW_H, Layout, MARGIN, OBSTACLE, SIDE_W, TICK_LEN, TITLE_H, WHITE,
-    blank_canvas, draw_legend_at, fill_rect, ticks,
+    INK, LABEL_SIZE, LEGEND_ROW_H, Layout, MARGIN, OBSTACLE, SIDE_W, TICK_LEN, TITLE_H, WHITE, blank_canvas,
+    draw_legend_at, fill_rect, ticks,
 };
 use crate::export::text::{draw_text, text_width};
 use crate::export::{
@@ -83,7 +83,8 @@ impl PlotLayout {
         let plot_y = TITLE_H + Y_NAME_H;
         let legend_x = plot_x + PLOT_W + MARGIN + 8;
         let legend_y = plot_y;
-        let height = (plot_y + PLOT_H + X_LABELS_H + MARGIN).max(legend_y + legend_rows as u32 * LEGEND_ROW_H + MARGIN);
+        let height = (plot_y + PLOT_H + X_LABELS_H + MARGIN)
+            .max(legend_y + legend_rows as u32 * LEGEND_ROW_H + MARGIN);
         Self {
             plot_x,
             plot_y,
@@ -98,12 +99,17 @@ impl PlotLayout {
 
     /// Pixel column of `t` on an axis from 0 to `t_max`.
     pub fn x_of(&self, t: f64, t_max: f64) -> u32 {
-        self.plot_x + (t / t_max * (self.plot_w - 1) as f64).round().clamp(0.0, (self.plot_w - 1) as f64) as u32
+        self.plot_x
+            + (t / t_max * (self.plot_w - 1) as f64)
+                .round()
+                .clamp(0.0, (self.plot_w - 1) as f64) as u32
     }
 
     /// Pixel row of `n` on an axis from 0 (bottom) to `n_max` (top).
     pub fn y_of(&self, n: f64, n_max: f64) -> u32 {
-        let up = (n / n_max * (self.plot_h - 1) as f64).round().clamp(0.0, (self.plot_h - 1) as f64) as u32;
+        let up = (n / n_max * (self.plot_h - 1) as f64)
+            .round()
+            .clamp(0.0, (self.plot_h - 1) as f64) as u32;
         self.plot_y + self.plot_h - 1 - up
     }
 }
@@ -127,7 +133,11 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
         series.push(("total", report.total.arrival_curve.as_slice(), INK));
     }
     let l = PlotLayout::new(series.len());
-    let mut img = blank_canvas(l.width, l.height, &format!("{}: agents out over time", report.map));
+    let mut img = blank_canvas(
+        l.width,
+        l.height,
+        &format!("{}: agents out over time", report.map),
+    );
     let t_max = report
         .end_time
         .max(report.total.last_arrival.unwrap_or(0.0))
@@ -141,7 +151,14 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
         fill_rect(&mut img, x, l.plot_y, 1, l.plot_h, GRID_LINE);
         fill_rect(&mut img, x, bottom + 1, 1, TICK_LEN, INK);
         let tx = x as f32 - text_width(&label, LABEL_SIZE) / 2.0;
-        draw_text(&mut img, tx, (bottom + TICK_LEN + 4) as f32, LABEL_SIZE, &label, INK);
+        draw_text(
+            &mut img,
+            tx,
+            (bottom + TICK_LEN + 4) as f32,
+            LABEL_SIZE,
+            &label,
+            INK,
+        );
     }
     for (n, label) in ticks(0.0, n_max, COUNT_TICKS.min(n_max)) {
         let y = l.y_of(n, n_max);
@@ -155,7 +172,14 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
     let x_name = "time, s";
     let x_name_x = left as f32 + (l.plot_w as f32 - text_width(x_name, LABEL_SIZE)) / 2.0;
     draw_text(&mut img, x_name_x, (bottom + 30) as f32, LABEL_SIZE, x_name, INK);
-    draw_text(&mut img, MARGIN as f32, (l.plot_y - 22) as f32, LABEL_SIZE, "agents out", INK);
+    draw_text(
+        &mut img,
+        MARGIN as f32,
+        (l.plot_y - 22) as f32,
+        LABEL_SIZE,
+        "agents out",
+        INK,
+    );
 
     // Curves as steps: flat until each arrival, then up.
     for (_, curve, c) in &series {
@@ -185,7 +209,10 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
 /// the peak `peak_xy` (metres).
 pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f64)) -> RgbaImage {
     let max = peak_map.iter().fold(0.0f32, |m, &v| m.max(v)) as f64;
-    let title = format!("{}: peak density over the run (max {max:.2} persons/m²)", scene.name);
+    let title = format!(
+        "{}: peak density over the run, max {max:.2} persons/m²",
+        scene.name
+    );
     let spec = FieldSpec {
         title: &title,
         unit: DENSITY_UNIT,
@@ -202,7 +229,14 @@ pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f6
     for (dx, dy) in [(1.0, 1.0), (1.0, -1.0)] {
         let (a, b) = ((cx - arm * dx, cy - arm * dy), (cx + arm * dx, cy + arm * dy));
         // A white halo under the ink keeps the cross visible on the darkest colours.
-        draw_map_line(&mut img, &layout, (a.0 - 1.0, a.1 - 1.0), (b.0 - 1.0, b.1 - 1.0), 4, WHITE);
+        draw_map_line(
+            &mut img,
+            &layout,
+            (a.0 - 1.0, a.1 - 1.0),
+            (b.0 - 1.0, b.1 - 1.0),
+            4,
+            WHITE,
+        );
         draw_map_line(&mut img, &layout, a, b, 2, INK);
     }
     img
@@ -252,7 +286,12 @@ fn disc(img: &mut RgbaImage, layout: &Layout, (cx, cy): (f64, f64), r: f64, c: [
 pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
     let scene = &sim.scene;
     let a = &sim.agents;
-    let title = format!("{}: t = {:.1} s, {} agents walking", scene.name, sim.time, a.len());
+    let title = format!(
+        "t = {:.1} s, {} agents walking: {}",
+        sim.time,
+        a.len(),
+        scene.name
+    );
     let zeros = || Array2::<f32>::zeros(scene.grid.shape());
     let (value, unit, colormap, range) = match field {
         FrameField::Density => (
@@ -262,7 +301,9 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
             Some((0.0, scene.params.rho_max.max(f64::MIN_POSITIVE))),
         ),
         FrameField::Potential => (
-            sim.potentials.first().map_or_else(zeros, |phi| phi.mapv(|v| v as f32)),
+            sim.potentials
+                .first()
+                .map_or_else(zeros, |phi| phi.mapv(|v| v as f32)),
             POTENTIAL_UNIT,
             POTENTIAL_COLORMAP,
             None,
@@ -318,7 +359,10 @@ mod tests {
         assert_eq!(l.y_of(5.0, 5.0), l.plot_y, "the maximum at the top");
         assert!(l.legend_x > l.plot_x + l.plot_w && l.width == l.legend_x + SIDE_W);
         let tall = PlotLayout::new(40);
-        assert!(tall.height >= tall.legend_y + 40 * LEGEND_ROW_H, "a long legend fits");
+        assert!(
+            tall.height >= tall.legend_y + 40 * LEGEND_ROW_H,
+            "a long legend fits"
+        );
     }
 
     #[test]
@@ -336,7 +380,14 @@ mod tests {
         let layout = Layout::new(2, 2, 0, &ImageOptions::default());
         let mut img = RgbaImage::from_pixel(layout.width, layout.height, image::Rgba([255; 4]));
         disc(&mut img, &layout, (0.0, 0.0), 10.0, [9, 9, 9]);
-        assert_eq!(img.get_pixel(layout.map_x + 2, layout.map_y + 2).0, [9, 9, 9, 255]);
-        assert_eq!(img.get_pixel(layout.map_x - 2, layout.map_y + 2).0, [255; 4], "left of the map");
+        assert_eq!(
+            img.get_pixel(layout.map_x + 2, layout.map_y + 2).0,
+            [9, 9, 9, 255]
+        );
+        assert_eq!(
+            img.get_pixel(layout.map_x - 2, layout.map_y + 2).0,
+            [255; 4],
+            "left of the map"
+        );
     }
 }
