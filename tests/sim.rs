@@ -204,21 +204,30 @@ fn dense_block_disperses_without_overlap() {
     assert!(sim.report().complete, "everyone reaches the border");
 }
 
-#[test]
-fn crossing_flows_both_arrive() {
-    let grid = Grid::new(40, 40, 0.5);
+/// An `n x n` square of 0.5 m cells (n >= 24): `count` agents of `radius` m walk east from a
+/// spawn block at the west edge, `count` north from one at the south edge (blue).
+fn crossing(n: usize, count: usize, radius: f64) -> Scene {
+    let grid = Grid::new(n, n, 0.5);
     let mut scene = Scene::empty("crossing", grid);
-    let east = area("east", rect(&grid, 38, 0, 40, 40), 20.0);
-    let north = area("north", rect(&grid, 0, 38, 40, 40), 20.0);
-    let west_spawn = area("west", rect(&grid, 1, 15, 7, 25), 0.0);
-    let south_spawn = area("south", rect(&grid, 15, 1, 25, 7), 0.0);
+    let side = n as f64 * 0.5;
+    let east = area("east", rect(&grid, n - 2, 0, n, n), side);
+    let north = area("north", rect(&grid, 0, n - 2, n, n), side);
+    let (lo, hi) = (n / 2 - 5, n / 2 + 5);
+    let west_spawn = area("west", rect(&grid, 1, lo, 7, hi), 0.0);
+    let south_spawn = area("south", rect(&grid, lo, 1, hi, 7), 0.0);
+    let speed = (1.2, 1.4);
     scene
         .groups
-        .push(group("eastbound", vec![east], west_spawn, 40, (1.2, 1.4), 0.25));
-    let mut g = group("northbound", vec![north], south_spawn, 40, (1.2, 1.4), 0.25);
+        .push(group("eastbound", vec![east], west_spawn, count, speed, radius));
+    let mut g = group("northbound", vec![north], south_spawn, count, speed, radius);
     g.color = [30, 90, 220];
     scene.groups.push(g);
-    let mut sim = Simulation::new(scene, config(90.0, 2)).unwrap();
+    scene
+}
+
+#[test]
+fn crossing_flows_both_arrive() {
+    let mut sim = Simulation::new(crossing(40, 40, 0.25), config(90.0, 2)).unwrap();
     sim.run(|_| Ok(())).unwrap();
     let r = sim.report();
     assert!(r.complete, "remaining: {:?}", r.total.remaining);
@@ -471,18 +480,7 @@ fn assert_colour_bar(img: &image::RgbaImage, l: &crowdfield::export::render::Lay
 
 #[test]
 fn arrivals_plot_has_title_axes_legend_and_every_curve_in_its_colour() {
-    let grid = Grid::new(20, 20, 0.5);
-    let mut scene = Scene::empty("cross", grid);
-    let east = area("east", rect(&grid, 18, 0, 20, 20), 10.0);
-    let north = area("north", rect(&grid, 0, 18, 20, 20), 10.0);
-    let west_spawn = area("west", rect(&grid, 1, 7, 4, 13), 0.0);
-    let south_spawn = area("south", rect(&grid, 7, 1, 13, 4), 0.0);
-    scene
-        .groups
-        .push(group("eastbound", vec![east], west_spawn, 6, (1.2, 1.4), 0.2));
-    let mut g = group("northbound", vec![north], south_spawn, 6, (1.2, 1.4), 0.2);
-    g.color = [30, 90, 220];
-    scene.groups.push(g);
+    let scene = crossing(24, 6, 0.2);
     let colors: Vec<[u8; 3]> = scene.groups.iter().map(|g| g.color).collect();
     let mut sim = Simulation::new(scene, config(40.0, 4)).unwrap();
     sim.run(|_| Ok(())).unwrap();
