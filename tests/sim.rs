@@ -587,8 +587,13 @@ fn peak_density_map_shows_the_peak_map_with_the_density_colour_bar_and_a_cross()
 
 #[test]
 fn frames_show_agents_in_their_group_colour_at_their_positions() {
-    let mut sim = Simulation::new(corridor(3, 1.34), config(10.0, 1)).unwrap();
-    for _ in 0..20 {
+    // Agents off the corridor's axis (y = 1 m) and apart, so one drawn upside down shows.
+    let mut agents = crowdfield::agents::Agents::default();
+    for (id, (x, y)) in [(3.0, 0.4), (6.0, 1.6), (9.0, 1.0)].into_iter().enumerate() {
+        agents.push(id as u32, x, y, 0, 0.2, 1.34);
+    }
+    let mut sim = Simulation::with_agents(corridor(0, 1.34), config(10.0, 1), agents).unwrap();
+    for _ in 0..5 {
         sim.step();
     }
     assert_eq!(sim.agents.len(), 3);
@@ -605,11 +610,27 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
         "title text"
     );
     let a = &sim.agents;
+    // Pixels per metre; y up: y = 0 m is the map's bottom row.
+    let ppm = l.scale as f64 / 0.5;
+    let mut off_centre = 0;
     for i in 0..a.len() {
-        let (x, y) = l.map_point(a.x[i] as f64, a.y[i] as f64, 0.5);
-        let (x, y) = (l.map_x + x as u32, l.map_y + y as u32);
-        assert_eq!(rgb_at(&img, x, y), color, "agent {i} at ({}, {})", a.x[i], a.y[i]);
+        let (x, y) = (a.x[i] as f64 * ppm, l.map_h as f64 - a.y[i] as f64 * ppm);
+        let (px, py) = (l.map_x + x as u32, l.map_y + y as u32);
+        assert_eq!(
+            rgb_at(&img, px, py),
+            color,
+            "agent {i} at ({}, {})",
+            a.x[i],
+            a.y[i]
+        );
+        // Mirrored about the corridor's axis (y = 1 m) there is no agent.
+        if (a.y[i] - 1.0).abs() > 0.3 {
+            let mirrored = l.map_y + (l.map_h as f64 - y) as u32;
+            assert_ne!(rgb_at(&img, px, mirrored), color, "agent {i} drawn upside down");
+            off_centre += 1;
+        }
     }
+    assert_eq!(off_centre, 2, "agents stay off the axis: {:?}", a.y);
     // The goal (last two columns) is outlined in the group's colour at its east edge; a cell
     // with no agent near shows the density colour map's low end.
     assert_eq!(rgb_at(&img, l.map_x + l.map_w - 1, l.map_y + l.map_h / 2), color);
