@@ -74,10 +74,11 @@ struct FieldParams {
     rows: u32,
     // 0: linear blend (continuum crowds), 1: Weidmann. Sync: SpeedLaw.
     speed_law: u32,
-    pad0: u32,
+    // Look-ahead distance in cells (at least 1), split on the host into its whole part and its
+    // fraction so the sample position carries no f32 rounding of `row + ahead`.
+    ahead_whole: u32,
     cell_size: f32,
-    // Look-ahead distance in cells (at least 1).
-    ahead: f32,
+    ahead_frac: f32,
     alpha: f32,
     beta: f32,
     gamma: f32,
@@ -130,19 +131,35 @@ struct AheadCells {
     t: f32,
 }
 
-fn ahead_cells(r: u32, c: u32, d: u32, cols: u32, rows: u32, ahead: f32) -> AheadCells {
+fn ahead_cells(r: u32, c: u32, d: u32, cols: u32, rows: u32, whole: u32, frac: f32) -> AheadCells {
     let horizontal = dir_dc(d) != 0;
-    let start = select(r, c, horizontal);
-    let n = select(rows, cols, horizontal);
-    let sign = f32(dir_dr(d) + dir_dc(d));
-    let pos = clamp(f32(start) + sign * ahead, 0.0, f32(n - 1u));
-    let lo = u32(floor(pos));
-    let hi = min(lo + 1u, n - 1u);
-    let t = pos - f32(lo);
-    if horizontal {
-        return AheadCells(r * cols + lo, r * cols + hi, t);
+    let start = i32(select(r, c, horizontal));
+    let last = i32(select(rows, cols, horizontal)) - 1;
+    // The point start + sign * (whole + frac) as a cell index lo and a weight t in [0, 1).
+    var lo = start + i32(whole);
+    var t = frac;
+    if dir_dr(d) + dir_dc(d) < 0 {
+        lo = start - i32(whole);
+        if frac > 0.0 {
+            lo -= 1;
+            t = 1.0 - frac;
+        }
     }
-    return AheadCells(lo * cols + c, hi * cols + c, t);
+    // Clamped to the line: past either end reads the last cell.
+    if lo < 0 {
+        lo = 0;
+        t = 0.0;
+    }
+    if lo >= last {
+        lo = last;
+        t = 0.0;
+    }
+    let hi = u32(min(lo + 1, last));
+    let l = u32(lo);
+    if horizontal {
+        return AheadCells(r * cols + l, r * cols + hi, t);
+    }
+    return AheadCells(l * cols + c, hi * cols + c, t);
 }
 
 // Linear interpolation of the two samples ahead (the first alone when t is 0, as on the CPU).

@@ -12,7 +12,7 @@ fn face_cost(cell: u32, r: u32, c: u32, d: u32) -> f32 {
     if nb < 0 || obstacle[cell] != 0u || obstacle[u32(nb)] != 0u {
         return 0.0;
     }
-    let s = ahead_cells(r, c, d, params.cols, params.rows, params.ahead);
+    let s = ahead_cells(r, c, d, params.cols, params.rows, params.ahead_whole, params.ahead_frac);
     var g = lerp_ahead(discomfort[s.a], discomfort[s.b], s.t);
     if !is_finite(g) {
         g = 0.0;

@@ -49,7 +49,7 @@ fn face_speed(cell: u32, r: u32, c: u32, d: u32) -> f32 {
     }
     let ft = terrain_speed(slope);
     let cells = params.cols * params.rows;
-    let s = ahead_cells(r, c, d, params.cols, params.rows, params.ahead);
+    let s = ahead_cells(r, c, d, params.cols, params.rows, params.ahead_whole, params.ahead_frac);
     let rho = lerp_ahead(density[s.a], density[s.b], s.t);
     let vx = lerp_ahead(density[cells + s.a], density[cells + s.b], s.t);
     let vy = lerp_ahead(density[2u * cells + s.a], density[2u * cells + s.b], s.t);

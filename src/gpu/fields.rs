@@ -29,6 +29,10 @@ const GPU_SPEED_LAW_LINEAR: u32 = 0;
 /// `FieldParams.speed_law` for Weidmann's law. Sync: `SPEED_LAW_WEIDMANN` in `common.wgsl`.
 const GPU_SPEED_LAW_WEIDMANN: u32 = 1;
 
+/// Largest look-ahead passed to the device, cells: any value past the grid samples the last
+/// cell, and 2^30 keeps `row + ahead` inside the shaders' i32.
+const AHEAD_CAP: f64 = (1u32 << 30) as f64;
+
 /// Device buffers of the speed and cost passes, reused while large enough.
 pub(crate) struct FieldBuffers {
     cells: usize,
@@ -88,6 +92,9 @@ pub fn field_params(scene: &Scene) -> Result<GpuFieldParams> {
         ));
     }
     let p = &scene.params;
+    // Split in f64: `row + ahead` in f32 would lose ~1e-6 of a cell, enough to move an
+    // interpolated density by 1e-5 relative next to a crowd's edge.
+    let ahead = lookahead_cells(p.lookahead, grid.cell_size).min(AHEAD_CAP);
     Ok(GpuFieldParams {
         cols: grid.cols as u32,
         rows: grid.rows as u32,
@@ -95,9 +102,9 @@ pub fn field_params(scene: &Scene) -> Result<GpuFieldParams> {
             SpeedLaw::Linear => GPU_SPEED_LAW_LINEAR,
             SpeedLaw::Weidmann => GPU_SPEED_LAW_WEIDMANN,
         },
-        pad0: 0,
+        ahead_whole: ahead.floor() as u32,
         cell_size: grid.cell_size as f32,
-        ahead: lookahead_cells(p.lookahead, grid.cell_size) as f32,
+        ahead_frac: (ahead - ahead.floor()) as f32,
         alpha: p.alpha as f32,
         beta: p.beta as f32,
         gamma: p.gamma as f32,

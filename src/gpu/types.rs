@@ -94,12 +94,12 @@ pub struct GpuFieldParams {
     pub rows: u32,
     /// 0: linear blend, 1: Weidmann.
     pub speed_law: u32,
-    /// Padding.
-    pub pad0: u32,
+    /// Whole part of the look-ahead distance in cells ([`crate::fields::lookahead_cells`]).
+    pub ahead_whole: u32,
     /// Cell edge, metres.
     pub cell_size: f32,
-    /// Look-ahead distance in cells, at least 1 (see [`crate::fields::lookahead_cells`]).
-    pub ahead: f32,
+    /// Fraction of the look-ahead distance in cells, in `[0, 1)`.
+    pub ahead_frac: f32,
     /// Path-length weight of the unit cost.
     pub alpha: f32,
     /// Time weight of the unit cost.
