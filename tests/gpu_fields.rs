@@ -37,7 +37,14 @@ const CHAIN_REL: f64 = 2e-3;
 /// A random scene: cost-relevant layers everywhere (heights with slopes below, between and
 /// above the limits, discomfort, 12 % obstacle cells) and a crowd: half spread out, half in a
 /// dense blob so every branch of the density blend is taken.
-fn random_scene(seed: u64, cols: usize, rows: usize, h: f64, law: SpeedLaw, lookahead: f64) -> (Scene, Agents) {
+fn random_scene(
+    seed: u64,
+    cols: usize,
+    rows: usize,
+    h: f64,
+    law: SpeedLaw,
+    lookahead: f64,
+) -> (Scene, Agents) {
     let mut rng = Rng(seed);
     let mut scene = Scene::empty("random", Grid::new(cols, rows, h));
     scene.params.speed_law = law;
@@ -49,7 +56,11 @@ fn random_scene(seed: u64, cols: usize, rows: usize, h: f64, law: SpeedLaw, look
         (0.05 * c as f32 + 0.3 * (r as f32 * 0.7).sin()) * h as f32 + 0.6 * h as f32 * (rng.next_f32() - 0.5)
     });
     scene.discomfort = Array2::from_shape_fn((rows, cols), |_| {
-        if rng.next_f32() < 0.3 { 2.0 * rng.next_f32() } else { 0.0 }
+        if rng.next_f32() < 0.3 {
+            2.0 * rng.next_f32()
+        } else {
+            0.0
+        }
     });
     scene.obstacle = Array2::from_shape_fn((rows, cols), |_| rng.next_f32() < 0.12);
     let (w, hgt) = (scene.grid.width() as f32, scene.grid.height() as f32);
@@ -60,7 +71,10 @@ fn random_scene(seed: u64, cols: usize, rows: usize, h: f64, law: SpeedLaw, look
             (rng.next_f32() * w, rng.next_f32() * hgt)
         } else {
             // The blob: a quarter of the domain's width around its centre.
-            (w * (0.375 + 0.25 * rng.next_f32()), hgt * (0.375 + 0.25 * rng.next_f32()))
+            (
+                w * (0.375 + 0.25 * rng.next_f32()),
+                hgt * (0.375 + 0.25 * rng.next_f32()),
+            )
         };
         agents.push(i as u32, x, y, 0, 0.25, 1.3);
         agents.vx[i] = 2.0 * rng.next_f32() - 1.0;
@@ -128,7 +142,10 @@ fn speed_and_cost_match_the_cpu_fields_on_random_scenes() {
                     let i = (r, c, d.index());
                     if face_open(&scene, r, c, d) {
                         open += 1;
-                        assert!(g.cost[i].is_finite() && g.cost[i] > 0.0, "{what}: open face {i:?}");
+                        assert!(
+                            g.cost[i].is_finite() && g.cost[i] > 0.0,
+                            "{what}: open face {i:?}"
+                        );
                     } else {
                         assert_eq!((g.speed[i], g.cost[i]), (0.0, f32::INFINITY), "{what}: {i:?}");
                     }
@@ -139,15 +156,39 @@ fn speed_and_cost_match_the_cpu_fields_on_random_scenes() {
 
         // The scene must exercise every regime, or the comparison proves little.
         let p = &scene.params;
-        let rho_ahead_mid = g.density.rho.iter().filter(|&&v| f64::from(v) > p.rho_min && f64::from(v) < p.rho_max).count();
-        let rho_high = g.density.rho.iter().filter(|&&v| f64::from(v) >= p.rho_max).count();
-        assert!(rho_ahead_mid > 0 && (law == SpeedLaw::Weidmann || rho_high > 0), "{what}: density regimes {rho_ahead_mid} {rho_high}");
-        let slowest_terrain = g.speed.iter().filter(|&&f| f > 0.0 && f64::from(f) < p.f_max - 1e-3).count();
+        let rho_ahead_mid = g
+            .density
+            .rho
+            .iter()
+            .filter(|&&v| f64::from(v) > p.rho_min && f64::from(v) < p.rho_max)
+            .count();
+        let rho_high = g
+            .density
+            .rho
+            .iter()
+            .filter(|&&v| f64::from(v) >= p.rho_max)
+            .count();
+        assert!(
+            rho_ahead_mid > 0 && (law == SpeedLaw::Weidmann || rho_high > 0),
+            "{what}: density regimes {rho_ahead_mid} {rho_high}"
+        );
+        let slowest_terrain = g
+            .speed
+            .iter()
+            .filter(|&&f| f > 0.0 && f64::from(f) < p.f_max - 1e-3)
+            .count();
         assert!(slowest_terrain > 0, "{what}: no slowed face");
-        assert!(g.speed.iter().any(|&f| (f64::from(f) - p.f_max).abs() < 1e-6), "{what}: no free face");
+        assert!(
+            g.speed.iter().any(|&f| (f64::from(f) - p.f_max).abs() < 1e-6),
+            "{what}: no free face"
+        );
 
         // Deterministic: the same input gives the same bits.
-        assert_eq!(g, ctx.fields(&scene, &agents).unwrap(), "{what}: not deterministic");
+        assert_eq!(
+            g,
+            ctx.fields(&scene, &agents).unwrap(),
+            "{what}: not deterministic"
+        );
     }
 }
 
@@ -181,7 +222,9 @@ fn goals(scene: &Scene) -> Vec<Array2<bool>> {
     let free = |r: usize, c: usize| !scene.obstacle[(r, c)];
     vec![
         Array2::from_shape_fn((rows, cols), |(r, c)| c == 0 && free(r, c)),
-        Array2::from_shape_fn((rows, cols), |(r, c)| r + 3 >= rows && c + 4 >= cols && free(r, c)),
+        Array2::from_shape_fn((rows, cols), |(r, c)| {
+            r + 3 >= rows && c + 4 >= cols && free(r, c)
+        }),
     ]
 }
 
@@ -201,11 +244,17 @@ fn whole_chain_matches_the_cpu_chain() {
         assert_eq!(step.potentials.len(), 2);
         let mut worst = 0.0f64;
         for (k, (g, c)) in step.potentials.iter().zip(&cpu).enumerate() {
-            assert_eq!(g.unreachable, c.unreachable, "{what} group {k}: reachable sets differ");
+            assert_eq!(
+                g.unreachable, c.unreachable,
+                "{what} group {k}: reachable sets differ"
+            );
             assert!(g.passes > 0 && g.solver == "fim-gpu");
             for ((idx, &a), &b) in g.phi.indexed_iter().zip(c.phi.iter()) {
                 assert!(!a.is_nan(), "{what}: NaN at {idx:?}");
-                assert!(close(a, b, CHAIN_REL), "{what} group {k} at {idx:?}: gpu {a} vs cpu {b}");
+                assert!(
+                    close(a, b, CHAIN_REL),
+                    "{what} group {k} at {idx:?}: gpu {a} vs cpu {b}"
+                );
                 if a.is_finite() && b > 0.0 {
                     worst = worst.max((a - b).abs() / b);
                 }
@@ -231,13 +280,18 @@ fn whole_chain_matches_the_cpu_chain() {
         for (g, c) in step.potentials.iter().zip(&twin) {
             assert_eq!(g.unreachable, c.unreachable, "{what}: reachable sets differ");
             for ((idx, &a), &b) in g.phi.indexed_iter().zip(c.phi.iter()) {
-                assert!(close(a, b, CHAIN_TWIN_REL), "{what} at {idx:?}: gpu {a} vs twin {b}");
+                assert!(
+                    close(a, b, CHAIN_TWIN_REL),
+                    "{what} at {idx:?}: gpu {a} vs twin {b}"
+                );
                 if a.is_finite() && b > 0.0 {
                     worst_twin = worst_twin.max((a - b).abs() / b);
                 }
             }
         }
-        eprintln!("{what}: chain vs the CPU twin on the same density, largest relative difference {worst_twin:.2e}");
+        eprintln!(
+            "{what}: chain vs the CPU twin on the same density, largest relative difference {worst_twin:.2e}"
+        );
         // Without read-back of the fields: the same potentials, and deterministic.
         let again = ctx.continuum_step(&scene, &agents, &goals, false).unwrap();
         assert!(again.fields.is_none());

@@ -66,7 +66,11 @@ fn fim_matches_fast_marching_on_every_bundled_map() {
     assert!(maps.len() >= 8, "expected the bundled maps, found {maps:?}");
     let mut failures = Vec::new();
     let mut passed = 0;
-    let solver = if ctx.is_some() { "GPU block FIM" } else { "CPU FIM twin (no GPU)" };
+    let solver = if ctx.is_some() {
+        "GPU block FIM"
+    } else {
+        "CPU FIM twin (no GPU)"
+    };
     for path in &maps {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let scene = map::load(path).unwrap_or_else(|e| panic!("{name}: {e}"));

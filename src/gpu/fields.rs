@@ -215,13 +215,7 @@ impl GpuContext {
             None
         };
         Ok(GpuStep {
-            potentials: solutions(
-                &phi,
-                &input,
-                "fim-gpu",
-                passes,
-                start.elapsed().as_secs_f64(),
-            ),
+            potentials: solutions(&phi, &input, "fim-gpu", passes, start.elapsed().as_secs_f64()),
             fields,
         })
     }

@@ -159,12 +159,11 @@ impl GpuContext {
             .splat
             .lock()
             .map_err(|_| Error::Gpu("splat buffers poisoned".into()))?;
-        if guard.as_ref().is_none_or(|b| b.agents < agents || b.cells < cells) {
-            *guard = Some(SplatBuffers::new(
-                self,
-                agents.max(1).next_power_of_two(),
-                cells,
-            )?);
+        if guard
+            .as_ref()
+            .is_none_or(|b| b.agents < agents || b.cells < cells)
+        {
+            *guard = Some(SplatBuffers::new(self, agents.max(1).next_power_of_two(), cells)?);
         }
         Ok(guard)
     }
@@ -179,7 +178,8 @@ impl GpuContext {
         encoder: &mut wgpu::CommandEncoder,
     ) {
         let cells = params.cols as u64 * params.rows as u64;
-        self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(params));
+        self.queue
+            .write_buffer(&buf.params, 0, bytemuck::bytes_of(params));
         for (b, v) in buf.pos.iter().zip([&agents.x, &agents.y, &agents.vx, &agents.vy]) {
             self.queue.write_buffer(b, 0, bytemuck::cast_slice(v));
         }
