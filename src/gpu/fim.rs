@@ -12,7 +12,7 @@
 //!
 //! Each block pass reads only `phi` (never a tile another workgroup is writing), so the result
 //! does not depend on scheduling or on the order of the active list. The solve stops when the
-//! active list is empty, i.e. no tile changed by more than the relative epsilon in a pass; a
+//! active list is empty, i.e. no tile lowered any cell in a pass (see [`FIM_EPS_REL`]); a
 //! safety cap on passes, if reached, is an error, never a silent success.
 
 use crate::eikonal::Solution;
@@ -29,9 +29,14 @@ pub const FIM_INNER_ITERS: usize = 16;
 /// Potential of an unreached cell on the device; read back as `+inf`.
 /// Sync: `PHI_INF` in `shaders/common.wgsl`.
 pub const PHI_INF: f32 = 3.0e38;
-/// A cell's update counts only when it lowers phi by more than this fraction: about 8 f32
-/// ulps, so a cell leaves the active set once its changes are rounding noise.
-pub const FIM_EPS_REL: f32 = 1.0e-6;
+/// A cell's update counts only when it lowers phi by more than this fraction of the new value.
+/// 0: every decrease counts. Values only ever decrease and f32 has finitely many, so the solve
+/// still ends. A positive threshold biases the result: each cell may stop up to `eps * phi`
+/// high and the next cell inherits that lag, so the error adds up along a path to about
+/// `eps * n / 2` relative after n cells (with 1e-6: 1.4e-3 against fast marching at 2048²
+/// with walls). With 0 the same walled grids (256² to 2048²) took exactly the same number of
+/// passes and the difference fell tenfold, to the f32 rounding of the sums (1.3e-4 at 2048²).
+pub const FIM_EPS_REL: f32 = 0.0;
 /// Finite unit costs above this (s/m) are clamped to it, so squared step costs stay finite
 /// in f32 (a walker that slow is blocked in practice).
 pub const FIM_COST_MAX: f32 = 1.0e12;
