@@ -300,3 +300,38 @@ fn whole_chain_matches_the_cpu_chain() {
         }
     }
 }
+
+#[test]
+fn chain_reuses_buffers_across_sizes_and_handles_empty_input() {
+    let Some(ctx) = gpu() else { return };
+    let (small, small_agents) = random_scene(31, 20, 14, 0.5, SpeedLaw::Linear, 1.0);
+    let (large, large_agents) = random_scene(32, 70, 45, 0.5, SpeedLaw::Weidmann, 1.0);
+    let first = ctx
+        .continuum_step(&small, &small_agents, &goals(&small), true)
+        .unwrap();
+    // A larger scene grows every buffer; the small one afterwards must not see stale data.
+    ctx.continuum_step(&large, &large_agents, &goals(&large), false)
+        .unwrap();
+    let again = ctx
+        .continuum_step(&small, &small_agents, &goals(&small), true)
+        .unwrap();
+    assert_eq!(first.fields, again.fields);
+    for (a, b) in first.potentials.iter().zip(&again.potentials) {
+        assert_eq!(a.phi, b.phi);
+    }
+    // No agents: the chain is the CPU fields' potentials (no splat error at all).
+    let empty = ctx
+        .continuum_step(&small, &Agents::default(), &goals(&small), false)
+        .unwrap();
+    let cpu = Fields::compute(&small, &Agents::default());
+    let twin = solve_fim_cpu(cpu.cost.view(), &goals(&small), 0.5).unwrap();
+    for (a, b) in empty.potentials.iter().zip(&twin) {
+        for (&x, &y) in a.phi.iter().zip(b.phi.iter()) {
+            assert!(close(x, y, CHAIN_TWIN_REL), "no agents: {x} vs {y}");
+        }
+    }
+    // No goals: no potentials, but the fields when asked.
+    let none = ctx.continuum_step(&small, &small_agents, &[], true).unwrap();
+    assert!(none.potentials.is_empty());
+    assert_eq!(none.fields, first.fields);
+}
