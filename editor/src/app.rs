@@ -72,8 +72,9 @@ pub struct EditorApp {
     pub revision: u64,
     /// Revision at the last save or open.
     saved_revision: u64,
-    /// Revision the layer image shows (`None`: must be recomposed).
-    image_revision: Option<(u64, Option<u64>)>,
+    /// The composed layer image (recomposed where the map or the fields changed).
+    layer_cache: layers::LayerCache,
+    /// The layer image on the GPU (updated where the cached image changed).
     texture: Option<egui::TextureHandle>,
     stroke: Option<Stroke>,
     /// When the oldest unsaved change not yet in a recovery file was made.
@@ -112,7 +113,7 @@ impl EditorApp {
             sim_speed_sent: 1.0,
             revision: 0,
             saved_revision: 0,
-            image_revision: None,
+            layer_cache: layers::LayerCache::default(),
             texture: None,
             stroke: None,
             unsaved_since: None,
@@ -212,9 +213,8 @@ impl EditorApp {
         egui::Panel::right("layers and run")
             .default_size(200.0)
             .show(ui, |ui| {
-                if self.layers.ui(ui) {
-                    self.image_revision = None;
-                }
+                // A change of the switches shows through the layer cache's key.
+                self.layers.ui(ui);
                 ui.separator();
                 commands.extend(self.run.ui(ui, &self.run_info()));
             });
@@ -304,28 +304,54 @@ impl EditorApp {
         }
     }
 
-    /// Recomposes the layer image when the map, the fields or the switches changed.
+    /// Brings the layer image and its texture up to date: recomposes and uploads only the
+    /// pixels of the cells that changed, everything when the fields or the switches changed.
     fn update_texture(&mut self, ctx: &egui::Context) {
-        let key = (self.revision, self.recompute.latest_id);
-        if self.image_revision == Some(key) && self.texture.is_some() {
-            return;
+        let fields = self.current_fields();
+        let change = self.layer_cache.update(
+            &self.doc,
+            fields.as_deref(),
+            self.recompute.latest_id,
+            &self.layers.vis,
+            self.groups.selected,
+        );
+        let options = egui::TextureOptions::NEAREST;
+        match (change, &mut self.texture) {
+            (layers::ImageChange::None, Some(_)) => {}
+            (layers::ImageChange::Region(rect), Some(t)) => {
+                t.set_partial([rect.x, rect.y], self.layer_cache.region(rect), options)
+            }
+            _ => {
+                let img = self.layer_cache.image.as_ref().expect("composed by update");
+                let color = egui::ColorImage::from_rgba_unmultiplied(
+                    [img.width, img.height],
+                    img.pixels.as_flattened(),
+                );
+                match &mut self.texture {
+                    Some(t) => t.set(color, options),
+                    None => self.texture = Some(ctx.load_texture("map layers", color, options)),
+                }
+            }
         }
-        let img = self.compose();
-        let color =
-            egui::ColorImage::from_rgba_unmultiplied([img.width, img.height], img.pixels.as_flattened());
-        match &mut self.texture {
-            Some(t) => t.set(color, egui::TextureOptions::NEAREST),
-            None => self.texture = Some(ctx.load_texture("map layers", color, egui::TextureOptions::NEAREST)),
-        }
-        self.image_revision = Some(key);
+    }
+
+    /// The newest fields when they belong to the map's grid (just after New or Open they are
+    /// of the previous map and left out).
+    fn current_fields(&self) -> Option<std::sync::Arc<crate::recompute::FieldSet>> {
+        self.recompute
+            .latest
+            .clone()
+            .filter(|f| f.density.dim() == self.doc.grid.shape())
     }
 
     /// The layer image as currently shown.
     pub fn compose(&self) -> layers::RgbaImage {
-        let fields = self.recompute.latest.as_deref();
-        // Fields of an older grid (just after New/Open) do not match the map: leave them out.
-        let fields = fields.filter(|f| f.density.dim() == self.doc.grid.shape());
-        layers::compose(&self.doc, fields, &self.layers.vis, self.groups.selected)
+        layers::compose(
+            &self.doc,
+            self.current_fields().as_deref(),
+            &self.layers.vis,
+            self.groups.selected,
+        )
     }
 
     fn after_frame(&mut self, ctx: &egui::Context) {

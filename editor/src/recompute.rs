@@ -36,6 +36,9 @@ pub struct GroupField {
     pub grad: Gradient,
     /// Number of unreachable cells.
     pub unreachable: usize,
+    /// Isoline bands of `phi` at the layer image's resolution (`None` when nothing is
+    /// reachable), computed here so the interface does not.
+    pub isolines: Option<crate::layers::IsolineBands>,
 }
 
 /// Every field the layers show.
@@ -75,6 +78,7 @@ pub fn solve(scene: &Scene, agents: &Agents) -> FieldSet {
         .into_iter()
         .map(|s| GroupField {
             grad: gradient::gradient(s.phi.view(), fields.cost.view(), h),
+            isolines: crate::layers::isoline_bands(s.phi.view()),
             unreachable: s.unreachable,
             phi: s.phi,
         })
