@@ -15,7 +15,6 @@ use crate::panels::tools::ToolsPanel;
 use crate::recompute::Recompute;
 use crate::tools::{self, TerrainOp, Tool};
 use crate::viewport::{ViewInputs, Viewport};
-use crowdfield::agents::Agents;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -72,6 +71,8 @@ pub struct EditorApp {
     pub revision: u64,
     /// Revision at the last save or open.
     saved_revision: u64,
+    /// Revision last sent to the recompute.
+    requested_revision: u64,
     /// The composed layer image (recomposed where the map or the fields changed).
     layer_cache: layers::LayerCache,
     /// The layer image on the GPU (updated where the cached image changed).
@@ -113,6 +114,7 @@ impl EditorApp {
             sim_speed_sent: 1.0,
             revision: 0,
             saved_revision: 0,
+            requested_revision: 0,
             layer_cache: layers::LayerCache::default(),
             texture: None,
             stroke: None,
@@ -167,9 +169,10 @@ impl EditorApp {
         )
     }
 
-    /// Sends the current map to the background recompute.
+    /// Sends the current map to the background recompute (a copy: the worker compiles it).
     pub fn request_fields(&mut self) {
-        self.recompute.request(self.doc.to_scene(), Agents::default());
+        self.recompute.request_document(self.doc.clone());
+        self.requested_revision = self.revision;
     }
 
     /// Marks the map changed: new revision, recompute unless a stroke is still going.
@@ -371,6 +374,12 @@ impl EditorApp {
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             self.quit_asked = true;
         }
+        // During a stroke the fields follow the brush: the next recompute starts as soon as
+        // the previous one has finished (at most one in flight, so a long stroke never queues
+        // up work), and the stroke's end sends the final state.
+        if self.stroke.is_some() && self.requested_revision != self.revision && !self.recompute.is_running() {
+            self.request_fields();
+        }
         if self.recompute.is_running() {
             ctx.request_repaint_after(Duration::from_millis(100));
         }
@@ -402,7 +411,8 @@ impl EditorApp {
             },
             Command::Dab { tool, at, first } => self.dab(tool, at, first),
             Command::EndStroke => {
-                if self.stroke.take().is_some() {
+                // Unless the live recompute of the stroke already has its final state.
+                if self.stroke.take().is_some() && self.requested_revision != self.revision {
                     self.request_fields();
                 }
             }

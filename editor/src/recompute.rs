@@ -7,24 +7,49 @@
 //! drops stale ones. A solver that panics (a bug, or a stage not yet implemented) becomes an
 //! error message in the status bar instead of taking the editor down.
 
+use crate::doc::Document;
 use crowdfield::agents::Agents;
 use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::Fields;
 use crowdfield::gradient::{self, Gradient};
 use crowdfield::scene::Scene;
 use ndarray::{Array2, Axis};
-use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+
+/// The map of a job: compiled, or a copy of the document that the worker compiles (so the
+/// interface thread only copies the rasters).
+pub enum JobMap {
+    /// A compiled map.
+    Scene(Box<Scene>),
+    /// The edited map, compiled on the worker thread.
+    Document(Box<Document>),
+}
 
 /// Work for the worker thread.
 pub struct Job {
     /// Increasing id; results of older jobs are dropped.
     pub id: u64,
-    /// The compiled map.
-    pub scene: Scene,
+    /// The map.
+    pub map: JobMap,
     /// Agents whose density shapes the fields (none while editing).
     pub agents: Agents,
+}
+
+/// The thread pool of the background work (recompute and simulation): every core but one, so
+/// that the interface thread keeps a core to itself while fields recompute (one thread on a
+/// single-core machine).
+pub fn background_pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores.saturating_sub(1).max(1))
+            .thread_name(|i| format!("crowdfield-background-{i}"))
+            .build()
+            .expect("building the background thread pool")
+    })
 }
 
 /// Potential and gradient of one group.
@@ -142,10 +167,19 @@ impl Recompute {
 
     /// Queues a recompute of `scene`; returns its id.
     pub fn request(&mut self, scene: Scene, agents: Agents) -> u64 {
+        self.send(JobMap::Scene(Box::new(scene)), agents)
+    }
+
+    /// Queues a recompute of the edited map `doc` (compiled on the worker); returns its id.
+    pub fn request_document(&mut self, doc: Document) -> u64 {
+        self.send(JobMap::Document(Box::new(doc)), Agents::default())
+    }
+
+    fn send(&mut self, map: JobMap, agents: Agents) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         // A send fails only when the worker has died; the error shows in the status bar.
-        if self.jobs.send(Job { id, scene, agents }).is_err() {
+        if self.jobs.send(Job { id, map, agents }).is_err() {
             self.error = Some("the recompute thread has stopped".into());
             return id;
         }
@@ -220,16 +254,20 @@ fn worker(jobs: Receiver<Job>, results: Sender<JobResult>, repaint: Option<egui:
             job = newer;
         }
         let start = Instant::now();
-        let outcome =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solve(&job.scene, &job.agents)))
-                .map_err(|p| {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
-                    format!("recompute failed: {msg}")
-                });
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            background_pool().install(|| match &job.map {
+                JobMap::Scene(scene) => solve(scene, &job.agents),
+                JobMap::Document(doc) => solve(&doc.to_scene(), &job.agents),
+            })
+        }))
+        .map_err(|p| {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            format!("recompute failed: {msg}")
+        });
         let seconds = start.elapsed().as_secs_f64();
         if results
             .send(JobResult {
