@@ -171,7 +171,8 @@ impl EditorApp {
 
     /// Sends the current map to the background recompute (a copy: the worker compiles it).
     pub fn request_fields(&mut self) {
-        self.recompute.request_document(self.doc.clone());
+        self.recompute
+            .request_document(self.doc.clone(), self.layers.vis.clone(), self.groups.selected);
         self.requested_revision = self.revision;
     }
 
@@ -229,6 +230,7 @@ impl EditorApp {
                 ViewInputs {
                     doc: &self.doc,
                     fields: fields.as_deref(),
+                    fields_id: self.recompute.latest_id,
                     texture: self.texture.as_ref(),
                     vis: &self.layers.vis,
                     group: self.groups.selected,
@@ -311,13 +313,14 @@ impl EditorApp {
     /// pixels of the cells that changed, everything when the fields or the switches changed.
     fn update_texture(&mut self, ctx: &egui::Context) {
         let fields = self.current_fields();
-        let change = self.layer_cache.update(
-            &self.doc,
-            fields.as_deref(),
-            self.recompute.latest_id,
-            &self.layers.vis,
-            self.groups.selected,
-        );
+        let change = self.layer_cache.update(layers::LayerInputs {
+            doc: &self.doc,
+            revision: self.revision,
+            fields: fields.as_deref(),
+            fields_id: self.recompute.latest_id,
+            vis: &self.layers.vis,
+            group: self.groups.selected,
+        });
         let options = egui::TextureOptions::NEAREST;
         match (change, &mut self.texture) {
             (layers::ImageChange::None, Some(_)) => {}

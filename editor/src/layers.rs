@@ -281,7 +281,7 @@ impl Colouring<'_> {
 struct Sources<'a> {
     colouring: Option<(Colouring<'a>, Colormap)>,
     bands: Option<std::borrow::Cow<'a, IsolineBands>>,
-    /// Finite height range (the terrain colours span it).
+    /// Finite height range (the terrain colours span it; only set without a colouring field).
     height_range: (f64, f64),
 }
 
@@ -317,10 +317,16 @@ impl<'a> Sources<'a> {
             },
             _ => None,
         };
+        let colouring_is_none = colouring.is_none();
         Self {
             colouring,
             bands,
-            height_range: finite_range(doc.height.view()).unwrap_or((0.0, 1.0)),
+            // Only the terrain colours (no colouring field) use it.
+            height_range: if colouring_is_none {
+                finite_range(doc.height.view()).unwrap_or((0.0, 1.0))
+            } else {
+                (0.0, 1.0)
+            },
         }
     }
 }
@@ -494,7 +500,10 @@ pub struct LayerCache {
     height: Array2<f32>,
     obstacle: Array2<bool>,
     discomfort: Array2<f32>,
-    height_range: (f64, f64),
+    /// Finite height range of `height`.
+    height_range: Option<(f64, f64)>,
+    /// Revision of the map composed.
+    revision: Option<u64>,
     /// The image as composed.
     pub image: Option<RgbaImage>,
 }
@@ -524,25 +533,92 @@ fn changed_cells<T: PartialEq>(a: &Array2<T>, b: &Array2<T>) -> Option<CellRect>
     out
 }
 
+/// What the layer image shows: the map (with a revision that changes with every edit), the
+/// fields (with the id of the recompute they came from), the switches and the group.
+#[derive(Clone, Copy)]
+pub struct LayerInputs<'a> {
+    /// The map.
+    pub doc: &'a Document,
+    /// Changes with every edit of the map (equal revisions: equal rasters).
+    pub revision: u64,
+    /// The fields, when they belong to this map's grid.
+    pub fields: Option<&'a FieldSet>,
+    /// Id of the recompute `fields` came from.
+    pub fields_id: Option<u64>,
+    /// Layer switches.
+    pub vis: &'a LayerVisibility,
+    /// The selected group.
+    pub group: usize,
+}
+
+/// A layer image composed on the recompute thread together with its fields, for the
+/// switches and group the interface showed when it asked, with the rasters it was composed
+/// from: the interface adopts it and recomposes only the cells edited since.
+#[derive(Clone, Debug)]
+pub struct Precomposed {
+    /// The switches it was composed with.
+    pub vis: LayerVisibility,
+    /// The group it was composed for.
+    pub group: usize,
+    /// The image.
+    pub image: RgbaImage,
+    /// The map it was composed from (its rasters are compared with the edited map's).
+    pub doc: Document,
+}
+
+impl Precomposed {
+    /// Composes the image of `doc` with `fields`.
+    pub fn new(doc: Document, fields: &FieldSet, vis: LayerVisibility, group: usize) -> Self {
+        let image = compose(&doc, Some(fields), &vis, group);
+        Self {
+            vis,
+            group,
+            image,
+            doc,
+        }
+    }
+}
+
 impl LayerCache {
-    /// Brings the image up to date with the map, the fields (`fields_id` names the recompute
-    /// they came from), the switches and the group; returns what changed.
-    pub fn update(
-        &mut self,
-        doc: &Document,
-        fields: Option<&FieldSet>,
-        fields_id: Option<u64>,
-        vis: &LayerVisibility,
-        group: usize,
-    ) -> ImageChange {
+    /// Brings the image up to date with `input`; returns what changed. Only the cells whose
+    /// rasters differ from those composed are recomposed; new fields bring their precomposed
+    /// image when it was made for the same switches and group (else everything is composed
+    /// here).
+    pub fn update(&mut self, input: LayerInputs<'_>) -> ImageChange {
+        let LayerInputs {
+            doc,
+            revision,
+            fields,
+            fields_id,
+            vis,
+            group,
+        } = input;
         let key = CacheKey {
             grid: doc.grid,
             fields: fields.and(fields_id),
             vis: vis.clone(),
             group,
         };
+        let same_key = self.key.as_ref() == Some(&key) && self.image.is_some();
+        if same_key && self.revision == Some(revision) {
+            return ImageChange::None;
+        }
         let shape = doc.grid.shape();
-        let cells = if self.key.as_ref() != Some(&key) || self.image.is_none() {
+        let mut adopted = false;
+        if !same_key
+            && let Some(pre) = fields.and_then(|f| f.precomposed.as_ref())
+            && pre.vis == *vis
+            && pre.group == group
+            && pre.doc.grid == doc.grid
+        {
+            self.image = Some(pre.image.clone());
+            self.height = pre.doc.height.clone();
+            self.obstacle = pre.doc.obstacle.clone();
+            self.discomfort = pre.doc.discomfort.clone();
+            self.height_range = finite_range(pre.doc.height.view());
+            adopted = true;
+        }
+        let cells = if !(same_key || adopted) {
             None
         } else {
             let height = changed_cells(&self.height, &doc.height);
@@ -557,13 +633,26 @@ impl LayerCache {
                 .chain(height.map(|h| h.grown(1, shape)))
                 .reduce(CellRect::union);
             match changed {
-                None => return ImageChange::None,
+                None => {
+                    self.key = Some(key);
+                    self.revision = Some(revision);
+                    return if adopted {
+                        ImageChange::Full
+                    } else {
+                        ImageChange::None
+                    };
+                }
                 Some(rect) => Some(rect),
             }
         };
         let src = Sources::new(doc, fields, vis, group);
+        let height_range = if src.colouring.is_none() {
+            finite_range(doc.height.view())
+        } else {
+            None
+        };
         // The terrain colours span the height range: when it moved, every cell changes.
-        let cells = cells.filter(|_| src.colouring.is_some() || src.height_range == self.height_range);
+        let cells = cells.filter(|_| src.colouring.is_some() || height_range == self.height_range);
         let change = match (cells, &mut self.image) {
             (Some(rect), Some(img)) => {
                 compose_cells(doc, &src, vis, rect, img);
@@ -571,12 +660,16 @@ impl LayerCache {
                 self.height.assign(&doc.height);
                 self.obstacle.assign(&doc.obstacle);
                 self.discomfort.assign(&doc.discomfort);
-                ImageChange::Region(PixelRect {
-                    x: rect.c0 * up,
-                    y: (shape.0 - rect.r1) * up,
-                    width: (rect.c1 - rect.c0) * up,
-                    height: (rect.r1 - rect.r0) * up,
-                })
+                if adopted {
+                    ImageChange::Full
+                } else {
+                    ImageChange::Region(PixelRect {
+                        x: rect.c0 * up,
+                        y: (shape.0 - rect.r1) * up,
+                        width: (rect.c1 - rect.c0) * up,
+                        height: (rect.r1 - rect.r0) * up,
+                    })
+                }
             }
             _ => {
                 self.image = Some(compose(doc, fields, vis, group));
@@ -587,7 +680,8 @@ impl LayerCache {
             }
         };
         self.key = Some(key);
-        self.height_range = src.height_range;
+        self.revision = Some(revision);
+        self.height_range = height_range;
         change
     }
 
@@ -656,12 +750,31 @@ mod tests {
     }
 
     /// After dabs of every brush, the cached image (recomposed only where cells changed)
-    /// equals a full composition, and the changed region is reported.
+    /// equals a full composition, and the changed region is reported; a precomposed image
+    /// that comes with new fields is adopted and the cells edited since are recomposed.
     #[test]
     fn cache_recomposes_changed_cells_like_a_full_compose() {
         use crate::tools::{self, BrushSettings, TerrainOp};
         let mut doc = Document::demo(40, 30);
         let fields = crate::recompute::solve(&doc.to_scene(), &Default::default());
+        let brush = BrushSettings::default();
+        let grid = doc.grid;
+        fn at<'a>(
+            doc: &'a Document,
+            revision: u64,
+            fields: &'a FieldSet,
+            id: u64,
+            vis: &'a LayerVisibility,
+        ) -> LayerInputs<'a> {
+            LayerInputs {
+                doc,
+                revision,
+                fields: Some(fields),
+                fields_id: Some(id),
+                vis,
+                group: 0,
+            }
+        }
         for vis in [
             LayerVisibility::default(),
             LayerVisibility {
@@ -670,33 +783,41 @@ mod tests {
             },
         ] {
             let mut cache = LayerCache::default();
-            assert_eq!(
-                cache.update(&doc, Some(&fields), Some(1), &vis, 0),
-                ImageChange::Full
-            );
-            assert_eq!(
-                cache.update(&doc, Some(&fields), Some(1), &vis, 0),
-                ImageChange::None
-            );
-            let brush = BrushSettings::default();
-            let grid = doc.grid;
+            assert_eq!(cache.update(at(&doc, 0, &fields, 1, &vis)), ImageChange::Full);
+            assert_eq!(cache.update(at(&doc, 0, &fields, 1, &vis)), ImageChange::None);
             tools::obstacle_dab(&grid, &mut doc.obstacle, [5.0, 5.0], 1.0, true);
             tools::discomfort_dab(&grid, &mut doc.discomfort, [12.0, 4.0], &brush);
-            // A gentle dab away from the hill top keeps the height range: a partial update.
+            // A dab and its opposite away from the hill top keep the height range: a partial
+            // update even for the terrain colours.
             tools::terrain_dab(&grid, &mut doc.height, [17.0, 3.0], &brush, TerrainOp::Lower);
             tools::terrain_dab(&grid, &mut doc.height, [17.0, 3.0], &brush, TerrainOp::Raise);
-            let change = cache.update(&doc, Some(&fields), Some(1), &vis, 0);
+            let change = cache.update(at(&doc, 1, &fields, 1, &vis));
             let ImageChange::Region(rect) = change else {
                 panic!("expected a partial update, got {change:?}");
             };
             let up = upsample(40, 30);
             assert!(rect.width < 40 * up && rect.height < 30 * up, "{rect:?}");
             assert_eq!(cache.image.as_ref(), Some(&compose(&doc, Some(&fields), &vis, 0)));
-            // New fields recompose everything.
-            assert_eq!(
-                cache.update(&doc, Some(&fields), Some(2), &vis, 0),
-                ImageChange::Full
-            );
+            assert_eq!(cache.update(at(&doc, 1, &fields, 1, &vis)), ImageChange::None);
+
+            // New fields composed on the worker from the map before a further edit.
+            let mut with_image = fields.clone();
+            with_image.precomposed = Some(Precomposed::new(doc.clone(), &fields, vis.clone(), 0));
+            tools::obstacle_dab(&grid, &mut doc.obstacle, [9.0, 9.0], 1.0, true);
+            assert_eq!(cache.update(at(&doc, 2, &with_image, 2, &vis)), ImageChange::Full);
+            assert_eq!(cache.image.as_ref(), Some(&compose(&doc, Some(&fields), &vis, 0)));
+            // The precomposed image is used as it is outside the edited cells (a marked pixel
+            // far from the edits shows through).
+            let mut marked = with_image.clone();
+            let pre = marked.precomposed.as_mut().unwrap();
+            pre.doc = doc.clone();
+            pre.image.pixels[0] = [1, 2, 3, 255];
+            assert_eq!(cache.update(at(&doc, 2, &marked, 3, &vis)), ImageChange::Full);
+            assert_eq!(cache.image.as_ref().unwrap().pixels[0], [1, 2, 3, 255]);
+            // Fields without an image, or with one for other switches, are composed here.
+            let mut other = with_image.clone();
+            other.precomposed.as_mut().unwrap().group = 1;
+            assert_eq!(cache.update(at(&doc, 2, &other, 4, &vis)), ImageChange::Full);
             assert_eq!(cache.image.as_ref(), Some(&compose(&doc, Some(&fields), &vis, 0)));
         }
     }

@@ -8,6 +8,7 @@
 //! error message in the status bar instead of taking the editor down.
 
 use crate::doc::Document;
+use crate::layers::{LayerVisibility, Precomposed};
 use crowdfield::agents::Agents;
 use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::Fields;
@@ -35,6 +36,8 @@ pub struct Job {
     pub map: JobMap,
     /// Agents whose density shapes the fields (none while editing).
     pub agents: Agents,
+    /// Layer switches and group to compose the layer image for, with the fields.
+    pub compose: Option<(LayerVisibility, usize)>,
 }
 
 /// The thread pool of the background work (recompute and simulation): every core but one, so
@@ -77,6 +80,8 @@ pub struct FieldSet {
     pub fields: Fields,
     /// One entry per group, in group order.
     pub groups: Vec<GroupField>,
+    /// The layer image composed with these fields, when the job asked for one.
+    pub precomposed: Option<crate::layers::Precomposed>,
 }
 
 /// What comes back from the worker.
@@ -121,6 +126,7 @@ pub fn solve(scene: &Scene, agents: &Agents) -> FieldSet {
         speed,
         fields,
         groups,
+        precomposed: None,
     }
 }
 
@@ -167,19 +173,31 @@ impl Recompute {
 
     /// Queues a recompute of `scene`; returns its id.
     pub fn request(&mut self, scene: Scene, agents: Agents) -> u64 {
-        self.send(JobMap::Scene(Box::new(scene)), agents)
+        self.send(Job {
+            id: 0,
+            map: JobMap::Scene(Box::new(scene)),
+            agents,
+            compose: None,
+        })
     }
 
-    /// Queues a recompute of the edited map `doc` (compiled on the worker); returns its id.
-    pub fn request_document(&mut self, doc: Document) -> u64 {
-        self.send(JobMap::Document(Box::new(doc)), Agents::default())
+    /// Queues a recompute of the edited map `doc` (compiled on the worker), with its layer
+    /// image composed for `vis` and `group`; returns its id.
+    pub fn request_document(&mut self, doc: Document, vis: LayerVisibility, group: usize) -> u64 {
+        self.send(Job {
+            id: 0,
+            map: JobMap::Document(Box::new(doc)),
+            agents: Agents::default(),
+            compose: Some((vis, group)),
+        })
     }
 
-    fn send(&mut self, map: JobMap, agents: Agents) -> u64 {
+    fn send(&mut self, mut job: Job) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
+        job.id = id;
         // A send fails only when the worker has died; the error shows in the status bar.
-        if self.jobs.send(Job { id, map, agents }).is_err() {
+        if self.jobs.send(job).is_err() {
             self.error = Some("the recompute thread has stopped".into());
             return id;
         }
@@ -255,9 +273,15 @@ fn worker(jobs: Receiver<Job>, results: Sender<JobResult>, repaint: Option<egui:
         }
         let start = Instant::now();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            background_pool().install(|| match &job.map {
-                JobMap::Scene(scene) => solve(scene, &job.agents),
-                JobMap::Document(doc) => solve(&doc.to_scene(), &job.agents),
+            background_pool().install(|| match job.map {
+                JobMap::Scene(scene) => solve(&scene, &job.agents),
+                JobMap::Document(doc) => {
+                    let mut fields = solve(&doc.to_scene(), &job.agents);
+                    if let Some((vis, group)) = job.compose {
+                        fields.precomposed = Some(Precomposed::new(*doc, &fields, vis, group));
+                    }
+                    fields
+                }
             })
         }))
         .map_err(|p| {

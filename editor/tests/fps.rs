@@ -15,7 +15,10 @@
 //! - **CPU**: each frame is laid out and tessellated without a GPU (what eframe does on the CPU
 //!   every frame before handing the triangles to the GPU).
 //!
-//! Both report frames per second (mean, and the worst 5 % of frames), the editor's own time per
+//! A third run moves the pointer over the rendered map without painting: the cost of
+//! rendering alone in this harness, for comparison.
+//!
+//! All report frames per second (mean, and the worst 5 % of frames), the editor's own time per
 //! frame (`EditorApp::show`, which includes composing the layer image), and how many
 //! recomputes finished during the run.
 
@@ -98,6 +101,7 @@ fn measure(
     h: &mut Harness<'static, EditorApp>,
     show_times: &Rc<RefCell<Vec<f64>>>,
     tessellate: bool,
+    paint: bool,
 ) -> Figures {
     let (width, height) = (h.state().doc.grid.width(), h.state().doc.grid.height());
     let (mut frame_times, mut recomputes) = (Vec::new(), 0u64);
@@ -110,6 +114,7 @@ fn measure(
         let (view, rect) = (h.state().viewport.view.unwrap(), h.state().viewport.rect);
         let p = view.to_screen(rect, script_point(i, width, height));
         match i % STROKE_FRAMES {
+            _ if !paint => h.hover_at(p),
             0 => {
                 h.state_mut().tools.tool = STROKE_TOOLS[(i / STROKE_FRAMES) % STROKE_TOOLS.len()];
                 h.drag_at(p);
@@ -189,15 +194,18 @@ fn frames_per_second_while_painting() {
     );
 
     let (mut h, times) = timed_harness(false);
-    let cpu = measure(&mut h, &times, true);
+    let cpu = measure(&mut h, &times, true, true);
     cpu.print("CPU (layout + tessellation, no GPU)");
     assert!(cpu.edits > 0 && cpu.recomputes > 0, "the script painted nothing");
     drop(h);
 
     if gpu_or_skip("frames_per_second_while_painting") {
         let (mut h, times) = timed_harness(true);
-        let rendered = measure(&mut h, &times, false);
+        let rendered = measure(&mut h, &times, false, true);
         rendered.print("rendered (egui_kittest on wgpu, with read-back)");
         assert!(rendered.recomputes > 0, "no recompute finished");
+        // The same pointer path without painting: what rendering alone costs in this harness.
+        let idle = measure(&mut h, &times, false, false);
+        idle.print("rendered, pointer moving without painting (no edits, no recomputes)");
     }
 }
