@@ -3,9 +3,12 @@
 //!
 //! The app sends a [`Job`] (a compiled scene and agents) after each edit; every job gets a
 //! new id. The worker skips to the newest job waiting in its queue, solves it and sends back a
-//! [`JobResult`] with the job's id; the app keeps only the result of the newest job it sent and
-//! drops stale ones. A solver that panics (a bug, or a stage not yet implemented) becomes an
-//! error message in the status bar instead of taking the editor down.
+//! [`JobResult`] with the job's id; the app keeps a result when it is newer than the fields it
+//! shows (a job outdated by later edits still updates the view while the newest one runs) and
+//! counts as running until the newest job's result is in. Jobs from the editor also compose
+//! the layer image with their fields ([`crate::layers::Precomposed`]). A solver that panics (a
+//! bug, or a stage not yet implemented) becomes an error message in the status bar instead of
+//! taking the editor down.
 
 use crate::doc::Document;
 use crate::layers::{LayerVisibility, Precomposed};
@@ -215,13 +218,18 @@ impl Recompute {
         updated
     }
 
-    /// Keeps `r` when it answers the newest job sent; drops it (returns false) when stale.
+    /// Keeps `r` when it is newer than the fields shown (so that during a long series of
+    /// edits, each outdating the job in flight, the fields still follow); drops older results.
+    /// Returns true when `r` answers the newest job sent.
     fn accept(&mut self, r: JobResult) -> bool {
-        if Some(r.id) != self.pending {
+        if self.latest_id.is_some_and(|shown| r.id <= shown) {
             return false;
         }
-        self.pending = None;
-        self.pending_since = None;
+        let newest = Some(r.id) == self.pending;
+        if newest {
+            self.pending = None;
+            self.pending_since = None;
+        }
         self.last_seconds = Some(r.seconds);
         match r.outcome {
             Ok(f) => {
@@ -231,7 +239,7 @@ impl Recompute {
             }
             Err(e) => self.error = Some(e),
         }
-        true
+        newest
     }
 
     /// True while a job is queued or running.
