@@ -60,3 +60,27 @@ fn a_map_without_groups_still_gives_speed_and_density() {
     assert!(f.density.iter().all(|&d| d == 0.0));
     assert!(f.speed.iter().all(|&v| v > 0.0));
 }
+
+#[test]
+fn the_goal_less_fish_tank_opens_and_recomputes() {
+    // A flocking group has no goals: its potential is +inf everywhere (nothing to reach), and
+    // neither the recompute nor the layer image fails on it.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../maps/fish_tank.json");
+    let doc = crowdfield_editor::mapio::load(&path).unwrap();
+    assert!(doc.groups[0].goals.is_empty() && doc.groups[0].boids.is_some());
+    let mut app = crowdfield_editor::EditorApp::new(doc, Some(path.clone()), None);
+    assert!(app.recompute.wait(Duration::from_secs(60)));
+    assert_eq!(app.recompute.error, None);
+    let f = app.recompute.latest.clone().unwrap();
+    assert!(f.groups[0].phi.iter().all(|v| v.is_infinite()));
+    assert!(f.groups[0].isolines.is_none());
+    let img = app.compose();
+    assert_eq!(img.pixels.len(), img.width * img.height);
+    // Saved by the editor, it is still a valid map without goals.
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("fish.json");
+    app.save_to(&saved);
+    assert_eq!(app.message, format!("Saved {}", saved.display()));
+    let scene = crowdfield::map::load(&saved).unwrap();
+    assert!(scene.groups[0].goals.is_empty() && scene.groups[0].agent_count() == 120);
+}
