@@ -20,7 +20,8 @@
 //!
 //! All report frames per second (mean, and the worst 5 % of frames), the editor's own time per
 //! frame (`EditorApp::show`, which includes composing the layer image), and how many
-//! recomputes finished during the run.
+//! recomputes finished during the run. A second test times frames with 10,000 agents of a
+//! running simulation drawn.
 
 mod common;
 
@@ -208,4 +209,34 @@ fn frames_per_second_while_painting() {
         let idle = measure(&mut h, &times, false, false);
         idle.print("rendered, pointer moving without painting (no edits, no recomputes)");
     }
+}
+
+/// Agents drawn in the agents run: a large crowd for the editor (the simulation issue's 10k).
+const AGENTS: usize = 10_000;
+
+#[test]
+#[ignore = "measurement: run with --ignored --nocapture in release"]
+fn frames_per_second_with_ten_thousand_agents() {
+    // The Run panel's dots: a simulation frame of 10,000 agents spread over the map, drawn
+    // every frame (layout + tessellation, no GPU) while the pointer moves.
+    let (mut h, times) = timed_harness(false);
+    let grid = h.state().doc.grid;
+    let mut agents = crowdfield::agents::Agents::default();
+    let mut state = 12345u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    for i in 0..AGENTS {
+        let (x, y) = (next() * grid.width() as f32, next() * grid.height() as f32);
+        agents.push(i as u32, x, y, (i % 2) as u32, 0.25, 1.34);
+    }
+    h.state_mut().sim.latest = Some(crowdfield_editor::simrun::SimFrame {
+        agents,
+        ..Default::default()
+    });
+    let f = measure(&mut h, &times, true, false);
+    f.print(&format!("CPU with {AGENTS} agents drawn (no painting)"));
 }
