@@ -299,42 +299,78 @@ fn fmt_sps(s: f64) -> String {
     }
 }
 
-/// A log-log plot: x = agents (10¹..10⁷), y = steps/s (10⁻³..10⁵), grid lines at each decade.
+/// A log-log plot: x = agents (10¹..10⁷), y = steps/s (10⁻³..10⁵), grid lines at each decade,
+/// tick labels, axis titles, the issue's targets as red crosses and a legend on the right.
 fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
-    let (w, h, m) = (900u32, 600u32, 50u32);
-    let mut img = image::RgbImage::from_pixel(w, h, image::Rgb([255, 255, 255]));
+    use crowdfield::export::text::{draw_text, text_width};
+    // Plot area inside the image: left margin for the y labels, right for the legend.
+    let (w, h) = (1200u32, 640u32);
+    let (left, right, top, bottom) = (90.0f64, 880.0f64, 60.0f64, 560.0f64);
+    let mut img = image::RgbaImage::from_pixel(w, h, image::Rgba([255, 255, 255, 255]));
     let (x0, x1, y0, y1) = (1.0f64, 7.0f64, -3.0f64, 5.0f64);
     let to_px = |n: f64, s: f64| -> (f64, f64) {
         let fx = (n.log10() - x0) / (x1 - x0);
         let fy = (s.log10() - y0) / (y1 - y0);
-        (
-            m as f64 + fx * (w - 2 * m) as f64,
-            (h - m) as f64 - fy * (h - 2 * m) as f64,
-        )
+        (left + fx * (right - left), bottom - fy * (bottom - top))
     };
-    let grey = image::Rgb([225, 225, 225]);
+    let black = [0u8, 0, 0];
+    let grey = image::Rgba([225, 225, 225, 255]);
+    let label = 15.0f32;
     for d in x0 as i32..=x1 as i32 {
         let (x, _) = to_px(10f64.powi(d), 1.0);
-        line(&mut img, (x, m as f64), (x, (h - m) as f64), grey, 1);
+        line(&mut img, (x, top), (x, bottom), grey, 1);
+        let t = format!("1e{d}");
+        draw_text(
+            &mut img,
+            x as f32 - text_width(&t, label) / 2.0,
+            bottom as f32 + 8.0,
+            label,
+            &t,
+            black,
+        );
     }
     for d in y0 as i32..=y1 as i32 {
         let (_, y) = to_px(10.0, 10f64.powi(d));
-        line(
+        let c = if d == 0 {
+            image::Rgba([150, 150, 150, 255])
+        } else {
+            grey
+        };
+        line(&mut img, (left, y), (right, y), c, 1);
+        let t = format!("1e{d}");
+        draw_text(
             &mut img,
-            (m as f64, y),
-            ((w - m) as f64, y),
-            if d == 0 { image::Rgb([150, 150, 150]) } else { grey },
-            1,
+            left as f32 - 10.0 - text_width(&t, label),
+            y as f32 - 9.0,
+            label,
+            &t,
+            black,
         );
     }
+    let axis = image::Rgba([0, 0, 0, 255]);
+    line(&mut img, (left, bottom), (right, bottom), axis, 1);
+    line(&mut img, (left, top), (left, bottom), axis, 1);
+    let title = "Local layer scaling: steps per second against agents (log-log)";
+    draw_text(&mut img, left as f32, 18.0, 22.0, title, black);
+    let xt = "agents";
+    draw_text(
+        &mut img,
+        ((left + right) / 2.0) as f32 - text_width(xt, 16.0) / 2.0,
+        bottom as f32 + 34.0,
+        16.0,
+        xt,
+        black,
+    );
+    draw_text(&mut img, 8.0, top as f32 - 30.0, 16.0, "steps/s", black);
     // The targets: 5 steps/s at 10^6 agents, 100 steps/s at 2x10^4 (100x the seed's 1 FPS).
+    let red = image::Rgba([200, 0, 0, 255]);
     for (n, s) in [(1e6, 5.0), (2e4, 100.0)] {
         let (x, y) = to_px(n, s);
-        line(&mut img, (x - 8.0, y), (x + 8.0, y), image::Rgb([200, 0, 0]), 2);
-        line(&mut img, (x, y - 8.0), (x, y + 8.0), image::Rgb([200, 0, 0]), 2);
+        line(&mut img, (x - 8.0, y), (x + 8.0, y), red, 2);
+        line(&mut img, (x, y - 8.0), (x, y + 8.0), red, 2);
     }
     for s in series {
-        let c = image::Rgb(s.color);
+        let c = image::Rgba([s.color[0], s.color[1], s.color[2], 255]);
         for w2 in s.points.windows(2) {
             line(
                 &mut img,
@@ -353,20 +389,46 @@ fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
             }
         }
     }
+    // Legend: one row per series, then the target marker.
+    let (lx, mut ly) = (right as f32 + 24.0, top as f32);
+    for s in series {
+        let c = image::Rgba([s.color[0], s.color[1], s.color[2], 255]);
+        line(
+            &mut img,
+            (lx as f64, ly as f64 + 9.0),
+            (lx as f64 + 28.0, ly as f64 + 9.0),
+            c,
+            3,
+        );
+        draw_text(&mut img, lx + 36.0, ly, 14.0, s.name, black);
+        ly += 24.0;
+    }
+    let (cx, cy) = (lx as f64 + 14.0, ly as f64 + 9.0);
+    line(&mut img, (cx - 8.0, cy), (cx + 8.0, cy), red, 2);
+    line(&mut img, (cx, cy - 8.0), (cx, cy + 8.0), red, 2);
+    draw_text(&mut img, lx + 36.0, ly, 14.0, "issue 5 targets", black);
+    draw_text(
+        &mut img,
+        lx + 36.0,
+        ly + 18.0,
+        13.0,
+        "(5/s at 1e6, 100/s at 2e4)",
+        [90, 90, 90],
+    );
     let mut bytes = Vec::new();
-    image::DynamicImage::ImageRgb8(img)
+    image::DynamicImage::ImageRgba8(img)
         .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)?;
     write_bytes_atomic(std::path::Path::new(path), &bytes)?;
     Ok(())
 }
 
-fn put(img: &mut image::RgbImage, x: f64, y: f64, c: image::Rgb<u8>) {
+fn put(img: &mut image::RgbaImage, x: f64, y: f64, c: image::Rgba<u8>) {
     if x >= 0.0 && y >= 0.0 && (x as u32) < img.width() && (y as u32) < img.height() {
         img.put_pixel(x as u32, y as u32, c);
     }
 }
 
-fn line(img: &mut image::RgbImage, a: (f64, f64), b: (f64, f64), c: image::Rgb<u8>, width: i32) {
+fn line(img: &mut image::RgbaImage, a: (f64, f64), b: (f64, f64), c: image::Rgba<u8>, width: i32) {
     let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()).ceil() as usize).max(1);
     for k in 0..=steps {
         let t = k as f64 / steps as f64;

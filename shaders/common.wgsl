@@ -68,6 +68,108 @@ struct SplatParams {
     pad1: u32,
 }
 
+// Field dimensions and model parameters of the speed and cost passes. Sync: GpuFieldParams.
+struct FieldParams {
+    cols: u32,
+    rows: u32,
+    // 0: linear blend (continuum crowds), 1: Weidmann. Sync: SpeedLaw.
+    speed_law: u32,
+    // Look-ahead distance in cells (at least 1), split on the host into its whole part and its
+    // fraction so the sample position carries no f32 rounding of `row + ahead`.
+    ahead_whole: u32,
+    cell_size: f32,
+    ahead_frac: f32,
+    alpha: f32,
+    beta: f32,
+    gamma: f32,
+    f_min: f32,
+    f_max: f32,
+    s_min: f32,
+    s_max: f32,
+    rho_min: f32,
+    rho_max: f32,
+    weidmann_gamma: f32,
+    weidmann_rho_jam: f32,
+    // Finite unit costs above this are clamped to it (FIM_COST_MAX on the host).
+    cost_max: f32,
+    pad1: u32,
+    pad2: u32,
+}
+
+// Speed laws. Sync: GPU_SPEED_LAW_* in src/gpu/fields.rs.
+const SPEED_LAW_LINEAR: u32 = 0u;
+const SPEED_LAW_WEIDMANN: u32 = 1u;
+
+// True when x is neither infinite nor NaN (tested on the bits: compilers may assume no NaN).
+fn is_finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+// Column and row steps of direction d (0 E, 1 N, 2 W, 3 S; Sync: grid::Dir).
+fn dir_dc(d: u32) -> i32 {
+    return select(select(0, -1, d == 2u), 1, d == 0u);
+}
+fn dir_dr(d: u32) -> i32 {
+    return select(select(0, -1, d == 3u), 1, d == 1u);
+}
+
+// The neighbour cell of (r, c) in direction d, or -1 past the border.
+fn face_neighbour(r: u32, c: u32, d: u32, cols: u32, rows: u32) -> i32 {
+    let nr = i32(r) + dir_dr(d);
+    let nc = i32(c) + dir_dc(d);
+    if nr < 0 || nc < 0 || nr >= i32(rows) || nc >= i32(cols) {
+        return -1;
+    }
+    return nr * i32(cols) + nc;
+}
+
+// The two cells around the point `ahead` cells from the centre of (r, c) along direction d,
+// and the weight of the second (CPU twin: fields::sample_ahead).
+struct AheadCells {
+    a: u32,
+    b: u32,
+    t: f32,
+}
+
+fn ahead_cells(r: u32, c: u32, d: u32, cols: u32, rows: u32, whole: u32, frac: f32) -> AheadCells {
+    let horizontal = dir_dc(d) != 0;
+    let start = i32(select(r, c, horizontal));
+    let last = i32(select(rows, cols, horizontal)) - 1;
+    // The point start + sign * (whole + frac) as a cell index lo and a weight t in [0, 1).
+    var lo = start + i32(whole);
+    var t = frac;
+    if dir_dr(d) + dir_dc(d) < 0 {
+        lo = start - i32(whole);
+        if frac > 0.0 {
+            lo -= 1;
+            t = 1.0 - frac;
+        }
+    }
+    // Clamped to the line: past either end reads the last cell.
+    if lo < 0 {
+        lo = 0;
+        t = 0.0;
+    }
+    if lo >= last {
+        lo = last;
+        t = 0.0;
+    }
+    let hi = u32(min(lo + 1, last));
+    let l = u32(lo);
+    if horizontal {
+        return AheadCells(r * cols + l, r * cols + hi, t);
+    }
+    return AheadCells(l * cols + c, hi * cols + c, t);
+}
+
+// Linear interpolation of the two samples ahead (the first alone when t is 0, as on the CPU).
+fn lerp_ahead(a: f32, b: f32, t: f32) -> f32 {
+    if t == 0.0 {
+        return a;
+    }
+    return a + t * (b - a);
+}
+
 // Neighbour value p if it is at or below the threshold t, else unreached.
 fn upto(p: f32, t: f32) -> f32 {
     return select(PHI_INF, p, p <= t);

@@ -1,6 +1,8 @@
 //! Fast-marching solver against analytic solutions, invariants and symmetric cases (SPEC §4).
 
-use crowdfield::eikonal::{Order, Solution, cost_from_speed, solve_fmm, solve_groups};
+use crowdfield::eikonal::{
+    Order, Solution, cell_cost_from_speed, cost_from_speed, isotropic, solve_fmm, solve_groups,
+};
 use ndarray::{Array2, Array3};
 
 /// A uniform unit-speed cost on `rows x cols` cells.
@@ -410,6 +412,34 @@ fn group_solves_match_single_solves_whatever_the_thread_count() {
             assert_eq!(a.phi, b.phi);
             assert_eq!(a.unreachable, b.unreachable);
             assert_eq!(a.solver, "fmm-cpu");
+        }
+    }
+}
+
+#[test]
+fn a_broadcast_per_cell_cost_solves_like_the_full_array() {
+    // Speeds with walls (0, negative, NaN) on a grid that is not square, two sources.
+    let (rows, cols) = (23, 41);
+    let speed = Array2::from_shape_fn((rows, cols), |(r, c)| match (r * 7 + c * 3) % 17 {
+        0 => 0.0,
+        5 => -1.0,
+        9 => f64::NAN,
+        k => 0.5 + k as f64 * 0.1,
+    });
+    let mut goal = point_goal(rows, cols, 2, 3);
+    goal[(20, 35)] = true;
+    let cell = cell_cost_from_speed(speed.view());
+    let view = isotropic(cell.view());
+    assert_eq!(view.dim(), (rows, cols, 4));
+    let full = cost_from_speed(speed.view());
+    assert_eq!(view, full.view(), "the same cost, every direction");
+    for order in [Order::First, Order::Second] {
+        let a = solve_fmm(view, goal.view(), 0.4, order);
+        let b = solve_fmm(full.view(), goal.view(), 0.4, order);
+        assert_eq!(a.unreachable, b.unreachable);
+        assert!(a.unreachable > 0);
+        for (x, y) in a.phi.iter().zip(b.phi.iter()) {
+            assert_eq!(x.to_bits(), y.to_bits(), "{order:?}");
         }
     }
 }

@@ -79,18 +79,23 @@ fn gpu_struct_sizes_match_wgsl() {
     assert_eq!(std::mem::size_of::<types::GpuScanParams>(), 16);
     assert_eq!(std::mem::size_of::<types::GpuBinParams>(), 32);
     assert_eq!(std::mem::size_of::<types::GpuSplatParams>(), 32);
+    assert_eq!(std::mem::size_of::<types::GpuFieldParams>(), 80);
     // The WGSL side: naga's layout of the same structs.
     let module = naga::front::wgsl::parse_str(shaders::FIM_BLOCK).unwrap();
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).unwrap();
+    let mut checked = 0;
     for (handle, ty) in module.types.iter() {
         let expected = match ty.name.as_deref() {
             Some("FimParams") => 32,
             Some("ScanParams") => 16,
             Some("BinParams") => 32,
             Some("SplatParams") => 32,
+            Some("FieldParams") => 80,
             _ => continue,
         };
         assert_eq!(layouter[handle].size, expected, "{:?}", ty.name);
+        checked += 1;
     }
+    assert_eq!(checked, 5, "every shared struct was found in the WGSL");
 }

@@ -3,9 +3,12 @@
 //! evacuation with four or two exits, exit width and flow, reproducibility, and the reasons
 //! reported for agents left at the time limit.
 
+use crowdfield::export::Colormap;
+use crowdfield::export::render::{INK, LEGEND_ROW_H, MARGIN, OBSTACLE, TITLE_H};
 use crowdfield::grid::Grid;
 use crowdfield::params::OrcaParams;
 use crowdfield::scene::{Area, Group, Scene, Spawn};
+use crowdfield::sim::draw::{self, FrameField, PlotLayout};
 use crowdfield::sim::{SEPARATION_SLACK, SimConfig, Simulation, output};
 use ndarray::Array2;
 
@@ -201,21 +204,30 @@ fn dense_block_disperses_without_overlap() {
     assert!(sim.report().complete, "everyone reaches the border");
 }
 
-#[test]
-fn crossing_flows_both_arrive() {
-    let grid = Grid::new(40, 40, 0.5);
+/// An `n x n` square of 0.5 m cells (n >= 24): `count` agents of `radius` m walk east from a
+/// spawn block at the west edge, `count` north from one at the south edge (blue).
+fn crossing(n: usize, count: usize, radius: f64) -> Scene {
+    let grid = Grid::new(n, n, 0.5);
     let mut scene = Scene::empty("crossing", grid);
-    let east = area("east", rect(&grid, 38, 0, 40, 40), 20.0);
-    let north = area("north", rect(&grid, 0, 38, 40, 40), 20.0);
-    let west_spawn = area("west", rect(&grid, 1, 15, 7, 25), 0.0);
-    let south_spawn = area("south", rect(&grid, 15, 1, 25, 7), 0.0);
+    let side = n as f64 * 0.5;
+    let east = area("east", rect(&grid, n - 2, 0, n, n), side);
+    let north = area("north", rect(&grid, 0, n - 2, n, n), side);
+    let (lo, hi) = (n / 2 - 5, n / 2 + 5);
+    let west_spawn = area("west", rect(&grid, 1, lo, 7, hi), 0.0);
+    let south_spawn = area("south", rect(&grid, lo, 1, hi, 7), 0.0);
+    let speed = (1.2, 1.4);
     scene
         .groups
-        .push(group("eastbound", vec![east], west_spawn, 40, (1.2, 1.4), 0.25));
-    let mut g = group("northbound", vec![north], south_spawn, 40, (1.2, 1.4), 0.25);
+        .push(group("eastbound", vec![east], west_spawn, count, speed, radius));
+    let mut g = group("northbound", vec![north], south_spawn, count, speed, radius);
     g.color = [30, 90, 220];
     scene.groups.push(g);
-    let mut sim = Simulation::new(scene, config(90.0, 2)).unwrap();
+    scene
+}
+
+#[test]
+fn crossing_flows_both_arrive() {
+    let mut sim = Simulation::new(crossing(40, 40, 0.25), config(90.0, 2)).unwrap();
     sim.run(|_| Ok(())).unwrap();
     let r = sim.report();
     assert!(r.complete, "remaining: {:?}", r.total.remaining);
@@ -427,4 +439,211 @@ fn frames_and_trajectories_are_written() {
     assert_eq!(frames, 2);
     let img = image::open(dir.path().join("frames/frame_00001.png")).unwrap();
     assert!(img.width() >= 84 && img.height() >= 4);
+}
+
+// ---- Images (sim::draw, drawn with export's layout, font, colour maps and colour bar) ----
+
+fn rgb_at(img: &image::RgbaImage, x: u32, y: u32) -> [u8; 3] {
+    let p = img.get_pixel(x, y);
+    [p[0], p[1], p[2]]
+}
+
+fn close_rgb(a: [u8; 3], b: [u8; 3], tol: i32) -> bool {
+    a.iter().zip(b).all(|(&x, y)| (x as i32 - y as i32).abs() <= tol)
+}
+
+/// Dark (text or ink) pixels in the rectangle `[x0, x1) x [y0, y1)`.
+fn dark_pixels(img: &image::RgbaImage, (x0, y0): (u32, u32), (x1, y1): (u32, u32)) -> usize {
+    (y0..y1)
+        .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+        .filter(|&(x, y)| rgb_at(img, x, y).iter().all(|&v| v < 100))
+        .count()
+}
+
+/// Colour-bar checks shared by the map images: `map`'s top colour at the top of the bar, its
+/// bottom colour at the bottom, the unit and tick labels as text.
+fn assert_colour_bar(img: &image::RgbaImage, l: &crowdfield::export::render::Layout, map: Colormap) {
+    let mid = l.bar_x + 12;
+    assert!(
+        close_rgb(rgb_at(img, mid, l.bar_y + 2), map.rgb(1.0), 12),
+        "bar top"
+    );
+    assert!(
+        close_rgb(rgb_at(img, mid, l.bar_y + l.bar_h - 3), map.rgb(0.0), 12),
+        "bar bottom"
+    );
+    let unit = dark_pixels(img, (l.bar_x, l.bar_y - 22), (l.width, l.bar_y));
+    assert!(unit > 20, "unit above the bar ({unit} dark pixels)");
+    let labels = dark_pixels(img, (l.bar_x + 32, l.bar_y), (l.width, l.bar_y + l.bar_h));
+    assert!(labels > 50, "tick labels right of the bar ({labels} dark pixels)");
+}
+
+#[test]
+fn arrivals_plot_has_title_axes_legend_and_every_curve_in_its_colour() {
+    let scene = crossing(24, 6, 0.2);
+    let colors: Vec<[u8; 3]> = scene.groups.iter().map(|g| g.color).collect();
+    let mut sim = Simulation::new(scene, config(40.0, 4)).unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let report = sim.report();
+    assert!(report.complete);
+    let img = draw::arrivals_plot(&report, &colors);
+    let l = PlotLayout::new(3);
+    assert_eq!((img.width(), img.height()), (l.width, l.height));
+    let title = dark_pixels(&img, (0, 0), (img.width(), TITLE_H));
+    assert!(title > 100, "title text ({title} dark pixels)");
+    assert_eq!(
+        rgb_at(&img, MARGIN - 2, TITLE_H / 2),
+        [255; 3],
+        "margin left of the title"
+    );
+    let y_labels = dark_pixels(&img, (MARGIN, l.plot_y), (l.plot_x - 8, l.plot_y + l.plot_h));
+    assert!(y_labels > 30, "agent-count tick labels ({y_labels})");
+    let x_labels = dark_pixels(
+        &img,
+        (l.plot_x, l.plot_y + l.plot_h + 8),
+        (l.plot_x + l.plot_w, l.height),
+    );
+    assert!(x_labels > 60, "time tick labels and axis name ({x_labels})");
+    // Legend swatches: both groups, then the total in ink.
+    for (k, c) in [colors[0], colors[1], INK].into_iter().enumerate() {
+        let y = l.legend_y + k as u32 * LEGEND_ROW_H + 8;
+        assert_eq!(rgb_at(&img, l.legend_x + 8, y), c, "legend row {k}");
+    }
+    // The total reaches all 12 agents (top of the plot) at the last arrival and stays there;
+    // each group's curve ends half way up (6 of 12) at the right end (northbound drawn last).
+    let t_max = report.end_time.max(report.total.last_arrival.unwrap()).max(1.0);
+    let last = l.x_of(report.total.last_arrival.unwrap(), t_max);
+    assert_eq!(rgb_at(&img, last, l.plot_y), INK);
+    assert_ne!(
+        rgb_at(&img, last - 3, l.plot_y),
+        INK,
+        "not all out before the last arrival"
+    );
+    let right = l.plot_x + l.plot_w - 1;
+    assert_eq!(rgb_at(&img, right, l.y_of(6.0, 12.0)), colors[1]);
+    let below = rgb_at(&img, right, l.y_of(3.0, 12.0));
+    assert!(
+        ![colors[0], colors[1], INK].contains(&below),
+        "no curve ends at 3 agents"
+    );
+}
+
+#[test]
+fn peak_density_map_shows_the_peak_map_with_the_density_colour_bar_and_a_cross() {
+    let scene = rimea_room(&[0, 3], 1);
+    // A ramp over the room and one peak of 5 persons/m² in cell (20, 30).
+    let (pr, pc) = (20usize, 30usize);
+    let mut peak = Array2::from_shape_fn(scene.grid.shape(), |(r, c)| (r + 2 * c) as f32 * 0.01);
+    peak[[pr, pc]] = 5.0;
+    let peak_xy = ((pc as f64 + 0.5) * 0.5, (pr as f64 + 0.5) * 0.5);
+    let img = draw::peak_density_map(&scene, &peak, peak_xy);
+    let l = draw::map_layout(&scene, 2);
+    assert_eq!((img.width(), img.height()), (l.width, l.height));
+    assert_colour_bar(&img, &l, draw::DENSITY_COLORMAP);
+    assert!(
+        dark_pixels(&img, (0, 0), (img.width(), TITLE_H)) > 100,
+        "title text"
+    );
+    let cell = |r: usize, c: usize| {
+        (
+            l.map_x + c as u32 * l.scale + l.scale / 2,
+            l.map_y + (l.rows - 1 - r) as u32 * l.scale + l.scale / 2,
+        )
+    };
+    let (wx, wy) = cell(1, 30);
+    assert_eq!(rgb_at(&img, wx, wy), OBSTACLE, "the south wall");
+    // Every free cell away from the cross has the colour of its value on 0..5 (row 0 at the
+    // bottom).
+    let mut checked = 0;
+    for ((r, c), &v) in peak.indexed_iter() {
+        if scene.obstacle[[r, c]] || (r.abs_diff(pr) < 4 && c.abs_diff(pc) < 4) {
+            continue;
+        }
+        let (x, y) = cell(r, c);
+        assert_eq!(
+            rgb_at(&img, x, y),
+            draw::DENSITY_COLORMAP.rgb(v as f64 / 5.0),
+            "cell ({r}, {c})"
+        );
+        checked += 1;
+    }
+    assert!(checked > 2000);
+    // The cross is in ink over the peak's cell.
+    let (cx, cy) = l.map_point(peak_xy.0, peak_xy.1, 0.5);
+    let (cx, cy) = (l.map_x + cx as u32, l.map_y + cy as u32);
+    let ink = (cy - 2..=cy + 2)
+        .flat_map(|y| (cx - 2..=cx + 2).map(move |x| (x, y)))
+        .filter(|&(x, y)| rgb_at(&img, x, y) == INK)
+        .count();
+    assert!(ink >= 4, "cross at the peak ({ink} ink pixels)");
+    // The run writes the same image.
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim = Simulation::new(rimea_room(&[0, 3], 10), config(2.0, 21)).unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    output::write_run(dir.path(), &sim).unwrap();
+    let written = image::open(dir.path().join("peak_density.png")).unwrap();
+    assert_eq!((written.width(), written.height()), (l.width, l.height));
+}
+
+#[test]
+fn frames_show_agents_in_their_group_colour_at_their_positions() {
+    // Agents off the corridor's axis (y = 1 m) and apart, so one drawn upside down shows.
+    let mut agents = crowdfield::agents::Agents::default();
+    for (id, (x, y)) in [(3.0, 0.4), (6.0, 1.6), (9.0, 1.0)].into_iter().enumerate() {
+        agents.push(id as u32, x, y, 0, 0.2, 1.34);
+    }
+    let mut sim = Simulation::with_agents(corridor(0, 1.34), config(10.0, 1), agents).unwrap();
+    for _ in 0..5 {
+        sim.step();
+    }
+    assert_eq!(sim.agents.len(), 3);
+    let color = sim.scene.groups[0].color;
+    let img = draw::frame(&sim, FrameField::Density);
+    let l = draw::map_layout(
+        &sim.scene,
+        draw::frame_legend(&sim.scene, FrameField::Density).len(),
+    );
+    assert_eq!((img.width(), img.height()), (l.width, l.height));
+    assert_colour_bar(&img, &l, draw::DENSITY_COLORMAP);
+    assert!(
+        dark_pixels(&img, (0, 0), (img.width(), TITLE_H)) > 100,
+        "title text"
+    );
+    let a = &sim.agents;
+    // Pixels per metre; y up: y = 0 m is the map's bottom row.
+    let ppm = l.scale as f64 / 0.5;
+    let mut off_centre = 0;
+    for i in 0..a.len() {
+        let (x, y) = (a.x[i] as f64 * ppm, l.map_h as f64 - a.y[i] as f64 * ppm);
+        let (px, py) = (l.map_x + x as u32, l.map_y + y as u32);
+        assert_eq!(
+            rgb_at(&img, px, py),
+            color,
+            "agent {i} at ({}, {})",
+            a.x[i],
+            a.y[i]
+        );
+        // Mirrored about the corridor's axis (y = 1 m) there is no agent.
+        if (a.y[i] - 1.0).abs() > 0.3 {
+            let mirrored = l.map_y + (l.map_h as f64 - y) as u32;
+            assert_ne!(rgb_at(&img, px, mirrored), color, "agent {i} drawn upside down");
+            off_centre += 1;
+        }
+    }
+    assert_eq!(off_centre, 2, "agents stay off the axis: {:?}", a.y);
+    // The goal (last two columns) is outlined in the group's colour at its east edge; a cell
+    // with no agent near shows the density colour map's low end.
+    assert_eq!(rgb_at(&img, l.map_x + l.map_w - 1, l.map_y + l.map_h / 2), color);
+    let far = rgb_at(&img, l.map_x + l.map_w - 5 * l.scale, l.map_y + l.map_h / 2);
+    assert_eq!(far, draw::DENSITY_COLORMAP.rgb(0.0));
+    // The potential frame: viridis from 0 at the goal, an "unreachable" legend row more.
+    let img = draw::frame(&sim, FrameField::Potential);
+    let l = draw::map_layout(&sim.scene, 3);
+    assert_eq!((img.width(), img.height()), (l.width, l.height));
+    assert_colour_bar(&img, &l, draw::POTENTIAL_COLORMAP);
+    let goal_centre = (l.map_x + l.map_w - l.scale - l.scale / 2, l.map_y + l.map_h / 2);
+    assert_eq!(
+        rgb_at(&img, goal_centre.0, goal_centre.1),
+        draw::POTENTIAL_COLORMAP.rgb(0.0)
+    );
 }

@@ -3,7 +3,7 @@
 //! goal cells and writes phi as float64 `.npy` (`+inf` where unreachable).
 
 use anyhow::{Context, bail};
-use crowdfield::eikonal::{Order, cost_from_speed};
+use crowdfield::eikonal::{Order, cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::io::{read_npy_f64, write_npy};
 use std::path::PathBuf;
@@ -78,11 +78,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Backend::Gpu | Backend::Auto => GpuContext::new().ok(),
     };
     let start = Instant::now();
-    let cost = cost_from_speed(speed.view());
+    let cost = cell_cost_from_speed(speed.view());
     let (mut solutions, backend_used) = crowdfield::gpu::solve_eikonal(
         args.backend,
         ctx.as_ref(),
-        cost.view(),
+        isotropic(cost.view()),
         std::slice::from_ref(&goal),
         args.cell_size,
         order,

@@ -10,8 +10,9 @@
 
 use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
 use super::quadratic::{Upwind, solve_two_axes};
+use super::scratch::Scratch;
 use crate::grid::Dir;
-use ndarray::{Array2, ArrayView2, ArrayView3};
+use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
 
 /// Padding around the grid: two cells, so that the second-order stencil's `phi_2` (two cells
 /// upwind) is always in bounds.
@@ -35,11 +36,12 @@ fn step(cell_size: f64, c: f32) -> f64 {
 /// The state of one march.
 struct Marcher<'a> {
     /// Accepted values on the padded grid, `+inf` elsewhere.
-    phi: Vec<f64>,
+    phi: &'a mut [f64],
     /// Per padded cell: heap position, or `FAR`, `SOURCE`, `FROZEN`.
-    slot: Vec<u32>,
+    slot: &'a mut [u32],
     heap: IndexedHeap,
-    /// Row-major `(rows, cols, 4)` unit costs.
+    /// Unit costs: row-major `(rows, cols, 4)`, or one per cell when the march is isotropic
+    /// (the `ISO` parameter of the methods).
     cost: &'a [f32],
     cell_size: f64,
     cols: usize,
@@ -48,12 +50,14 @@ struct Marcher<'a> {
 }
 
 impl Marcher<'_> {
-    /// The unpadded index of padded cell `i` (which must be an interior cell).
+    /// The unit cost of the face of unpadded cell `u` in direction `d`.
     #[inline(always)]
-    fn unpadded(&self, i: usize) -> usize {
-        let r = i / self.width - PAD;
-        let c = i % self.width - PAD;
-        r * self.cols + c
+    fn face<const ISO: bool>(&self, u: usize, d: Dir) -> f32 {
+        if ISO {
+            self.cost[u]
+        } else {
+            self.cost[u * 4 + d.index()]
+        }
     }
 
     /// One axis's upwind contribution for the cell at padded `n` / unpadded `u`: the cheaper of
@@ -61,7 +65,7 @@ impl Marcher<'_> {
     /// first-order pair, the total `m + s` (`+inf` when neither side is usable), and, for the
     /// second-order option, the effective pair where the stencil applies.
     #[inline(always)]
-    fn axis<const SECOND: bool>(
+    fn axis<const SECOND: bool, const ISO: bool>(
         &self,
         n: usize,
         u: usize,
@@ -70,9 +74,8 @@ impl Marcher<'_> {
         plus: Dir,
         minus: Dir,
     ) -> (Upwind, f64) {
-        let c = &self.cost[u * 4..u * 4 + 4];
-        let s_plus = step(self.cell_size, c[plus.index()]);
-        let s_minus = step(self.cell_size, c[minus.index()]);
+        let s_plus = step(self.cell_size, self.face::<ISO>(u, plus));
+        let s_minus = step(self.cell_size, self.face::<ISO>(u, minus));
         let p_plus = self.phi[n + off];
         let p_minus = self.phi[n - off];
         let t_plus = p_plus + s_plus;
@@ -88,14 +91,17 @@ impl Marcher<'_> {
         }
         // Second order: phi_1 = m at M1, phi_2 two cells upwind, both accepted, monotone
         // (phi_2 <= phi_1), neither a source, and the face M1 -> M2 passable.
-        let (n1, n2, u1, dir) = if forward {
-            (n + off, n + 2 * off, u + uoff, plus)
+        let (n2, u1, dir) = if forward {
+            (n + 2 * off, u + uoff, plus)
         } else {
-            (n - off, n - 2 * off, u.wrapping_sub(uoff), minus)
+            (n - 2 * off, u.wrapping_sub(uoff), minus)
         };
         let p2 = self.phi[n2];
-        if p2 <= m && self.slot[n1] != SOURCE && self.slot[n2] != SOURCE {
-            let face = self.cost[u1 * 4 + dir.index()];
+        // A source is the only accepted cell at exactly 0 (every step is positive, so any other
+        // accepted value is too): `p2 > 0` with `p2 <= m` rules out both being sources without
+        // reading their state.
+        if p2 <= m && p2 > 0.0 {
+            let face = self.face::<ISO>(u1, dir);
             if step(self.cell_size, face) < INF {
                 return (
                     Upwind {
@@ -114,9 +120,9 @@ impl Marcher<'_> {
     /// The update of SPEC §4 for the cell at padded `n` / unpadded `u`, from accepted
     /// neighbours only; `+inf` when no neighbour can be reached through a passable face.
     #[inline(always)]
-    fn update<const SECOND: bool>(&self, n: usize, u: usize) -> f64 {
-        let (x, tx) = self.axis::<SECOND>(n, u, 1, 1, Dir::E, Dir::W);
-        let (y, ty) = self.axis::<SECOND>(n, u, self.width, self.cols, Dir::N, Dir::S);
+    fn update<const SECOND: bool, const ISO: bool>(&self, n: usize, u: usize) -> f64 {
+        let (x, tx) = self.axis::<SECOND, ISO>(n, u, 1, 1, Dir::E, Dir::W);
+        let (y, ty) = self.axis::<SECOND, ISO>(n, u, self.width, self.cols, Dir::N, Dir::S);
         // The first-order one-axis value bounds the result from above in both orders: phi never
         // exceeds the cost of one step to an accepted neighbour.
         let one_axis = tx.min(ty);
@@ -130,10 +136,10 @@ impl Marcher<'_> {
         solve_two_axes(x, y).min(one_axis)
     }
 
-    /// Updates the four neighbours of the accepted (or source) cell at padded index `i`.
+    /// Updates the four neighbours of the accepted (or source) cell at padded index `i`,
+    /// unpadded index `u`.
     #[inline(always)]
-    fn relax_neighbours<const SECOND: bool>(&mut self, i: usize) {
-        let u = self.unpadded(i);
+    fn relax_neighbours<const SECOND: bool, const ISO: bool>(&mut self, i: usize, u: usize) {
         let w = self.width;
         let cols = self.cols;
         for (n, un) in [
@@ -142,7 +148,7 @@ impl Marcher<'_> {
             (i + w, u + cols),
             (i - w, u.wrapping_sub(cols)),
         ] {
-            self.relax::<SECOND>(n, un);
+            self.relax::<SECOND, ISO>(n, un);
         }
         if SECOND {
             // A cell two steps away uses this one as its `phi_2`. That only changes its update
@@ -152,10 +158,10 @@ impl Marcher<'_> {
             let v = self.phi[i];
             for (o, uo) in [(1, 1), (w, cols)] {
                 if self.phi[i + o] == v {
-                    self.relax::<SECOND>(i + 2 * o, u.wrapping_add(2 * uo));
+                    self.relax::<SECOND, ISO>(i + 2 * o, u.wrapping_add(2 * uo));
                 }
                 if self.phi[i - o] == v {
-                    self.relax::<SECOND>(i - 2 * o, u.wrapping_sub(2 * uo));
+                    self.relax::<SECOND, ISO>(i - 2 * o, u.wrapping_sub(2 * uo));
                 }
             }
         }
@@ -164,31 +170,31 @@ impl Marcher<'_> {
     /// Recomputes the cell at padded `n` / unpadded `un` unless it is accepted, and pushes or
     /// lowers its heap entry.
     #[inline(always)]
-    fn relax<const SECOND: bool>(&mut self, n: usize, un: usize) {
+    fn relax<const SECOND: bool, const ISO: bool>(&mut self, n: usize, un: usize) {
         let state = self.slot[n];
         if state >= SOURCE {
             return;
         }
-        let value = self.update::<SECOND>(n, un);
+        let value = self.update::<SECOND, ISO>(n, un);
         if value < INF {
             if state == FAR {
-                self.heap.push(value, n as u32, &mut self.slot);
+                self.heap.push(value, n as u32, un as u32, self.slot);
             } else if value < self.heap.key_at(state) {
-                self.heap.decrease(state, value, &mut self.slot);
+                self.heap.decrease(state, value, self.slot);
             }
         }
     }
 
     /// Accepts cells in increasing order until the heap is empty.
-    fn run<const SECOND: bool>(&mut self, sources: &[usize]) {
-        for &i in sources {
-            self.relax_neighbours::<SECOND>(i);
+    fn run<const SECOND: bool, const ISO: bool>(&mut self, sources: &[(usize, usize)]) {
+        for &(i, u) in sources {
+            self.relax_neighbours::<SECOND, ISO>(i, u);
         }
-        while let Some((value, cell)) = self.heap.pop(&mut self.slot) {
+        while let Some((value, cell, unpadded)) = self.heap.pop(self.slot) {
             let i = cell as usize;
             self.phi[i] = value;
             self.slot[i] = FROZEN;
-            self.relax_neighbours::<SECOND>(i);
+            self.relax_neighbours::<SECOND, ISO>(i, unpadded as usize);
         }
     }
 }
@@ -199,6 +205,17 @@ impl Marcher<'_> {
 /// If `goal`'s shape is not `cost`'s first two axes, or the padded grid has `u32::MAX - 2` cells
 /// or more.
 pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f64, second: bool) -> Marched {
+    march_with(cost, goal, cell_size, second, true)
+}
+
+/// [`march`], with the isotropic fast path allowed or not (tests compare the two).
+fn march_with(
+    cost: ArrayView3<f32>,
+    goal: ArrayView2<bool>,
+    cell_size: f64,
+    second: bool,
+    allow_isotropic: bool,
+) -> Marched {
     let (rows, cols, dirs) = cost.dim();
     assert_eq!(dirs, 4, "cost must have shape (rows, cols, 4)");
     assert_eq!(goal.dim(), (rows, cols), "goal and cost shapes differ");
@@ -208,29 +225,70 @@ pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f6
         padded_len < FAR as usize,
         "grid of {rows} x {cols} cells is too large for 32-bit cell indices"
     );
-    let cost = cost.as_standard_layout();
-    let cost_flat = cost.as_slice().expect("standard layout is contiguous");
+    let goal = goal.as_standard_layout();
+    let goal_flat = goal.as_slice().expect("standard layout is contiguous");
 
-    let mut phi = vec![INF; padded_len];
-    let mut slot = vec![FROZEN; padded_len];
+    let mut phi_buf = Scratch::filled(padded_len, INF);
+    let mut slot_buf = Scratch::filled(padded_len, FROZEN);
+    let (phi, slot) = (phi_buf.as_mut_slice(), slot_buf.as_mut_slice());
     let mut sources = Vec::new();
     let marching = cell_size > 0.0 && cell_size.is_finite();
+    // The per-cell cost when every cell has the same cost in all four directions (speed maps,
+    // the raw `eikonal` command): then a face is one load from a quarter of the memory. A cost
+    // broadcast from one value per cell (stride 0 on the direction axis) is isotropic without
+    // looking, and is never copied into a (rows, cols, 4) array.
+    let broadcast = cost.strides()[2] == 0;
+    let mut isotropic = Scratch::filled(if allow_isotropic { rows * cols } else { 0 }, 0.0f32);
+    let mut is_isotropic = allow_isotropic;
+    if allow_isotropic {
+        let first = cost.index_axis(Axis(2), 0);
+        for ((lane, &c), iso) in cost
+            .lanes(Axis(2))
+            .into_iter()
+            .zip(first.iter())
+            .zip(isotropic.as_mut_slice())
+        {
+            if !broadcast && lane.iter().any(|f| f.to_bits() != c.to_bits()) {
+                is_isotropic = false;
+                break;
+            }
+            *iso = c;
+        }
+    }
+    // The general path reads the cost in place, row-major (a copy only if the caller's view is
+    // not laid out that way).
+    let cost = if is_isotropic {
+        None
+    } else {
+        Some(cost.as_standard_layout())
+    };
+    let cost_flat = match &cost {
+        Some(c) => c.as_slice().expect("standard layout is contiguous"),
+        None => isotropic.as_slice(),
+    };
+    // Faces per cell in `cost_flat`.
+    let faces_per_cell = if is_isotropic { 1 } else { 4 };
     for r in 0..rows {
         let row_base = (r + PAD) * width + PAD;
-        for c in 0..cols {
-            let i = row_base + c;
-            if goal[(r, c)] {
-                phi[i] = 0.0;
-                slot[i] = SOURCE;
-                sources.push(i);
-            } else {
-                let u = (r * cols + c) * 4;
-                let passable = cost_flat[u..u + 4].iter().any(|&v| step(cell_size, v) < INF);
-                if passable && marching {
-                    slot[i] = FAR;
-                }
+        let goal_row = &goal_flat[r * cols..(r + 1) * cols];
+        let cost_row = &cost_flat[r * cols * faces_per_cell..(r + 1) * cols * faces_per_cell];
+        let slot_row = &mut slot[row_base..row_base + cols];
+        for (c, ((state, &is_goal), faces)) in slot_row
+            .iter_mut()
+            .zip(goal_row)
+            .zip(cost_row.chunks_exact(faces_per_cell))
+            .enumerate()
+        {
+            if is_goal {
+                *state = SOURCE;
+                sources.push((row_base + c, r * cols + c));
+            } else if marching && faces.iter().any(|&v| step(cell_size, v) < INF) {
+                *state = FAR;
             }
         }
+    }
+    for &(i, _) in &sources {
+        phi[i] = 0.0;
     }
 
     let mut marcher = Marcher {
@@ -244,17 +302,58 @@ pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f6
         cols,
         width,
     };
-    if second {
-        marcher.run::<true>(&sources);
-    } else {
-        marcher.run::<false>(&sources);
+    match (second, is_isotropic) {
+        (true, true) => marcher.run::<true, true>(&sources),
+        (true, false) => marcher.run::<true, false>(&sources),
+        (false, true) => marcher.run::<false, true>(&sources),
+        (false, false) => marcher.run::<false, false>(&sources),
     }
 
-    let mut unreachable = 0;
-    let phi = Array2::from_shape_fn((rows, cols), |(r, c)| {
-        let v = marcher.phi[(r + PAD) * width + PAD + c];
-        unreachable += usize::from(v == INF);
-        v
-    });
+    let mut out = Vec::with_capacity(rows * cols);
+    for r in 0..rows {
+        let row_base = (r + PAD) * width + PAD;
+        out.extend_from_slice(&marcher.phi[row_base..row_base + cols]);
+    }
+    let unreachable = out.iter().filter(|&&v| v == INF).count();
+    let phi = Array2::from_shape_vec((rows, cols), out).expect("rows * cols values");
     Marched { phi, unreachable }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{Array2, Array3};
+
+    /// A deterministic scramble in `[0, 1)`.
+    fn scramble(i: usize) -> f32 {
+        ((i.wrapping_mul(2654435761) % 1_000_003) as f32) / 1_000_003.0
+    }
+
+    #[test]
+    fn isotropic_fast_path_gives_the_general_paths_values() {
+        let (rows, cols) = (37, 52);
+        // Isotropic costs from 0.5 to 3, a few walls (inf, 0, NaN), two sources.
+        let cost = Array3::from_shape_fn((rows, cols, 4), |(r, c, _)| {
+            let i = r * cols + c;
+            match i % 23 {
+                0 => f32::INFINITY,
+                7 => 0.0,
+                11 => f32::NAN,
+                _ => 0.5 + 2.5 * scramble(i),
+            }
+        });
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(3, 4)] = true;
+        goal[(30, 40)] = true;
+        for second in [false, true] {
+            let fast = march_with(cost.view(), goal.view(), 0.7, second, true);
+            let general = march_with(cost.view(), goal.view(), 0.7, second, false);
+            assert_eq!(fast.unreachable, general.unreachable);
+            assert!(fast.unreachable > 0, "the walls leave some cells unreachable");
+            // Bit for bit: the fast path reads the same cost through a smaller array.
+            for (a, b) in fast.phi.iter().zip(general.phi.iter()) {
+                assert_eq!(a.to_bits(), b.to_bits(), "second order: {second}");
+            }
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! An indexed 4-ary min-heap of `(key, cell)` with decrease-key, for fast marching.
+//! An indexed 4-ary min-heap of `(key, cell, tag)` with decrease-key, for fast marching.
 //!
 //! The heap position of every cell is kept in a slice owned by the caller (`slot`), which the
 //! marcher also uses as the cell's state: values below [`FAR`] are heap positions, and the
@@ -16,11 +16,14 @@ pub const FROZEN: u32 = u32::MAX;
 /// to four decrease-keys per cell) spends its time on.
 const ARITY: usize = 4;
 
-/// One heap entry: a tentative value and the cell it belongs to.
+/// One heap entry: a tentative value, the cell it belongs to (the index into `slot`) and a
+/// caller's tag that travels with it (the marcher's unpadded cell index, so that popping a cell
+/// needs no division to find it). The tag fills what would otherwise be padding.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     key: f64,
     cell: u32,
+    tag: u32,
 }
 
 /// Indexed min-heap; see the module documentation for the `slot` slice.
@@ -49,31 +52,35 @@ impl IndexedHeap {
         self.nodes[pos as usize].key
     }
 
-    /// Inserts `cell` (which must not be in the heap) with `key`.
+    /// Inserts `cell` (which must not be in the heap) with `key` and `tag`.
     #[inline]
-    pub fn push(&mut self, key: f64, cell: u32, slot: &mut [u32]) {
+    pub fn push(&mut self, key: f64, cell: u32, tag: u32, slot: &mut [u32]) {
         let pos = self.nodes.len();
-        self.nodes.push(Node { key, cell });
-        self.sift_up(pos, Node { key, cell }, slot);
+        let node = Node { key, cell, tag };
+        self.nodes.push(node);
+        self.sift_up(pos, node, slot);
     }
 
     /// Lowers the key of the entry at heap position `pos` to `key` (which must not be larger).
     #[inline]
     pub fn decrease(&mut self, pos: u32, key: f64, slot: &mut [u32]) {
-        let cell = self.nodes[pos as usize].cell;
-        self.sift_up(pos as usize, Node { key, cell }, slot);
+        let node = Node {
+            key,
+            ..self.nodes[pos as usize]
+        };
+        self.sift_up(pos as usize, node, slot);
     }
 
-    /// Removes and returns the entry with the smallest key. The popped cell's `slot` is left to
-    /// the caller.
+    /// Removes and returns the entry with the smallest key as `(key, cell, tag)`. The popped
+    /// cell's `slot` is left to the caller.
     #[inline]
-    pub fn pop(&mut self, slot: &mut [u32]) -> Option<(f64, u32)> {
+    pub fn pop(&mut self, slot: &mut [u32]) -> Option<(f64, u32, u32)> {
         let top = *self.nodes.first()?;
         let last = self.nodes.pop().expect("heap is not empty");
         if !self.nodes.is_empty() {
             self.sift_down(last, slot);
         }
-        Some((top.key, top.cell))
+        Some((top.key, top.cell, top.tag))
     }
 
     /// Moves the hole at `pos` up until `node` fits, then stores it.
@@ -93,36 +100,42 @@ impl IndexedHeap {
         slot[node.cell as usize] = pos as u32;
     }
 
-    /// Places `node` at the root hole and moves it down to where it fits.
+    /// Places `node` at the root hole: moves the hole down to a leaf along the smallest
+    /// children, then sifts `node` up from there.
+    ///
+    /// This is the bottom-up variant (Wegener's bottom-up heapsort): the node that replaces the
+    /// root is the heap's last one, whose key almost always belongs near the bottom, so it saves
+    /// the comparison with `node` at every level on the way down (and its mispredicted branch)
+    /// for a short sift up at the end, usually zero or one level.
     #[inline(always)]
     fn sift_down(&mut self, node: Node, slot: &mut [u32]) {
         let len = self.nodes.len();
         let mut pos = 0;
         loop {
             let first = pos * ARITY + 1;
-            if first >= len {
-                break;
-            }
-            let end = (first + ARITY).min(len);
-            let mut best = first;
-            let mut best_key = self.nodes[first].key;
-            for child in first + 1..end {
-                let k = self.nodes[child].key;
-                if k < best_key {
-                    best = child;
-                    best_key = k;
+            let best = if first + ARITY <= len {
+                // A full set of children: the smallest of four, as a branch-free tournament.
+                let k = |i: usize| self.nodes[first + i].key;
+                let a = usize::from(k(1) < k(0));
+                let b = 2 + usize::from(k(3) < k(2));
+                first + if k(b) < k(a) { b } else { a }
+            } else if first < len {
+                let mut best = first;
+                for child in first + 1..len {
+                    if self.nodes[child].key < self.nodes[best].key {
+                        best = child;
+                    }
                 }
-            }
-            if node.key <= best_key {
+                best
+            } else {
                 break;
-            }
+            };
             let moved = self.nodes[best];
             self.nodes[pos] = moved;
             slot[moved.cell as usize] = pos as u32;
             pos = best;
         }
-        self.nodes[pos] = node;
-        slot[node.cell as usize] = pos as u32;
+        self.sift_up(pos, node, slot);
     }
 }
 
@@ -138,7 +151,7 @@ mod tests {
         // A deterministic scramble of keys.
         for cell in 0..n as u32 {
             let key = ((cell as u64 * 7919) % 1009) as f64;
-            heap.push(key, cell, &mut slot);
+            heap.push(key, cell, cell + 1000, &mut slot);
         }
         // Lower every third key below everything else.
         for cell in (0..n as u32).step_by(3) {
@@ -149,8 +162,9 @@ mod tests {
         }
         let mut last = f64::NEG_INFINITY;
         let mut count = 0;
-        while let Some((key, cell)) = heap.pop(&mut slot) {
+        while let Some((key, cell, tag)) = heap.pop(&mut slot) {
             assert!(key >= last, "{key} after {last}");
+            assert_eq!(tag, cell + 1000, "the tag travels with its cell");
             let expected = if cell % 3 == 0 {
                 -(cell as f64)
             } else {

@@ -30,8 +30,9 @@
 mod fmm;
 mod heap;
 pub mod quadratic;
+mod scratch;
 
-use ndarray::{Array2, Array3, ArrayView2, ArrayView3, Zip};
+use ndarray::{Array2, Array3, ArrayView2, ArrayView3};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -101,17 +102,45 @@ pub fn solve_groups(
         .collect()
 }
 
+/// Unit cost `1 / speed` per cell; `+inf` where speed <= 0 or not finite (and where `1 / speed`
+/// overflows `f32`, i.e. speed below about `3e-39`). See [`isotropic`] to solve with it.
+pub fn cell_cost_from_speed(speed: ArrayView2<f64>) -> Array2<f32> {
+    speed.mapv(|f| {
+        if f > 0.0 && f.is_finite() {
+            (1.0 / f) as f32
+        } else {
+            f32::INFINITY
+        }
+    })
+}
+
+/// A per-cell cost seen as the anisotropic `(rows, cols, 4)` cost the solvers take, the same
+/// value in every direction, without copying (the direction axis has stride 0; the CPU solver
+/// recognises it and reads one value per cell).
+///
+/// # Panics
+/// If `cell_cost` is not in standard (row-major, contiguous) layout, as an `Array2` is.
+pub fn isotropic(cell_cost: ArrayView2<'_, f32>) -> ArrayView3<'_, f32> {
+    use ndarray::ShapeBuilder;
+    let (rows, cols) = cell_cost.dim();
+    let data = cell_cost.to_slice().expect("cell cost in standard layout");
+    ArrayView3::from_shape((rows, cols, 4).strides((cols, 1, 0)), data).expect("strides fit the data")
+}
+
 /// Isotropic unit cost `1 / speed` for every direction; `+inf` where speed <= 0 or not finite
 /// (and where `1 / speed` overflows `f32`, i.e. speed below about `3e-39`).
 pub fn cost_from_speed(speed: ArrayView2<f64>) -> Array3<f32> {
     let (rows, cols) = speed.dim();
-    let mut cost = Array3::from_elem((rows, cols, 4), f32::INFINITY);
-    Zip::from(cost.lanes_mut(ndarray::Axis(2)))
-        .and(speed)
-        .for_each(|mut lane, &f| {
-            if f > 0.0 && f.is_finite() {
-                lane.fill((1.0 / f) as f32);
-            }
-        });
-    cost
+    // One flat pass in memory order (a large grid's cost array is 16 bytes per cell, and this
+    // conversion is inside the timed solve of `crowdfield eikonal`).
+    let mut flat = Vec::with_capacity(rows * cols * 4);
+    for &f in speed.iter() {
+        let c = if f > 0.0 && f.is_finite() {
+            (1.0 / f) as f32
+        } else {
+            f32::INFINITY
+        };
+        flat.extend_from_slice(&[c; 4]);
+    }
+    Array3::from_shape_vec((rows, cols, 4), flat).expect("rows * cols * 4 values")
 }

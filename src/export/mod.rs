@@ -109,29 +109,35 @@ fn draw_potential_map(
     });
 }
 
-/// Outlines the cells of `goal` (2 px inside the goal's border where the scale allows).
+/// Outlines the cells of `goal` in the goal colour (see [`draw_area_outline`]).
 fn draw_goal_outline(img: &mut RgbaImage, layout: &Layout, goal: ArrayView2<bool>) {
+    draw_area_outline(img, layout, goal, GOAL);
+}
+
+/// Outlines the cells of `area` in `color`, 2 px inside the area's border where the scale
+/// allows (goals on the potential images, each group's goals on simulation frames).
+pub fn draw_area_outline(img: &mut RgbaImage, layout: &Layout, area: ArrayView2<bool>, color: [u8; 3]) {
     let s = layout.scale;
     let t = (s / 3).clamp(1, 2);
-    let (rows, cols) = goal.dim();
-    let is_goal = |r: i64, c: i64| {
-        r >= 0 && c >= 0 && (r as usize) < rows && (c as usize) < cols && goal[[r as usize, c as usize]]
+    let (rows, cols) = area.dim();
+    let in_area = |r: i64, c: i64| {
+        r >= 0 && c >= 0 && (r as usize) < rows && (c as usize) < cols && area[[r as usize, c as usize]]
     };
     for py in 0..layout.map_h {
         for px in 0..layout.map_w {
             let (r, c) = layout.cell(px, py);
-            if !goal[[r, c]] {
+            if !area[[r, c]] {
                 continue;
             }
             let (lx, ly) = (px % s, py % s);
             let (ri, ci) = (r as i64, c as i64);
             // ly counts down from the top of the cell, which is its north side.
-            let edge = (lx < t && !is_goal(ri, ci - 1))
-                || (lx >= s - t && !is_goal(ri, ci + 1))
-                || (ly < t && !is_goal(ri + 1, ci))
-                || (ly >= s - t && !is_goal(ri - 1, ci));
+            let edge = (lx < t && !in_area(ri, ci - 1))
+                || (lx >= s - t && !in_area(ri, ci + 1))
+                || (ly < t && !in_area(ri + 1, ci))
+                || (ly >= s - t && !in_area(ri - 1, ci));
             if edge {
-                layout.blend_map(img, px as i64, py as i64, GOAL, 1.0);
+                layout.blend_map(img, px as i64, py as i64, color, 1.0);
             }
         }
     }
@@ -295,19 +301,34 @@ fn draw_arrow(
     thick: i64,
 ) {
     let tip = (start.0 + len * ux, start.1 + len * uy);
-    draw_line(img, layout, start, tip, thick);
+    draw_map_line(img, layout, start, tip, thick, INK);
     let head = 0.35 * len;
     // Head barbs at ±25° back from the tip.
     let (cs, sn) = (25f64.to_radians().cos(), 25f64.to_radians().sin());
     for sgn in [-1.0, 1.0] {
         let bx = -(ux * cs - sgn * uy * sn);
         let by = -(sgn * ux * sn + uy * cs);
-        draw_line(img, layout, tip, (tip.0 + head * bx, tip.1 + head * by), thick);
+        draw_map_line(
+            img,
+            layout,
+            tip,
+            (tip.0 + head * bx, tip.1 + head * by),
+            thick,
+            INK,
+        );
     }
 }
 
-/// A line between two map-pixel points, `thick` px wide, in the ink colour.
-fn draw_line(img: &mut RgbaImage, layout: &Layout, a: (f64, f64), b: (f64, f64), thick: i64) {
+/// A line between two map-pixel points (relative to the map, y down), `thick` px wide, in
+/// `color`; the part outside the map area is skipped.
+pub fn draw_map_line(
+    img: &mut RgbaImage,
+    layout: &Layout,
+    a: (f64, f64),
+    b: (f64, f64),
+    thick: i64,
+    color: [u8; 3],
+) {
     let n = ((b.0 - a.0).abs().max((b.1 - a.1).abs()).ceil() as usize).max(1);
     for i in 0..=n {
         let t = i as f64 / n as f64;
@@ -315,7 +336,7 @@ fn draw_line(img: &mut RgbaImage, layout: &Layout, a: (f64, f64), b: (f64, f64),
         let y = (a.1 + t * (b.1 - a.1)).floor() as i64;
         for oy in 0..thick {
             for ox in 0..thick {
-                layout.blend_map(img, x + ox, y + oy, INK, 1.0);
+                layout.blend_map(img, x + ox, y + oy, color, 1.0);
             }
         }
     }
@@ -331,21 +352,57 @@ pub fn field_image(
     colormap: Colormap,
     opts: &ImageOptions,
 ) -> RgbaImage {
+    let spec = FieldSpec {
+        title,
+        unit,
+        colormap,
+        range: None,
+        legend: vec![
+            LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
+            LegendEntry::Hatched("no value".into()),
+        ],
+    };
+    field_image_with(scene, field, &spec, opts).0
+}
+
+/// What [`field_image_with`] draws around a scalar field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldSpec<'a> {
+    /// Title, top left.
+    pub title: &'a str,
+    /// Unit above the colour bar.
+    pub unit: &'a str,
+    /// Colour map of the field and the bar.
+    pub colormap: Colormap,
+    /// Values mapped to the bottom and top of the bar; `None`: the finite range over the free
+    /// cells.
+    pub range: Option<(f64, f64)>,
+    /// Legend rows under the colour bar.
+    pub legend: Vec<LegendEntry>,
+}
+
+/// A scalar field colour-mapped as `spec` says (nearest cell), obstacles dark grey, non-finite
+/// values hatched, the colour bar and the legend; also the layout, for drawing on top (agents,
+/// marks, outlines).
+pub fn field_image_with(
+    scene: &Scene,
+    field: ArrayView2<f32>,
+    spec: &FieldSpec,
+    opts: &ImageOptions,
+) -> (RgbaImage, Layout) {
     let (rows, cols) = field.dim();
-    let legend = vec![
-        LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
-        LegendEntry::Hatched("no value".into()),
-    ];
-    let layout = Layout::new(rows, cols, legend.len(), opts);
-    let mut img = layout.canvas(title);
+    let layout = Layout::new(rows, cols, spec.legend.len(), opts);
+    let mut img = layout.canvas(spec.title);
     if rows == 0 || cols == 0 {
-        return img;
+        return (img, layout);
     }
-    let free = field
-        .indexed_iter()
-        .filter(|&((r, c), _)| !scene.obstacle[[r, c]])
-        .map(|(_, &v)| v as f64);
-    let (lo, hi) = finite_range(free).unwrap_or((0.0, 1.0));
+    let (lo, hi) = spec.range.unwrap_or_else(|| {
+        let free = field
+            .indexed_iter()
+            .filter(|&((r, c), _)| !scene.obstacle[[r, c]])
+            .map(|(_, &v)| v as f64);
+        finite_range(free).unwrap_or((0.0, 1.0))
+    });
     layout.fill_map(&mut img, |r, c, px, py| {
         let v = field[[r, c]] as f64;
         if scene.obstacle[[r, c]] {
@@ -353,12 +410,12 @@ pub fn field_image(
         } else if !v.is_finite() {
             hatch(layout.map_x + px, layout.map_y + py)
         } else {
-            colormap.rgb((v - lo) / (hi - lo))
+            spec.colormap.rgb((v - lo) / (hi - lo))
         }
     });
-    layout.draw_colorbar(&mut img, lo, hi, colormap, 0.0, unit);
-    layout.draw_legend(&mut img, &legend);
-    img
+    layout.draw_colorbar(&mut img, lo, hi, spec.colormap, 0.0, spec.unit);
+    layout.draw_legend(&mut img, &spec.legend);
+    (img, layout)
 }
 
 /// Writes [`field_image`] to `path` as PNG (atomically).

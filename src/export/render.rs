@@ -1,31 +1,32 @@
-//! Image layout and drawing primitives shared by every exported image: a title, the map area
-//! (cells scaled up by an integer factor, nearest neighbour, y up), a vertical colour bar with
-//! ticks and unit, and a legend.
+//! Image layout and drawing primitives shared by every exported image (the `solve` images and
+//! the simulation's plots, maps and frames): a title, the map area (cells scaled up by an
+//! integer factor, nearest neighbour, y up), a vertical colour bar with ticks and unit, round
+//! axis ticks and their labels, and a legend.
 
 use super::colormap::Colormap;
-use super::text::{blend, draw_text};
+use super::text::{blend, draw_text, text_width};
 use image::{Rgba, RgbaImage};
 
 /// Blank space around the parts of the image, px.
-const MARGIN: u32 = 16;
+pub const MARGIN: u32 = 16;
 /// Height of the title band, px.
-const TITLE_H: u32 = 40;
+pub const TITLE_H: u32 = 40;
 /// Title text size, px.
-const TITLE_SIZE: f32 = 20.0;
+pub const TITLE_SIZE: f32 = 20.0;
 /// Tick label, unit and legend text size, px.
-const LABEL_SIZE: f32 = 14.0;
+pub const LABEL_SIZE: f32 = 14.0;
 /// Width of the colour bar itself, px.
-const BAR_W: u32 = 24;
+pub const BAR_W: u32 = 24;
 /// Width reserved right of the map for the bar, its tick labels and the legend, px.
-const SIDE_W: u32 = 170;
+pub const SIDE_W: u32 = 170;
 /// Shortest colour bar, px (readable ticks even for a flat map).
 const MIN_BAR_H: u32 = 200;
 /// Longest colour bar, px.
 const MAX_BAR_H: u32 = 600;
 /// Height of one legend row, px.
-const LEGEND_ROW_H: u32 = 22;
+pub const LEGEND_ROW_H: u32 = 22;
 /// Aim for about this many labelled ticks on a colour bar.
-const TARGET_TICKS: f64 = 6.0;
+pub const TARGET_TICKS: f64 = 6.0;
 
 /// Background of the image.
 pub const WHITE: [u8; 3] = [255, 255, 255];
@@ -70,6 +71,8 @@ pub enum LegendEntry {
     Hatched(String),
     /// An outlined swatch (goals).
     Outline([u8; 3], String),
+    /// A cross (a marked point, e.g. the peak of a map).
+    Cross([u8; 3], String),
 }
 
 /// Where each part of an image goes, px.
@@ -157,9 +160,7 @@ impl Layout {
 
     /// A white image of this layout's size with `title` drawn on top.
     pub fn canvas(&self, title: &str) -> RgbaImage {
-        let mut img = RgbaImage::from_pixel(self.width, self.height, Rgba([255, 255, 255, 255]));
-        draw_text(&mut img, MARGIN as f32, 10.0, TITLE_SIZE, title, INK);
-        img
+        blank_canvas(self.width, self.height, title)
     }
 
     /// Fills the map area: `color(r, c, px, py)` per map pixel (px, py relative to the map).
@@ -182,6 +183,13 @@ impl Layout {
         }
     }
 
+    /// Map-pixel position `(px, py)` (relative to the map, y down) of the point `(x, y)` metres
+    /// on a grid of `cell_size` metres.
+    pub fn map_point(&self, x: f64, y: f64, cell_size: f64) -> (f64, f64) {
+        let ppm = self.scale as f64 / cell_size;
+        (x * ppm, self.map_h as f64 - y * ppm)
+    }
+
     /// Draws the colour bar for values `lo..hi` (hi at the top) with ticks, tick labels and
     /// `unit` above it. `wash` in `[0, 1]` lightens the colours toward white (as on the
     /// gradient image's backdrop).
@@ -201,29 +209,13 @@ impl Layout {
                 img.put_pixel(self.bar_x + x, self.bar_y + y, Rgba([c[0], c[1], c[2], 255]));
             }
         }
-        self.frame(img, self.bar_x, self.bar_y, BAR_W, self.bar_h);
+        draw_frame(img, self.bar_x, self.bar_y, BAR_W, self.bar_h, INK);
         let span = hi - lo;
-        if !(span > 0.0 && span.is_finite()) {
-            return;
-        }
-        let step = nice_step(span / TARGET_TICKS);
-        let decimals = decimals_for(step);
-        let first = (lo / step).ceil() as i64;
-        let last = (hi / step).floor() as i64;
-        for k in first..=last {
-            let v = k as f64 * step;
+        for (v, label) in ticks(lo, hi, TARGET_TICKS) {
             let t = (v - lo) / span;
             let y = self.bar_y as f64 + (1.0 - t) * (self.bar_h as f64 - 1.0);
             let y = y.round() as u32;
-            for x in 0..6 {
-                img.put_pixel(self.bar_x + BAR_W + x, y, Rgba([INK[0], INK[1], INK[2], 255]));
-            }
-            let label = format!("{v:.decimals$}");
-            let label = if label.starts_with('-') && label.trim_start_matches(['-', '0', '.']).is_empty() {
-                label[1..].to_string()
-            } else {
-                label
-            };
+            fill_rect(img, self.bar_x + BAR_W, y, TICK_LEN, 1, INK);
             let ty = y as f32 - LABEL_SIZE * 0.6;
             draw_text(img, (self.bar_x + BAR_W + 9) as f32, ty, LABEL_SIZE, &label, INK);
         }
@@ -231,48 +223,84 @@ impl Layout {
 
     /// Draws the legend rows under the colour bar.
     pub fn draw_legend(&self, img: &mut RgbaImage, entries: &[LegendEntry]) {
-        const SWATCH: u32 = 16;
-        for (i, e) in entries.iter().enumerate() {
-            let (x, y) = (self.bar_x, self.legend_y + i as u32 * LEGEND_ROW_H);
-            let label = match e {
-                LegendEntry::Swatch(c, label) => {
-                    fill_rect(img, x, y, SWATCH, SWATCH, *c);
-                    label
-                }
-                LegendEntry::Hatched(label) => {
-                    for dy in 0..SWATCH {
-                        for dx in 0..SWATCH {
-                            img.put_pixel(x + dx, y + dy, rgba(hatch(x + dx, y + dy)));
-                        }
-                    }
-                    label
-                }
-                LegendEntry::Outline(c, label) => {
-                    for k in 0..2 {
-                        self.frame_color(img, x + k, y + k, SWATCH - 2 * k, SWATCH - 2 * k, *c);
-                    }
-                    label
-                }
-            };
-            self.frame(img, x, y, SWATCH, SWATCH);
-            draw_text(img, (x + SWATCH + 8) as f32, y as f32, LABEL_SIZE, label, INK);
-        }
+        draw_legend_at(img, self.bar_x, self.legend_y, entries);
     }
+}
 
-    fn frame(&self, img: &mut RgbaImage, x: u32, y: u32, w: u32, h: u32) {
-        self.frame_color(img, x, y, w, h, INK);
-    }
+/// A white `width x height` image with `title` drawn in the title band, as on every image.
+pub fn blank_canvas(width: u32, height: u32, title: &str) -> RgbaImage {
+    let mut img = RgbaImage::from_pixel(width.max(1), height.max(1), rgba(WHITE));
+    let size = title_size(title, width);
+    // Smaller titles sit lower, centred in the band the full-size title takes.
+    let y = 10.0 + (TITLE_SIZE - size) / 2.0;
+    draw_text(&mut img, MARGIN as f32, y, size, title, INK);
+    img
+}
 
-    fn frame_color(&self, img: &mut RgbaImage, x: u32, y: u32, w: u32, h: u32, c: [u8; 3]) {
-        for dx in 0..w {
-            img.put_pixel(x + dx, y, rgba(c));
-            img.put_pixel(x + dx, y + h - 1, rgba(c));
-        }
-        for dy in 0..h {
-            img.put_pixel(x, y + dy, rgba(c));
-            img.put_pixel(x + w - 1, y + dy, rgba(c));
-        }
+/// Smallest title text size, px: a longer title is clipped at the right edge rather than
+/// becoming unreadable.
+pub const MIN_TITLE_SIZE: f32 = 11.0;
+
+/// Text size for `title` on an image `width` px wide: [`TITLE_SIZE`], shrunk (down to
+/// [`MIN_TITLE_SIZE`]) so the title fits between the margins.
+pub fn title_size(title: &str, width: u32) -> f32 {
+    let room = width.saturating_sub(2 * MARGIN) as f32;
+    let full = text_width(title, TITLE_SIZE);
+    if full <= room {
+        TITLE_SIZE
+    } else {
+        (TITLE_SIZE * room / full).max(MIN_TITLE_SIZE)
     }
+}
+
+/// Length of a tick mark on a colour bar or an axis, px.
+pub const TICK_LEN: u32 = 6;
+
+/// Legend rows (swatch, then label), the first with its top-left corner at `(x, y)`.
+pub fn draw_legend_at(img: &mut RgbaImage, x: u32, y: u32, entries: &[LegendEntry]) {
+    const SWATCH: u32 = 16;
+    for (i, e) in entries.iter().enumerate() {
+        let y = y + i as u32 * LEGEND_ROW_H;
+        let label = match e {
+            LegendEntry::Swatch(c, label) => {
+                fill_rect(img, x, y, SWATCH, SWATCH, *c);
+                label
+            }
+            LegendEntry::Hatched(label) => {
+                for dy in 0..SWATCH {
+                    for dx in 0..SWATCH {
+                        img.put_pixel(x + dx, y + dy, rgba(hatch(x + dx, y + dy)));
+                    }
+                }
+                label
+            }
+            LegendEntry::Outline(c, label) => {
+                for k in 0..2 {
+                    draw_frame(img, x + k, y + k, SWATCH - 2 * k, SWATCH - 2 * k, *c);
+                }
+                label
+            }
+            LegendEntry::Cross(c, label) => {
+                for k in 2..SWATCH - 2 {
+                    for t in 0..2 {
+                        img.put_pixel(x + k + t, y + k, rgba(*c));
+                        img.put_pixel(x + SWATCH - 1 - k - t, y + k, rgba(*c));
+                    }
+                }
+                label
+            }
+        };
+        draw_frame(img, x, y, SWATCH, SWATCH, INK);
+        draw_text(img, (x + SWATCH + 8) as f32, y as f32, LABEL_SIZE, label, INK);
+    }
+}
+
+/// A one-pixel rectangle outline in colour `c`, top-left corner `(x, y)`, `w x h` px.
+pub fn draw_frame(img: &mut RgbaImage, x: u32, y: u32, w: u32, h: u32, c: [u8; 3]) {
+    fill_rect(img, x, y, w, 1, c);
+    fill_rect(img, x, y + h - 1, w, 1, c);
+    fill_rect(img, x, y, 1, h, c);
+    fill_rect(img, x + w - 1, y, 1, h, c);
 }
 
 /// Opaque pixel of colour `c`.
@@ -294,10 +322,11 @@ pub fn washed(c: [u8; 3], wash: f32) -> [u8; 3] {
     c.map(|v| (v as f32 + (255.0 - v as f32) * wash).round() as u8)
 }
 
-fn fill_rect(img: &mut RgbaImage, x: u32, y: u32, w: u32, h: u32, c: [u8; 3]) {
-    for dy in 0..h {
-        for dx in 0..w {
-            img.put_pixel(x + dx, y + dy, rgba(c));
+/// Fills the rectangle `[x, x + w) x [y, y + h)` with `c`; the part outside the image is skipped.
+pub fn fill_rect(img: &mut RgbaImage, x: u32, y: u32, w: u32, h: u32, c: [u8; 3]) {
+    for py in y..y.saturating_add(h).min(img.height()) {
+        for px in x..x.saturating_add(w).min(img.width()) {
+            img.put_pixel(px, py, rgba(c));
         }
     }
 }
@@ -319,6 +348,31 @@ pub fn nice_step(raw: f64) -> f64 {
         10.0
     };
     k * p
+}
+
+/// Round tick values (multiples of a [`nice_step`] giving about `target` intervals) in
+/// `[lo, hi]`, each with its label: as many decimals as the step needs, never "-0". Empty when
+/// the range is empty or not finite.
+pub fn ticks(lo: f64, hi: f64, target: f64) -> Vec<(f64, String)> {
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) {
+        return Vec::new();
+    }
+    let step = nice_step(span / target);
+    let decimals = decimals_for(step);
+    let (first, last) = ((lo / step).ceil() as i64, (hi / step).floor() as i64);
+    (first..=last)
+        .map(|k| {
+            let v = k as f64 * step;
+            let label = format!("{v:.decimals$}");
+            let label = if label.starts_with('-') && label.trim_start_matches(['-', '0', '.']).is_empty() {
+                label[1..].to_string()
+            } else {
+                label
+            };
+            (v, label)
+        })
+        .collect()
 }
 
 /// Decimal places that show multiples of `step` exactly.
@@ -343,6 +397,47 @@ mod tests {
         assert!((nice_step(0.013) - 0.02).abs() < 1e-12);
         assert_eq!(decimals_for(0.02), 2);
         assert_eq!(decimals_for(5.0), 0);
+    }
+
+    #[test]
+    fn ticks_are_round_labelled_and_inside_the_range() {
+        let t = ticks(0.0, 100.0, 5.0);
+        let values: Vec<f64> = t.iter().map(|p| p.0).collect();
+        assert_eq!(values, [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(t[1].1, "20");
+        let t = ticks(-0.25, 0.9, 6.0);
+        let labels: Vec<&str> = t.iter().map(|p| p.1.as_str()).collect();
+        assert_eq!(labels, ["-0.2", "0.0", "0.2", "0.4", "0.6", "0.8"], "no -0.0");
+        assert!(ticks(1.0, 1.0, 5.0).is_empty());
+        assert!(ticks(0.0, f64::INFINITY, 5.0).is_empty());
+    }
+
+    #[test]
+    fn long_titles_shrink_to_fit_between_the_margins() {
+        assert_eq!(title_size("short", 800), TITLE_SIZE);
+        let long = "a title too long for an image 400 px wide";
+        let size = title_size(long, 400);
+        assert!((MIN_TITLE_SIZE..TITLE_SIZE).contains(&size));
+        assert!(text_width(long, size) <= (400 - 2 * MARGIN) as f32 + 0.5);
+        assert_eq!(title_size(&long.repeat(10), 400), MIN_TITLE_SIZE);
+        let img = blank_canvas(400, 60, long);
+        let right_margin_ink = (0..TITLE_H)
+            .flat_map(|y| (400 - MARGIN + 1..400).map(move |x| (x, y)))
+            .filter(|&(x, y)| img.get_pixel(x, y)[0] < 200)
+            .count();
+        assert_eq!(right_margin_ink, 0, "nothing drawn in the right margin");
+    }
+
+    #[test]
+    fn fill_rect_clips_and_the_legend_cross_is_drawn() {
+        let mut img = RgbaImage::from_pixel(10, 10, rgba(WHITE));
+        fill_rect(&mut img, 8, 8, 5, 5, INK);
+        assert_eq!(img.get_pixel(9, 9).0, [20, 20, 20, 255]);
+        assert_eq!(img.get_pixel(7, 7).0, [255, 255, 255, 255]);
+        let mut img = RgbaImage::from_pixel(60, 20, rgba(WHITE));
+        draw_legend_at(&mut img, 0, 0, &[LegendEntry::Cross([200, 0, 0], "x".into())]);
+        assert_eq!(img.get_pixel(5, 5).0, [200, 0, 0, 255], "on the diagonal");
+        assert_eq!(img.get_pixel(5, 8).0, [255, 255, 255, 255], "off the diagonals");
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(crate) struct Pipelines {
     pub scan_layout: wgpu::BindGroupLayout,
     pub bin_layout: wgpu::BindGroupLayout,
     pub splat_layout: wgpu::BindGroupLayout,
+    pub field_layout: wgpu::BindGroupLayout,
     pub fim_block: wgpu::ComputePipeline,
     pub fim_commit: wgpu::ComputePipeline,
     pub fim_compact: wgpu::ComputePipeline,
@@ -64,6 +65,8 @@ pub(crate) struct Pipelines {
     pub radix_scatter: wgpu::ComputePipeline,
     pub splat: wgpu::ComputePipeline,
     pub splat_resolve: wgpu::ComputePipeline,
+    pub field_speed: wgpu::ComputePipeline,
+    pub field_cost: wgpu::ComputePipeline,
 }
 
 /// A GPU device with the crowdfield pipelines, ready to run solves.
@@ -82,6 +85,7 @@ pub struct GpuContext {
     pub(crate) fim: Mutex<Option<crate::gpu::fim::FimBuffers>>,
     pub(crate) bins: Mutex<Option<crate::gpu::bins::BinBuffers>>,
     pub(crate) splat: Mutex<Option<crate::gpu::splat::SplatBuffers>>,
+    pub(crate) fields: Mutex<Option<crate::gpu::fields::FieldBuffers>>,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -211,6 +215,7 @@ impl GpuContext {
             fim: Mutex::new(None),
             bins: Mutex::new(None),
             splat: Mutex::new(None),
+            fields: Mutex::new(None),
         })
     }
 
@@ -417,7 +422,24 @@ impl Pipelines {
             "crowdfield.splat",
             &[Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite],
         );
+        let field_layout = layout(
+            device,
+            "crowdfield.fields",
+            &[Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite],
+        );
         Self {
+            field_speed: pipeline(
+                device,
+                "crowdfield.fields.speed",
+                shaders::FIELD_SPEED,
+                &field_layout,
+            ),
+            field_cost: pipeline(
+                device,
+                "crowdfield.fields.cost",
+                shaders::FIELD_COST,
+                &field_layout,
+            ),
             fim_block: pipeline(device, "crowdfield.fim.block", shaders::FIM_BLOCK, &fim_layout),
             fim_commit: pipeline(device, "crowdfield.fim.commit", shaders::FIM_COMMIT, &fim_layout),
             fim_compact: pipeline(
@@ -454,6 +476,7 @@ impl Pipelines {
             scan_layout,
             bin_layout,
             splat_layout,
+            field_layout,
         }
     }
 }

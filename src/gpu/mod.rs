@@ -1,12 +1,16 @@
-//! The GPU path (wgpu): the block fast-iterative Eikonal solver, the density splat and the
-//! bin-sorted neighbour grid, as WGSL compute passes in `shaders/` (one file per pass, the
-//! shared structs in `shaders/common.wgsl`, embedded at compile time).
+//! The GPU path (wgpu): the block fast-iterative Eikonal solver, the density splat, the speed
+//! and cost fields and the bin-sorted neighbour grid, as WGSL compute passes in `shaders/` (one
+//! file per pass, the shared structs in `shaders/common.wgsl`, embedded at compile time).
 //!
 //! - [`GpuContext`] picks an adapter (a real GPU first; `WGPU_BACKEND` and `WGPU_ADAPTER_NAME`
 //!   honoured), builds every pipeline once and keeps each solver's buffers for reuse.
 //! - [`GpuContext::solve_fim`]: one potential per goal mask, all groups in one submission.
 //! - [`GpuContext::neighbor_grid`]: the same arrays as [`crate::neighbors::NeighborGrid`].
 //! - [`GpuContext::splat`]: the same quantities as [`crate::fields::splat`], deterministic.
+//! - [`GpuContext::fields`]: splat, speed and unit cost, the same quantities as
+//!   [`crate::fields::Fields::compute`] in f32.
+//! - [`GpuContext::continuum_step`]: splat → speed → cost → FIM for every group without
+//!   reading the fields back (read back only when asked).
 //! - [`solve_eikonal`] with a [`Backend`]: what the command line calls; `Auto` falls back to
 //!   the CPU, saying why.
 //!
@@ -15,6 +19,7 @@
 
 mod bins;
 mod context;
+mod fields;
 mod fim;
 pub mod shaders;
 mod splat;
@@ -22,6 +27,7 @@ pub mod types;
 
 pub use bins::{radix_passes, scan_levels};
 pub use context::{AdapterReport, GpuContext};
+pub use fields::{GpuStep, field_params};
 pub use fim::{
     FIM_COST_MAX, FIM_EPS_REL, FIM_INNER_ITERS, FIM_TILE, PHI_INF, local_update, max_passes, sanitize_cost,
     solve_fim_cpu,

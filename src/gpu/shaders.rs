@@ -37,6 +37,11 @@ pub const SPLAT: &str = pass_source!("splat.wgsl");
 /// Density splat resolve.
 pub const SPLAT_RESOLVE: &str = pass_source!("splat_resolve.wgsl");
 
+/// Fields: anisotropic speed from the splat.
+pub const FIELD_SPEED: &str = pass_source!("field_speed.wgsl");
+/// Fields: anisotropic unit cost in the solver's form.
+pub const FIELD_COST: &str = pass_source!("field_cost.wgsl");
+
 /// Every pass as `(file name, full source)`, for validation.
 pub const ALL: &[(&str, &str)] = &[
     ("fim_block.wgsl", FIM_BLOCK),
@@ -50,4 +55,6 @@ pub const ALL: &[(&str, &str)] = &[
     ("radix_scatter.wgsl", RADIX_SCATTER),
     ("splat.wgsl", SPLAT),
     ("splat_resolve.wgsl", SPLAT_RESOLVE),
+    ("field_speed.wgsl", FIELD_SPEED),
+    ("field_cost.wgsl", FIELD_COST),
 ];

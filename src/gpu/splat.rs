@@ -26,7 +26,7 @@ pub(crate) struct SplatBuffers {
     params: wgpu::Buffer,
     pos: [wgpu::Buffer; 4],
     accum: wgpu::Buffer,
-    fields: wgpu::Buffer,
+    pub(crate) fields: wgpu::Buffer,
     bg: wgpu::BindGroup,
 }
 
@@ -72,7 +72,7 @@ impl SplatBuffers {
     }
 }
 
-fn splat_params(grid: &Grid, lambda: f64, agents: &Agents) -> Result<GpuSplatParams> {
+pub(crate) fn splat_params(grid: &Grid, lambda: f64, agents: &Agents) -> Result<GpuSplatParams> {
     if !(grid.cell_size.is_finite() && grid.cell_size > 0.0) {
         return Err(Error::invalid(
             "<memory>",
@@ -110,7 +110,7 @@ fn splat_params(grid: &Grid, lambda: f64, agents: &Agents) -> Result<GpuSplatPar
     })
 }
 
-fn density_from(grid: &Grid, fields: &[f32]) -> Density {
+pub(crate) fn density_from(grid: &Grid, fields: &[f32]) -> Density {
     let cells = grid.len();
     let arr = |k: usize| {
         Array2::from_shape_vec(grid.shape(), fields[k * cells..(k + 1) * cells].to_vec())
@@ -132,44 +132,68 @@ impl GpuContext {
     /// when the device fails.
     pub fn splat(&self, grid: &Grid, lambda: f64, agents: &Agents) -> Result<Density> {
         let params = splat_params(grid, lambda, agents)?;
-        let (n, cells) = (agents.len(), grid.len());
+        let cells = grid.len();
         if cells == 0 {
             return Ok(density_from(grid, &[]));
         }
-        let mut guard = self
-            .splat
-            .lock()
-            .map_err(|_| Error::Gpu("splat buffers poisoned".into()))?;
-        if guard.as_ref().is_none_or(|b| b.agents < n || b.cells < cells) {
-            *guard = Some(SplatBuffers::new(self, n.max(1).next_power_of_two(), cells)?);
-        }
+        let guard = self.splat_buffers(agents.len(), cells)?;
         let buf = guard.as_ref().expect("splat buffers were just created");
-        self.queue
-            .write_buffer(&buf.params, 0, bytemuck::bytes_of(&params));
-        for (b, v) in buf.pos.iter().zip([&agents.x, &agents.y, &agents.vx, &agents.vy]) {
-            self.queue.write_buffer(b, 0, bytemuck::cast_slice(v));
-        }
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("crowdfield.splat"),
             });
-        encoder.clear_buffer(&buf.accum, 0, Some(cells as u64 * 12));
-        {
-            let p = &self.pipelines;
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("crowdfield.splat"),
-                timestamp_writes: None,
-            });
-            pass.set_bind_group(0, &buf.bg, &[]);
-            pass.set_pipeline(&p.splat);
-            dispatch_linear(&mut pass, n as u32);
-            pass.set_pipeline(&p.splat_resolve);
-            dispatch_linear(&mut pass, cells as u32);
-        }
+        self.encode_splat(buf, &params, agents, &mut encoder);
         self.queue.submit([encoder.finish()]);
         let fields: Vec<f32> = self.read_back(&buf.fields, 0, 3 * cells)?;
         Ok(density_from(grid, &fields))
+    }
+
+    /// The splat buffers, (re)built when smaller than `agents` agents or `cells` cells.
+    pub(crate) fn splat_buffers(
+        &self,
+        agents: usize,
+        cells: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Option<SplatBuffers>>> {
+        let mut guard = self
+            .splat
+            .lock()
+            .map_err(|_| Error::Gpu("splat buffers poisoned".into()))?;
+        if guard
+            .as_ref()
+            .is_none_or(|b| b.agents < agents || b.cells < cells)
+        {
+            *guard = Some(SplatBuffers::new(self, agents.max(1).next_power_of_two(), cells)?);
+        }
+        Ok(guard)
+    }
+
+    /// Uploads the agents and encodes the splat (clear, splat, resolve) into `encoder`; the
+    /// result stays on the device in `buf.fields` (rho, vx, vy, `cells` values each).
+    pub(crate) fn encode_splat(
+        &self,
+        buf: &SplatBuffers,
+        params: &GpuSplatParams,
+        agents: &Agents,
+        encoder: &mut wgpu::CommandEncoder,
+    ) {
+        let cells = params.cols as u64 * params.rows as u64;
+        self.queue
+            .write_buffer(&buf.params, 0, bytemuck::bytes_of(params));
+        for (b, v) in buf.pos.iter().zip([&agents.x, &agents.y, &agents.vx, &agents.vy]) {
+            self.queue.write_buffer(b, 0, bytemuck::cast_slice(v));
+        }
+        encoder.clear_buffer(&buf.accum, 0, Some(cells * 12));
+        let p = &self.pipelines;
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("crowdfield.splat"),
+            timestamp_writes: None,
+        });
+        pass.set_bind_group(0, &buf.bg, &[]);
+        pass.set_pipeline(&p.splat);
+        dispatch_linear(&mut pass, params.agents);
+        pass.set_pipeline(&p.splat_resolve);
+        dispatch_linear(&mut pass, cells as u32);
     }
 }
 

@@ -82,3 +82,50 @@ pub struct GpuSplatParams {
     /// Padding to 32 bytes.
     pub pad1: u32,
 }
+
+/// Model parameters of the speed and cost passes, in f32. Sync: `FieldParams` in
+/// `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuFieldParams {
+    /// Grid columns.
+    pub cols: u32,
+    /// Grid rows.
+    pub rows: u32,
+    /// 0: linear blend, 1: Weidmann.
+    pub speed_law: u32,
+    /// Whole part of the look-ahead distance in cells ([`crate::fields::lookahead_cells`]).
+    pub ahead_whole: u32,
+    /// Cell edge, metres.
+    pub cell_size: f32,
+    /// Fraction of the look-ahead distance in cells, in `[0, 1)`.
+    pub ahead_frac: f32,
+    /// Path-length weight of the unit cost.
+    pub alpha: f32,
+    /// Time weight of the unit cost.
+    pub beta: f32,
+    /// Discomfort weight of the unit cost.
+    pub gamma: f32,
+    /// Slowest speed, m/s.
+    pub f_min: f32,
+    /// Fastest speed, m/s.
+    pub f_max: f32,
+    /// Slope at or below which the terrain speed is `f_max`.
+    pub s_min: f32,
+    /// Slope at or above which the terrain speed is `f_min`.
+    pub s_max: f32,
+    /// Density up to which walkers keep the terrain speed.
+    pub rho_min: f32,
+    /// Density from which walkers take the flow speed.
+    pub rho_max: f32,
+    /// Weidmann shape constant.
+    pub weidmann_gamma: f32,
+    /// Weidmann jam density.
+    pub weidmann_rho_jam: f32,
+    /// Finite unit costs above this are clamped ([`crate::gpu::FIM_COST_MAX`]).
+    pub cost_max: f32,
+    /// Padding.
+    pub pad1: u32,
+    /// Padding to 80 bytes.
+    pub pad2: u32,
+}

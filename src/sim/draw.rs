@@ -1,476 +1,349 @@
-//! Small raster drawing for the simulation's images: the arrival-curve plot, the peak-density
-//! heat map and the animation frames. A 5x7 bitmap font (upper case, digits, a little
-//! punctuation) labels axes, ticks, legends and colour bars, so no font file is needed.
+//! The simulation's images: the arrival-curve plot, the peak-density map and the animation
+//! frames. They are drawn with [`crate::export`]'s code (title band, Hack font, colour maps,
+//! colour bar with round ticks and unit, legend), so they look like the `solve` images.
 //!
-//! Images are drawn with y up: map row 0 is the bottom row of the picture.
+//! Map images use [`Layout`] (y up: grid row 0 is the bottom row of the map area).
 
 use super::Simulation;
 use super::report::Report;
+use crate::export::render::{
+    INK, LABEL_SIZE, LEGEND_ROW_H, Layout, MARGIN, OBSTACLE, SIDE_W, TICK_LEN, TITLE_H, WHITE, blank_canvas,
+    draw_legend_at, fill_rect, ticks,
+};
+use crate::export::text::{draw_text, text_width};
+use crate::export::{
+    Colormap, FieldSpec, ImageOptions, LegendEntry, draw_area_outline, draw_map_line, field_image_with,
+};
 use crate::scene::Scene;
-use image::{Rgb, RgbImage};
+use image::RgbaImage;
 use ndarray::Array2;
 
-/// Background of every image.
-const WHITE: Rgb<u8> = Rgb([255, 255, 255]);
-/// Axes, text.
-const BLACK: Rgb<u8> = Rgb([0, 0, 0]);
-/// Grid lines of plots.
-const LIGHT_GREY: Rgb<u8> = Rgb([225, 225, 225]);
-/// Obstacles on maps.
-const OBSTACLE: Rgb<u8> = Rgb([70, 70, 70]);
+/// Colour map of density images: the one of `solve`'s `density.png`.
+pub const DENSITY_COLORMAP: Colormap = Colormap::YellowOrangeRed;
+/// Colour map of potential images: the one of `solve`'s `potential.png`.
+pub const POTENTIAL_COLORMAP: Colormap = Colormap::Viridis;
+/// Unit of density colour bars, as on `solve`'s `density.png`.
+pub const DENSITY_UNIT: &str = "persons/m²";
+/// Unit of potential colour bars, as on `solve`'s `potential.png`.
+pub const POTENTIAL_UNIT: &str = "potential, s";
 
-/// Glyph width and height of the bitmap font, in font pixels (plus one pixel of spacing).
-const GLYPH_W: i64 = 5;
-const GLYPH_H: i64 = 7;
+/// Width of the arrivals plot area, px: the smallest map width of the `solve` images
+/// ([`ImageOptions::min_map_width`]'s default), so plot and maps line up side by side.
+const PLOT_W: u32 = 800;
+/// Height of the arrivals plot area, px (a 20:11 plot, room for ten labelled ticks).
+const PLOT_H: u32 = 440;
+/// Room left of the plot for the agent-count tick labels, px (five digits at [`LABEL_SIZE`]).
+const Y_LABELS_W: u32 = 56;
+/// Room above the plot for the y-axis name, px (as above a colour bar).
+const Y_NAME_H: u32 = 24;
+/// Room under the plot for the time tick labels and the x-axis name, px.
+const X_LABELS_H: u32 = 52;
+/// Grid lines of the plot: light enough to leave the curves in front.
+const GRID_LINE: [u8; 3] = [228, 228, 228];
+/// Aim for about this many labelled time ticks.
+const TIME_TICKS: f64 = 8.0;
+/// Aim for at most this many labelled agent-count ticks.
+const COUNT_TICKS: f64 = 6.0;
+/// Width of the arrival curves, px.
+const CURVE_W: u32 = 2;
+/// Colour of a group without a colour in the scene.
+const FALLBACK_GROUP_COLOR: [u8; 3] = [0, 0, 200];
+/// Smallest radius an agent is drawn with, px, so agents stay visible on large maps.
+const MIN_AGENT_PX: f64 = 1.5;
+/// Half-length of the peak cross's arms, in map pixels per cell (at least [`MIN_CROSS_ARM`]).
+const CROSS_ARM_CELLS: f64 = 2.0;
+/// Shortest arm of the peak cross, px.
+const MIN_CROSS_ARM: f64 = 6.0;
 
-/// The 5x7 font: each glyph is seven rows, bit 4 the leftmost column.
-fn glyph(c: char) -> [u8; 7] {
-    match c.to_ascii_uppercase() {
-        '0' => [0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E],
-        '1' => [0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E],
-        '2' => [0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F],
-        '3' => [0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E],
-        '4' => [0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02],
-        '5' => [0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E],
-        '6' => [0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E],
-        '7' => [0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08],
-        '8' => [0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E],
-        '9' => [0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C],
-        'A' => [0x0E, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11],
-        'B' => [0x1E, 0x11, 0x11, 0x1E, 0x11, 0x11, 0x1E],
-        'C' => [0x0E, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0E],
-        'D' => [0x1C, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1C],
-        'E' => [0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F],
-        'F' => [0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x10],
-        'G' => [0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F],
-        'H' => [0x11, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11],
-        'I' => [0x0E, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E],
-        'J' => [0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C],
-        'K' => [0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11],
-        'L' => [0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1F],
-        'M' => [0x11, 0x1B, 0x15, 0x15, 0x11, 0x11, 0x11],
-        'N' => [0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11],
-        'O' => [0x0E, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E],
-        'P' => [0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10, 0x10],
-        'Q' => [0x0E, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0D],
-        'R' => [0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11],
-        'S' => [0x0F, 0x10, 0x10, 0x0E, 0x01, 0x01, 0x1E],
-        'T' => [0x1F, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04],
-        'U' => [0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E],
-        'V' => [0x11, 0x11, 0x11, 0x11, 0x11, 0x0A, 0x04],
-        'W' => [0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0A],
-        'X' => [0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11],
-        'Y' => [0x11, 0x11, 0x11, 0x0A, 0x04, 0x04, 0x04],
-        'Z' => [0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F],
-        '.' => [0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C],
-        '-' => [0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00],
-        ':' => [0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00],
-        '/' => [0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00],
-        '(' => [0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02],
-        ')' => [0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08],
-        ',' => [0x00, 0x00, 0x00, 0x00, 0x0C, 0x04, 0x08],
-        '+' => [0x00, 0x04, 0x04, 0x1F, 0x04, 0x04, 0x00],
-        '=' => [0x00, 0x00, 0x1F, 0x00, 0x1F, 0x00, 0x00],
-        '_' => [0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1F],
-        '²' => [0x0C, 0x12, 0x04, 0x08, 0x1E, 0x00, 0x00],
-        '%' => [0x18, 0x19, 0x02, 0x04, 0x08, 0x13, 0x03],
-        '#' => [0x0A, 0x0A, 0x1F, 0x0A, 0x1F, 0x0A, 0x0A],
-        ' ' => [0x00; 7],
-        _ => [0x0E, 0x11, 0x01, 0x02, 0x04, 0x00, 0x04],
-    }
+/// Where each part of the arrivals plot goes, px.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlotLayout {
+    /// Plot area, left edge (the y axis).
+    pub plot_x: u32,
+    /// Plot area, top edge.
+    pub plot_y: u32,
+    /// Plot area width.
+    pub plot_w: u32,
+    /// Plot area height (the x axis is its last row).
+    pub plot_h: u32,
+    /// Legend, left edge (where the colour bar of a map image is).
+    pub legend_x: u32,
+    /// Legend, top edge.
+    pub legend_y: u32,
+    /// Whole image width.
+    pub width: u32,
+    /// Whole image height.
+    pub height: u32,
 }
 
-/// An RGB image with clipped drawing primitives. Coordinates are pixels, y down.
-pub struct Canvas {
-    /// The image drawn on.
-    pub img: RgbImage,
-}
-
-impl Canvas {
-    /// A `width x height` canvas filled with `bg`.
-    pub fn new(width: u32, height: u32, bg: Rgb<u8>) -> Self {
+impl PlotLayout {
+    /// The layout of a plot with `legend_rows` legend entries.
+    pub fn new(legend_rows: usize) -> Self {
+        let plot_x = MARGIN + Y_LABELS_W;
+        let plot_y = TITLE_H + Y_NAME_H;
+        let legend_x = plot_x + PLOT_W + MARGIN + 8;
+        let legend_y = plot_y;
+        let height = (plot_y + PLOT_H + X_LABELS_H + MARGIN)
+            .max(legend_y + legend_rows as u32 * LEGEND_ROW_H + MARGIN);
         Self {
-            img: RgbImage::from_pixel(width.max(1), height.max(1), bg),
+            plot_x,
+            plot_y,
+            plot_w: PLOT_W,
+            plot_h: PLOT_H,
+            legend_x,
+            legend_y,
+            width: legend_x + SIDE_W,
+            height,
         }
     }
 
-    /// Sets one pixel (ignored outside the image).
-    pub fn put(&mut self, x: i64, y: i64, c: Rgb<u8>) {
-        if x >= 0 && y >= 0 && (x as u32) < self.img.width() && (y as u32) < self.img.height() {
-            self.img.put_pixel(x as u32, y as u32, c);
-        }
+    /// Pixel column of `t` on an axis from 0 to `t_max`.
+    pub fn x_of(&self, t: f64, t_max: f64) -> u32 {
+        self.plot_x
+            + (t / t_max * (self.plot_w - 1) as f64)
+                .round()
+                .clamp(0.0, (self.plot_w - 1) as f64) as u32
     }
 
-    /// Fills the rectangle `[x, x + w) x [y, y + h)`.
-    pub fn fill_rect(&mut self, x: i64, y: i64, w: i64, h: i64, c: Rgb<u8>) {
-        for py in y.max(0)..(y + h).min(self.img.height() as i64) {
-            for px in x.max(0)..(x + w).min(self.img.width() as i64) {
-                self.img.put_pixel(px as u32, py as u32, c);
-            }
-        }
-    }
-
-    /// A one-pixel line (Bresenham).
-    pub fn line(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, c: Rgb<u8>) {
-        let (dx, dy) = ((x1 - x0).abs(), -(y1 - y0).abs());
-        let (sx, sy) = (if x0 < x1 { 1 } else { -1 }, if y0 < y1 { 1 } else { -1 });
-        let (mut x, mut y, mut err) = (x0, y0, dx + dy);
-        loop {
-            self.put(x, y, c);
-            if x == x1 && y == y1 {
-                break;
-            }
-            let e2 = 2 * err;
-            if e2 >= dy {
-                err += dy;
-                x += sx;
-            }
-            if e2 <= dx {
-                err += dx;
-                y += sy;
-            }
-        }
-    }
-
-    /// A two-pixel-wide line.
-    pub fn thick_line(&mut self, x0: i64, y0: i64, x1: i64, y1: i64, c: Rgb<u8>) {
-        self.line(x0, y0, x1, y1, c);
-        self.line(x0 + 1, y0, x1 + 1, y1, c);
-        self.line(x0, y0 + 1, x1, y1 + 1, c);
-    }
-
-    /// A filled disc.
-    pub fn disc(&mut self, cx: f64, cy: f64, r: f64, c: Rgb<u8>) {
-        let (x0, x1) = ((cx - r).floor() as i64, (cx + r).ceil() as i64);
-        let (y0, y1) = ((cy - r).floor() as i64, (cy + r).ceil() as i64);
-        for y in y0..=y1 {
-            for x in x0..=x1 {
-                let (dx, dy) = (x as f64 + 0.5 - cx, y as f64 + 0.5 - cy);
-                if dx * dx + dy * dy <= r * r {
-                    self.put(x, y, c);
-                }
-            }
-        }
-    }
-
-    /// Draws `text` with its top-left corner at `(x, y)`, each font pixel `scale` pixels.
-    pub fn text(&mut self, x: i64, y: i64, text: &str, scale: i64, c: Rgb<u8>) {
-        for (k, ch) in text.chars().enumerate() {
-            let gx = x + k as i64 * (GLYPH_W + 1) * scale;
-            for (row, bits) in glyph(ch).iter().enumerate() {
-                for col in 0..GLYPH_W {
-                    if bits & (1 << (GLYPH_W - 1 - col)) != 0 {
-                        self.fill_rect(gx + col * scale, y + row as i64 * scale, scale, scale, c);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Width of `text` in pixels at `scale`.
-    pub fn text_width(text: &str, scale: i64) -> i64 {
-        let n = text.chars().count() as i64;
-        (n * (GLYPH_W + 1) - 1).max(0) * scale
-    }
-
-    /// Height of a line of text at `scale`.
-    pub fn text_height(scale: i64) -> i64 {
-        GLYPH_H * scale
+    /// Pixel row of `n` on an axis from 0 (bottom) to `n_max` (top).
+    pub fn y_of(&self, n: f64, n_max: f64) -> u32 {
+        let up = (n / n_max * (self.plot_h - 1) as f64)
+            .round()
+            .clamp(0.0, (self.plot_h - 1) as f64) as u32;
+        self.plot_y + self.plot_h - 1 - up
     }
 }
 
-/// The viridis colour map at `t` in `[0, 1]` (piecewise linear through five of its colours).
-pub fn viridis(t: f64) -> Rgb<u8> {
-    const STOPS: [[f64; 3]; 5] = [
-        [68.0, 1.0, 84.0],
-        [59.0, 82.0, 139.0],
-        [33.0, 145.0, 140.0],
-        [94.0, 201.0, 98.0],
-        [253.0, 231.0, 37.0],
-    ];
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
-    let s = t * 4.0;
-    let i = (s.floor() as usize).min(3);
-    let f = s - i as f64;
-    let c = |k: usize| (STOPS[i][k] + f * (STOPS[i + 1][k] - STOPS[i][k])).round() as u8;
-    Rgb([c(0), c(1), c(2)])
+/// An axis-aligned segment [`CURVE_W`] px wide from `(x0, y0)` to `(x1, y1)`.
+fn segment(img: &mut RgbaImage, (x0, y0): (u32, u32), (x1, y1): (u32, u32), c: [u8; 3]) {
+    let (x, y) = (x0.min(x1), y0.min(y1));
+    fill_rect(img, x, y, x0.abs_diff(x1) + CURVE_W, y0.abs_diff(y1) + CURVE_W, c);
 }
 
-/// A "nice" tick step (1, 2 or 5 times a power of ten) giving about `target` ticks up to `max`.
-pub fn tick_step(max: f64, target: f64) -> f64 {
-    if !(max.is_finite() && max > 0.0) {
-        return 1.0;
+/// Plot of the arrival curves (agents out over time) of every group in its colour (`colors`,
+/// by group index) and, with several groups, the total in ink; with round ticks, axis names in
+/// units, and a legend where the map images have their colour bar.
+pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
+    let mut series: Vec<(&str, &[[f64; 2]], [u8; 3])> = Vec::new();
+    for (g, gr) in report.groups.iter().enumerate() {
+        let c = colors.get(g).copied().unwrap_or(FALLBACK_GROUP_COLOR);
+        series.push((gr.name.as_str(), gr.arrival_curve.as_slice(), c));
     }
-    let raw = max / target;
-    let p = 10f64.powf(raw.log10().floor());
-    let m = raw / p;
-    let nice = if m <= 1.0 {
-        1.0
-    } else if m <= 2.0 {
-        2.0
-    } else if m <= 5.0 {
-        5.0
-    } else {
-        10.0
-    };
-    nice * p
-}
-
-/// A tick label: no trailing zeros, at most two decimals.
-pub fn tick_label(v: f64) -> String {
-    let s = format!("{v:.2}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".to_string() } else { s.to_string() }
-}
-
-/// Plot of the arrival curves (agents out over time) of every group and the total, with
-/// axes, ticks, axis labels and a legend.
-pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbImage {
-    const W: i64 = 900;
-    const H: i64 = 560;
-    const LEFT: i64 = 90;
-    const RIGHT: i64 = 30;
-    const TOP: i64 = 50;
-    const BOTTOM: i64 = 70;
-    let mut cv = Canvas::new(W as u32, H as u32, WHITE);
-    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    if report.groups.len() > 1 {
+        series.push(("total", report.total.arrival_curve.as_slice(), INK));
+    }
+    let l = PlotLayout::new(series.len());
+    let mut img = blank_canvas(
+        l.width,
+        l.height,
+        &format!("{}: agents out over time", report.map),
+    );
     let t_max = report
         .end_time
         .max(report.total.last_arrival.unwrap_or(0.0))
         .max(1.0);
     let n_max = (report.total.agents as f64).max(1.0);
-    let px = |t: f64| LEFT + (t / t_max * pw as f64).round() as i64;
-    let py = |n: f64| TOP + ph - (n / n_max * ph as f64).round() as i64;
+    let (left, bottom) = (l.plot_x, l.plot_y + l.plot_h - 1);
 
-    // Grid, ticks and labels.
-    let xs = tick_step(t_max, 8.0);
-    let mut t = 0.0;
-    while t <= t_max + 1e-9 {
-        cv.line(px(t), TOP, px(t), TOP + ph, LIGHT_GREY);
-        cv.line(px(t), TOP + ph, px(t), TOP + ph + 5, BLACK);
-        let label = tick_label(t);
-        cv.text(
-            px(t) - Canvas::text_width(&label, 2) / 2,
-            TOP + ph + 10,
+    // Grid lines, ticks and tick labels.
+    for (t, label) in ticks(0.0, t_max, TIME_TICKS) {
+        let x = l.x_of(t, t_max);
+        fill_rect(&mut img, x, l.plot_y, 1, l.plot_h, GRID_LINE);
+        fill_rect(&mut img, x, bottom + 1, 1, TICK_LEN, INK);
+        let tx = x as f32 - text_width(&label, LABEL_SIZE) / 2.0;
+        draw_text(
+            &mut img,
+            tx,
+            (bottom + TICK_LEN + 4) as f32,
+            LABEL_SIZE,
             &label,
-            2,
-            BLACK,
+            INK,
         );
-        t += xs;
     }
-    let ys = tick_step(n_max, 6.0).max(1.0);
-    let mut n = 0.0;
-    while n <= n_max + 1e-9 {
-        cv.line(LEFT, py(n), LEFT + pw, py(n), LIGHT_GREY);
-        cv.line(LEFT - 5, py(n), LEFT, py(n), BLACK);
-        let label = tick_label(n);
-        cv.text(
-            LEFT - 10 - Canvas::text_width(&label, 2),
-            py(n) - 7,
-            &label,
-            2,
-            BLACK,
-        );
-        n += ys;
+    for (n, label) in ticks(0.0, n_max, COUNT_TICKS.min(n_max)) {
+        let y = l.y_of(n, n_max);
+        fill_rect(&mut img, left, y, l.plot_w, 1, GRID_LINE);
+        fill_rect(&mut img, left - TICK_LEN, y, TICK_LEN, 1, INK);
+        let tx = (left - TICK_LEN - 4) as f32 - text_width(&label, LABEL_SIZE);
+        draw_text(&mut img, tx, y as f32 - LABEL_SIZE * 0.6, LABEL_SIZE, &label, INK);
     }
-    cv.line(LEFT, TOP, LEFT, TOP + ph, BLACK);
-    cv.line(LEFT, TOP + ph, LEFT + pw, TOP + ph, BLACK);
-    let title = format!("ARRIVALS - {}", report.map);
-    cv.text((W - Canvas::text_width(&title, 2)) / 2, 12, &title, 2, BLACK);
-    let xl = "TIME (S)";
-    cv.text(LEFT + (pw - Canvas::text_width(xl, 2)) / 2, H - 26, xl, 2, BLACK);
-    cv.text(8, TOP - 22, "AGENTS OUT", 2, BLACK);
+    fill_rect(&mut img, left, l.plot_y, 1, l.plot_h, INK);
+    fill_rect(&mut img, left, bottom, l.plot_w, 1, INK);
+    let x_name = "time, s";
+    let x_name_x = left as f32 + (l.plot_w as f32 - text_width(x_name, LABEL_SIZE)) / 2.0;
+    draw_text(&mut img, x_name_x, (bottom + 30) as f32, LABEL_SIZE, x_name, INK);
+    draw_text(
+        &mut img,
+        MARGIN as f32,
+        (l.plot_y - 22) as f32,
+        LABEL_SIZE,
+        "agents out",
+        INK,
+    );
 
-    // Curves: the total in black (when there are several groups), then each group.
-    let mut series: Vec<(&str, &[[f64; 2]], Rgb<u8>)> = Vec::new();
-    for (g, gr) in report.groups.iter().enumerate() {
-        let c = colors.get(g).copied().unwrap_or([0, 0, 200]);
-        series.push((gr.name.as_str(), gr.arrival_curve.as_slice(), Rgb(c)));
-    }
-    if report.groups.len() > 1 {
-        series.push(("total", report.total.arrival_curve.as_slice(), BLACK));
-    }
+    // Curves as steps: flat until each arrival, then up.
     for (_, curve, c) in &series {
-        let (mut lt, mut ln) = (0.0, 0.0);
+        let (mut last_t, mut last_n) = (0.0, 0.0);
         for p in curve.iter() {
-            cv.thick_line(px(lt), py(ln), px(p[0]), py(ln), *c);
-            cv.thick_line(px(p[0]), py(ln), px(p[0]), py(p[1]), *c);
-            (lt, ln) = (p[0], p[1]);
+            let (x0, x1) = (l.x_of(last_t, t_max), l.x_of(p[0], t_max));
+            let (y0, y1) = (l.y_of(last_n, n_max), l.y_of(p[1], n_max));
+            segment(&mut img, (x0, y0), (x1, y0), *c);
+            segment(&mut img, (x1, y0), (x1, y1), *c);
+            (last_t, last_n) = (p[0], p[1]);
         }
-        cv.thick_line(px(lt), py(ln), px(report.end_time.max(lt)), py(ln), *c);
+        let (x0, x1) = (l.x_of(last_t, t_max), l.x_of(report.end_time.max(last_t), t_max));
+        let y = l.y_of(last_n, n_max);
+        segment(&mut img, (x0, y), (x1, y), *c);
     }
 
-    // Legend, top left inside the plot.
-    let rows = series.len() as i64;
-    let widest = series
+    let legend: Vec<LegendEntry> = series
         .iter()
-        .map(|s| Canvas::text_width(s.0, 2))
-        .max()
-        .unwrap_or(0);
-    let (lx, ly) = (LEFT + 12, TOP + 12);
-    cv.fill_rect(lx, ly, widest + 60, rows * 22 + 10, WHITE);
-    for (k, (name, _, c)) in series.iter().enumerate() {
-        let y = ly + 8 + k as i64 * 22;
-        cv.fill_rect(lx + 8, y + 5, 30, 4, *c);
-        cv.text(lx + 46, y, name, 2, BLACK);
-    }
-    cv.line(lx, ly, lx + widest + 60, ly, BLACK);
-    cv.line(
-        lx,
-        ly + rows * 22 + 10,
-        lx + widest + 60,
-        ly + rows * 22 + 10,
-        BLACK,
-    );
-    cv.line(lx, ly, lx, ly + rows * 22 + 10, BLACK);
-    cv.line(lx + widest + 60, ly, lx + widest + 60, ly + rows * 22 + 10, BLACK);
-    cv.img
+        .map(|(name, _, c)| LegendEntry::Swatch(*c, name.to_string()))
+        .collect();
+    draw_legend_at(&mut img, l.legend_x, l.legend_y, &legend);
+    img
 }
 
-/// Pixels per cell for a map picture about `target` pixels across.
-fn cell_pixels(scene: &Scene, target: usize) -> i64 {
-    (target / scene.grid.cols.max(scene.grid.rows).max(1)).clamp(1, 16) as i64
-}
-
-/// Paints `value` (already scaled to `[0, 1]`, NaN for "no value") under the map, obstacles on
-/// top, at `s` pixels per cell with the map's lower-left corner at `(ox, oy + height)`.
-fn paint_field(
-    cv: &mut Canvas,
-    scene: &Scene,
-    value: &Array2<f64>,
-    s: i64,
-    ox: i64,
-    oy: i64,
-    no_value: Rgb<u8>,
-) {
-    let rows = scene.grid.rows as i64;
-    for ((r, c), &v) in value.indexed_iter() {
-        let color = if scene.obstacle[[r, c]] {
-            OBSTACLE
-        } else if v.is_finite() {
-            viridis(v)
-        } else {
-            no_value
-        };
-        cv.fill_rect(ox + c as i64 * s, oy + (rows - 1 - r as i64) * s, s, s, color);
-    }
-}
-
-/// A vertical colour bar at `(x, y)` of `height` pixels for values `[0, max]`, labelled.
-fn colour_bar(cv: &mut Canvas, x: i64, y: i64, height: i64, max: f64, unit: &str) {
-    const BAR_W: i64 = 20;
-    for k in 0..height {
-        let t = 1.0 - k as f64 / (height - 1).max(1) as f64;
-        cv.fill_rect(x, y + k, BAR_W, 1, viridis(t));
-    }
-    cv.line(x, y, x + BAR_W, y, BLACK);
-    cv.line(x, y + height - 1, x + BAR_W, y + height - 1, BLACK);
-    cv.line(x, y, x, y + height - 1, BLACK);
-    cv.line(x + BAR_W, y, x + BAR_W, y + height - 1, BLACK);
-    let step = tick_step(max, 5.0);
-    let mut v = 0.0;
-    while v <= max + 1e-9 {
-        let py = y + height - 1 - (v / max * (height - 1) as f64).round() as i64;
-        cv.line(x + BAR_W, py, x + BAR_W + 4, py, BLACK);
-        cv.text(x + BAR_W + 8, py - 7, &tick_label(v), 2, BLACK);
-        v += step;
-    }
-    cv.text(x - 10, y - 24, unit, 2, BLACK);
-}
-
-/// Heat map of the highest density seen in each cell over the run, with a colour bar in
-/// persons/m² and a cross at the peak.
-pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f64)) -> RgbImage {
-    let s = cell_pixels(scene, 700);
-    let (mw, mh) = (scene.grid.cols as i64 * s, scene.grid.rows as i64 * s);
-    let (left, top, right, bottom) = (20, 60, 150, 20);
-    let mut cv = Canvas::new(
-        (left + mw + right) as u32,
-        (top + mh.max(200) + bottom) as u32,
-        WHITE,
-    );
+/// Heat map of the highest density seen in each cell over the run, drawn like `solve`'s
+/// `density.png` (same colour map and unit) with the bar from 0 to the maximum, and a cross at
+/// the peak `peak_xy` (metres).
+pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f64)) -> RgbaImage {
     let max = peak_map.iter().fold(0.0f32, |m, &v| m.max(v)) as f64;
-    let scale_max = if max > 0.0 { max } else { 1.0 };
-    let scaled = peak_map.mapv(|v| v as f64 / scale_max);
-    paint_field(&mut cv, scene, &scaled, s, left, top, viridis(0.0));
-    let title = format!("PEAK DENSITY - {} (MAX {:.2} PERSONS/M²)", scene.name, max);
-    cv.text(left, 14, &title, 2, BLACK);
-    // Cross at the peak.
-    let cx = left + (peak_xy.0 / scene.grid.cell_size * s as f64) as i64;
-    let cy = top + mh - (peak_xy.1 / scene.grid.cell_size * s as f64) as i64;
-    let arm = (2 * s).max(6);
-    cv.thick_line(cx - arm, cy - arm, cx + arm, cy + arm, WHITE);
-    cv.thick_line(cx - arm, cy + arm, cx + arm, cy - arm, WHITE);
-    colour_bar(&mut cv, left + mw + 30, top, mh.max(200), scale_max, "PERSONS/M²");
-    cv.img
+    let title = format!(
+        "{}: peak density over the run, max {max:.2} persons/m²",
+        scene.name
+    );
+    let spec = FieldSpec {
+        title: &title,
+        unit: DENSITY_UNIT,
+        colormap: DENSITY_COLORMAP,
+        range: Some((0.0, if max > 0.0 { max } else { 1.0 })),
+        legend: vec![
+            LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
+            LegendEntry::Cross(INK, "peak".into()),
+        ],
+    };
+    let (mut img, layout) = field_image_with(scene, peak_map.view(), &spec, &ImageOptions::default());
+    let (cx, cy) = layout.map_point(peak_xy.0, peak_xy.1, scene.grid.cell_size);
+    let arm = (CROSS_ARM_CELLS * layout.scale as f64).max(MIN_CROSS_ARM);
+    for (dx, dy) in [(1.0, 1.0), (1.0, -1.0)] {
+        let (a, b) = ((cx - arm * dx, cy - arm * dy), (cx + arm * dx, cy + arm * dy));
+        // A white halo under the ink keeps the cross visible on the darkest colours.
+        draw_map_line(
+            &mut img,
+            &layout,
+            (a.0 - 1.0, a.1 - 1.0),
+            (b.0 - 1.0, b.1 - 1.0),
+            4,
+            WHITE,
+        );
+        draw_map_line(&mut img, &layout, a, b, 2, INK);
+    }
+    img
 }
 
 /// What is painted under the agents in a frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum FrameField {
-    /// Density, persons/m².
+    /// Density, persons/m² (colour bar from 0 to the model's maximum density).
     #[default]
     Density,
     /// The first group's potential, seconds.
     Potential,
 }
 
-/// One animation frame: the field underneath, obstacles, goals outlined in their group's
-/// colour, and the agents as discs coloured by group; the time in the corner.
-pub fn frame(sim: &Simulation, field: FrameField) -> RgbImage {
-    let scene = &sim.scene;
-    let s = cell_pixels(scene, 800).max(2);
-    let (mw, mh) = (scene.grid.cols as i64 * s, scene.grid.rows as i64 * s);
-    let top = 30;
-    let mut cv = Canvas::new(mw as u32, (mh + top) as u32, WHITE);
-    let value = match (field, &sim.fields, sim.potentials.first()) {
-        (FrameField::Density, Some(f), _) => {
-            // Pale: density over 0..rho_max mapped to the upper half of viridis... kept dim so
-            // the agents stand out.
-            let max = scene.params.rho_max.max(1e-6);
-            f.density.rho.mapv(|v| 0.15 + 0.85 * (v as f64 / max).min(1.0))
-        }
-        (FrameField::Potential, _, Some(phi)) => {
-            let max = phi
-                .iter()
-                .filter(|v| v.is_finite())
-                .fold(0.0f64, |m, &v| m.max(v))
-                .max(1e-9);
-            phi.mapv(|v| if v.is_finite() { v / max } else { f64::NAN })
-        }
-        _ => Array2::from_elem(scene.grid.shape(), 0.15),
-    };
-    paint_field(&mut cv, scene, &value, s, 0, top, Rgb([30, 30, 30]));
-    let rows = scene.grid.rows as i64;
-    for group in &scene.groups {
-        for goal in &group.goals {
-            for ((r, c), &m) in goal.mask.indexed_iter() {
-                if m {
-                    let (x, y) = (c as i64 * s, top + (rows - 1 - r as i64) * s);
-                    let col = Rgb(group.color);
-                    cv.fill_rect(x, y, s, 1, col);
-                    cv.fill_rect(x, y + s - 1, s, 1, col);
-                    cv.fill_rect(x, y, 1, s, col);
-                    cv.fill_rect(x + s - 1, y, 1, s, col);
-                }
+/// The legend of a frame: obstacles, unreachable cells (potential only), then one swatch per
+/// group in its agents' colour (its goals are outlined in the same colour).
+pub fn frame_legend(scene: &Scene, field: FrameField) -> Vec<LegendEntry> {
+    let mut legend = vec![LegendEntry::Swatch(OBSTACLE, "obstacle".into())];
+    if field == FrameField::Potential {
+        legend.push(LegendEntry::Hatched("unreachable".into()));
+    }
+    legend.extend(
+        scene
+            .groups
+            .iter()
+            .map(|g| LegendEntry::Swatch(g.color, g.name.clone())),
+    );
+    legend
+}
+
+/// A filled disc of radius `r` px centred at map pixel `(cx, cy)`, clipped to the map area.
+fn disc(img: &mut RgbaImage, layout: &Layout, (cx, cy): (f64, f64), r: f64, c: [u8; 3]) {
+    for y in (cy - r).floor() as i64..=(cy + r).ceil() as i64 {
+        for x in (cx - r).floor() as i64..=(cx + r).ceil() as i64 {
+            let (dx, dy) = (x as f64 + 0.5 - cx, y as f64 + 0.5 - cy);
+            if dx * dx + dy * dy <= r * r {
+                layout.blend_map(img, x, y, c, 1.0);
             }
         }
     }
+}
+
+/// One animation frame, laid out like the `solve` images: the field underneath with its colour
+/// bar, obstacles, each group's goals outlined in its colour, the agents as discs in their
+/// group's colour with an ink rim, the time and agent count in the title, and the legend.
+pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
+    let scene = &sim.scene;
     let a = &sim.agents;
-    let ppm = s as f64 / scene.grid.cell_size;
+    let title = format!(
+        "t = {:.1} s, {} agents walking: {}",
+        sim.time,
+        a.len(),
+        scene.name
+    );
+    let zeros = || Array2::<f32>::zeros(scene.grid.shape());
+    let (value, unit, colormap, range) = match field {
+        FrameField::Density => (
+            sim.fields.as_ref().map_or_else(zeros, |f| f.density.rho.clone()),
+            DENSITY_UNIT,
+            DENSITY_COLORMAP,
+            Some((0.0, scene.params.rho_max.max(f64::MIN_POSITIVE))),
+        ),
+        FrameField::Potential => (
+            sim.potentials
+                .first()
+                .map_or_else(zeros, |phi| phi.mapv(|v| v as f32)),
+            POTENTIAL_UNIT,
+            POTENTIAL_COLORMAP,
+            None,
+        ),
+    };
+    let spec = FieldSpec {
+        title: &title,
+        unit,
+        colormap,
+        range,
+        legend: frame_legend(scene, field),
+    };
+    let (mut img, layout) = field_image_with(scene, value.view(), &spec, &ImageOptions::default());
+    for group in &scene.groups {
+        for goal in &group.goals {
+            draw_area_outline(&mut img, &layout, goal.mask.view(), group.color);
+        }
+    }
+    let ppm = layout.scale as f64 / scene.grid.cell_size;
     for i in 0..a.len() {
         let color = scene
             .groups
             .get(a.group[i] as usize)
-            .map_or([255, 255, 255], |g| g.color);
-        let (x, y) = (a.x[i] as f64 * ppm, top as f64 + mh as f64 - a.y[i] as f64 * ppm);
-        let r = (a.radius[i] as f64 * ppm).max(1.5);
-        cv.disc(x, y, r + 1.0, BLACK);
-        cv.disc(x, y, r, Rgb(color));
+            .map_or(FALLBACK_GROUP_COLOR, |g| g.color);
+        let centre = layout.map_point(a.x[i] as f64, a.y[i] as f64, scene.grid.cell_size);
+        let r = (a.radius[i] as f64 * ppm).max(MIN_AGENT_PX);
+        disc(&mut img, &layout, centre, r + 1.0, INK);
+        disc(&mut img, &layout, centre, r, color);
     }
-    let label = format!("T = {:.1} S   AGENTS {}", sim.time, a.len());
-    cv.text(6, 8, &label, 2, BLACK);
-    cv.img
+    img
+}
+
+/// The layout [`frame`] and [`peak_density_map`] draw `scene` with, given their legend length.
+pub fn map_layout(scene: &Scene, legend_rows: usize) -> Layout {
+    Layout::new(
+        scene.grid.rows,
+        scene.grid.cols,
+        legend_rows,
+        &ImageOptions::default(),
+    )
 }
 
 #[cfg(test)]
@@ -478,24 +351,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(tick_step(100.0, 5.0), 20.0);
-        assert_eq!(tick_step(7.0, 6.0), 2.0);
-        assert_eq!(tick_step(0.9, 5.0), 0.2);
-        assert_eq!(tick_label(2.50), "2.5");
-        assert_eq!(tick_label(40.0), "40");
+    fn plot_axes_map_the_range_onto_the_plot_area() {
+        let l = PlotLayout::new(3);
+        assert_eq!(l.x_of(0.0, 10.0), l.plot_x);
+        assert_eq!(l.x_of(10.0, 10.0), l.plot_x + l.plot_w - 1);
+        assert_eq!(l.y_of(0.0, 5.0), l.plot_y + l.plot_h - 1, "zero at the bottom");
+        assert_eq!(l.y_of(5.0, 5.0), l.plot_y, "the maximum at the top");
+        assert!(l.legend_x > l.plot_x + l.plot_w && l.width == l.legend_x + SIDE_W);
+        let tall = PlotLayout::new(40);
+        assert!(
+            tall.height >= tall.legend_y + 40 * LEGEND_ROW_H,
+            "a long legend fits"
+        );
     }
 
     #[test]
-    fn viridis_ends_and_text_pixels() {
-        assert_eq!(viridis(0.0), Rgb([68, 1, 84]));
-        assert_eq!(viridis(1.0), Rgb([253, 231, 37]));
-        assert_eq!(viridis(f64::NAN), Rgb([68, 1, 84]));
-        let mut cv = Canvas::new(40, 10, WHITE);
-        cv.text(0, 0, "1", 1, BLACK);
-        // '1' has its stem in column 2 on every row but the last.
-        assert_eq!(*cv.img.get_pixel(2, 3), BLACK);
-        assert_eq!(*cv.img.get_pixel(0, 3), WHITE);
-        assert_eq!(Canvas::text_width("AB", 1), 11);
+    fn segments_are_curve_wide_in_both_directions() {
+        let mut img = RgbaImage::from_pixel(20, 20, image::Rgba([255; 4]));
+        segment(&mut img, (10, 5), (2, 5), [1, 2, 3]);
+        assert_eq!(img.get_pixel(2, 6).0, [1, 2, 3, 255]);
+        assert_eq!(img.get_pixel(11, 5).0, [1, 2, 3, 255]);
+        assert_eq!(img.get_pixel(12, 5).0, [255; 4]);
+        assert_eq!(img.get_pixel(5, 7).0, [255; 4]);
+    }
+
+    #[test]
+    fn discs_are_clipped_to_the_map() {
+        let layout = Layout::new(2, 2, 0, &ImageOptions::default());
+        let mut img = RgbaImage::from_pixel(layout.width, layout.height, image::Rgba([255; 4]));
+        disc(&mut img, &layout, (0.0, 0.0), 10.0, [9, 9, 9]);
+        assert_eq!(
+            img.get_pixel(layout.map_x + 2, layout.map_y + 2).0,
+            [9, 9, 9, 255]
+        );
+        assert_eq!(
+            img.get_pixel(layout.map_x - 2, layout.map_y + 2).0,
+            [255; 4],
+            "left of the map"
+        );
     }
 }

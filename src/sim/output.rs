@@ -5,8 +5,8 @@
 use super::draw::{self, FrameField};
 use super::{Simulation, StageTimes};
 use crate::error::{Error, Result};
+use crate::export::save_png;
 use crate::io::{write_atomic, write_bytes_atomic};
-use image::RgbImage;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -74,14 +74,6 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     write_bytes_atomic(path, text.as_bytes())
 }
 
-/// Encodes `img` as PNG and writes it atomically.
-pub fn write_png(path: &Path, img: &RgbImage) -> Result<()> {
-    let mut bytes = Vec::new();
-    img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
-        .map_err(|e| Error::invalid(path.display().to_string(), "png", e.to_string()))?;
-    write_bytes_atomic(path, &bytes)
-}
-
 /// Writes the end-of-run outputs into `dir`: `report.json`, `timings.json`, `arrivals.png`,
 /// `peak_density.png`.
 pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
@@ -89,9 +81,9 @@ pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
     write_json(&dir.join("report.json"), &report)?;
     write_json(&dir.join("timings.json"), &Timings::of(sim))?;
     let colors: Vec<[u8; 3]> = sim.scene.groups.iter().map(|g| g.color).collect();
-    write_png(&dir.join("arrivals.png"), &draw::arrivals_plot(&report, &colors))?;
+    save_png(&dir.join("arrivals.png"), &draw::arrivals_plot(&report, &colors))?;
     let peak = (report.total.peak_density.x, report.total.peak_density.y);
-    write_png(
+    save_png(
         &dir.join("peak_density.png"),
         &draw::peak_density_map(&sim.scene, &sim.density_log.peak_map, peak),
     )?;
@@ -133,7 +125,7 @@ impl TrajectoryRecorder {
 
 /// Writes frame number `index` of `sim` as `dir/frames/frame_NNNNN.png`.
 pub fn write_frame(dir: &Path, index: usize, sim: &Simulation, field: FrameField) -> Result<()> {
-    write_png(
+    save_png(
         &dir.join("frames").join(format!("frame_{index:05}.png")),
         &draw::frame(sim, field),
     )
