@@ -185,15 +185,22 @@ fn fish_school_stays_in_its_tank_and_forms_groups() {
             a.vy[id as usize] = t.sin();
         }
     }
-    let nn_start = mean_nearest_distance(&a);
-    let clusters_start = clusters(&a, 1.5).len();
+    swim_and_check_schools(&sc, &mut a);
+}
+
+/// Flocks `a` for 30 s (600 steps of 0.05 s) in `sc`: every fish stays in the water (inside
+/// the domain, out of obstacles) at every step, and the school gathers into groups: nearer
+/// neighbours, far fewer clusters, a largest school of at least 10 fish, still swimming.
+fn swim_and_check_schools(sc: &crowdfield::Scene, a: &mut Agents) {
+    let nn_start = mean_nearest_distance(a);
+    let clusters_start = clusters(a, 1.5).len();
     let mut layer = LocalLayer::new(LocalMode::Boids, LocalBackend::CpuMulti).unwrap();
     for step in 0..600 {
-        layer.flock(&sc, &mut a, 0.05).unwrap();
-        assert!(all_free(&sc, &a), "step {step}: a fish left the water");
+        layer.flock(sc, a, 0.05).unwrap();
+        assert!(all_free(sc, a), "step {step}: a fish left the water");
     }
-    let nn_end = mean_nearest_distance(&a);
-    let c = clusters(&a, 1.5);
+    let nn_end = mean_nearest_distance(a);
+    let c = clusters(a, 1.5);
     assert!(
         nn_end < 0.8 * nn_start,
         "nearest-neighbour distance {nn_start} -> {nn_end}"
@@ -207,6 +214,30 @@ fn fish_school_stays_in_its_tank_and_forms_groups() {
     // Still swimming (not collapsed to rest).
     let mean_speed: f32 = (0..a.len()).map(|i| a.vx[i].hypot(a.vy[i])).sum::<f32>() / a.len() as f32;
     assert!(mean_speed > 0.3, "mean speed {mean_speed}");
+}
+
+#[test]
+fn the_bundled_fish_tank_school_stays_in_the_water_and_forms_groups() {
+    // maps/fish_tank.json: the same tank and rock as a map file, a flocking group without
+    // goals, its 120 fish placed by the simulation's spawner and given random headings.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/fish_tank.json");
+    let sc = crowdfield::map::load(&path).unwrap();
+    assert_eq!(sc.groups.len(), 1);
+    assert!(sc.groups[0].goals.is_empty() && sc.groups[0].boids.is_some());
+    let rock = sc.grid.cell_of(15.0, 7.5).unwrap();
+    assert!(sc.obstacle[rock], "the rock is in the middle of the tank");
+    let mut a = crowdfield::sim::spawn::spawn_agents(&sc, 11).unwrap();
+    assert_eq!(a.len(), 120);
+    assert!(all_free(&sc, &a));
+    assert!(a.radius.iter().all(|&r| (r - 0.1).abs() < 1e-6));
+    assert!(a.max_speed.iter().all(|&v| (1.0..=1.5).contains(&v)));
+    let mut rng = Rng(77);
+    for i in 0..a.len() {
+        let t = rng.range(0.0, std::f32::consts::TAU);
+        a.vx[i] = t.cos();
+        a.vy[i] = t.sin();
+    }
+    swim_and_check_schools(&sc, &mut a);
 }
 
 #[test]

@@ -38,6 +38,7 @@ fn the_required_maps_are_there() {
     for want in [
         "bottleneck.json",
         "corridor.json",
+        "fish_tank.json",
         "crossing.json",
         "four_exits.json",
         "hall.json",
@@ -97,7 +98,7 @@ fn the_schema_rejects_what_the_loader_rejects_structurally() {
     let good: Value =
         serde_json::from_str(&std::fs::read_to_string(maps_dir().join("corridor.json")).unwrap()).unwrap();
     assert!(validator.is_valid(&good));
-    let breakages: [(&str, fn(&mut Value)); 6] = [
+    let breakages: [(&str, fn(&mut Value)); 7] = [
         ("unknown top-level field", |v| v["colour"] = "red".into()),
         ("wrong version", |v| v["version"] = 2.into()),
         ("zero columns", |v| v["grid"]["cols"] = 0.into()),
@@ -108,7 +109,23 @@ fn the_schema_rejects_what_the_loader_rejects_structurally() {
         ("string count", |v| {
             v["groups"][0]["spawns"][0]["count"] = "one".into()
         }),
+        // Only a flocking group (with boids) may have no goals.
+        ("no goals and no boids", |v| {
+            v["groups"][0]["goals"] = serde_json::json!([])
+        }),
     ];
+    // And with boids the schema and the loader both accept it.
+    let mut flock = good.clone();
+    flock["groups"][0]["goals"] = serde_json::json!([]);
+    flock["groups"][0]["boids"] = serde_json::json!({});
+    assert!(
+        validator.is_valid(&flock),
+        "the schema refuses a flocking group without goals"
+    );
+    let text = serde_json::to_string(&flock).unwrap();
+    MapFile::from_json(&text, "flock.json")
+        .and_then(|m| map::compile(&m, &maps_dir(), "flock.json"))
+        .expect("the loader refuses a flocking group without goals");
     for (what, breakage) in breakages {
         let mut bad = good.clone();
         breakage(&mut bad);

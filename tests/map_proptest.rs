@@ -212,7 +212,7 @@ fn check_text(text: &str) {
             assert!(scene.height.iter().all(|h| h.is_finite()));
             assert!(scene.discomfort.iter().all(|g| g.is_finite() && *g >= 0.0));
             for g in &scene.groups {
-                assert!(!g.goals.is_empty());
+                assert!(!g.goals.is_empty() || g.boids.is_some());
                 assert!(g.speed_min > 0.0 && g.speed_min <= g.speed_max && g.radius > 0.0);
                 for a in g.goals.iter().chain(g.spawns.iter().map(|s| &s.area)) {
                     assert_eq!(a.mask.dim(), shape);

@@ -15,7 +15,6 @@ use crate::panels::tools::ToolsPanel;
 use crate::recompute::Recompute;
 use crate::tools::{self, TerrainOp, Tool};
 use crate::viewport::{ViewInputs, Viewport};
-use crowdfield::agents::Agents;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -72,8 +71,11 @@ pub struct EditorApp {
     pub revision: u64,
     /// Revision at the last save or open.
     saved_revision: u64,
-    /// Revision the layer image shows (`None`: must be recomposed).
-    image_revision: Option<(u64, Option<u64>)>,
+    /// Revision last sent to the recompute.
+    requested_revision: u64,
+    /// The composed layer image (recomposed where the map or the fields changed).
+    layer_cache: layers::LayerCache,
+    /// The layer image on the GPU (updated where the cached image changed).
     texture: Option<egui::TextureHandle>,
     stroke: Option<Stroke>,
     /// When the oldest unsaved change not yet in a recovery file was made.
@@ -112,7 +114,8 @@ impl EditorApp {
             sim_speed_sent: 1.0,
             revision: 0,
             saved_revision: 0,
-            image_revision: None,
+            requested_revision: 0,
+            layer_cache: layers::LayerCache::default(),
             texture: None,
             stroke: None,
             unsaved_since: None,
@@ -166,9 +169,11 @@ impl EditorApp {
         )
     }
 
-    /// Sends the current map to the background recompute.
+    /// Sends the current map to the background recompute (a copy: the worker compiles it).
     pub fn request_fields(&mut self) {
-        self.recompute.request(self.doc.to_scene(), Agents::default());
+        self.recompute
+            .request_document(self.doc.clone(), self.layers.vis.clone(), self.groups.selected);
+        self.requested_revision = self.revision;
     }
 
     /// Marks the map changed: new revision, recompute unless a stroke is still going.
@@ -212,9 +217,8 @@ impl EditorApp {
         egui::Panel::right("layers and run")
             .default_size(200.0)
             .show(ui, |ui| {
-                if self.layers.ui(ui) {
-                    self.image_revision = None;
-                }
+                // A change of the switches shows through the layer cache's key.
+                self.layers.ui(ui);
                 ui.separator();
                 commands.extend(self.run.ui(ui, &self.run_info()));
             });
@@ -226,6 +230,7 @@ impl EditorApp {
                 ViewInputs {
                     doc: &self.doc,
                     fields: fields.as_deref(),
+                    fields_id: self.recompute.latest_id,
                     texture: self.texture.as_ref(),
                     vis: &self.layers.vis,
                     group: self.groups.selected,
@@ -304,28 +309,55 @@ impl EditorApp {
         }
     }
 
-    /// Recomposes the layer image when the map, the fields or the switches changed.
+    /// Brings the layer image and its texture up to date: recomposes and uploads only the
+    /// pixels of the cells that changed, everything when the fields or the switches changed.
     fn update_texture(&mut self, ctx: &egui::Context) {
-        let key = (self.revision, self.recompute.latest_id);
-        if self.image_revision == Some(key) && self.texture.is_some() {
-            return;
+        let fields = self.current_fields();
+        let change = self.layer_cache.update(layers::LayerInputs {
+            doc: &self.doc,
+            revision: self.revision,
+            fields: fields.as_deref(),
+            fields_id: self.recompute.latest_id,
+            vis: &self.layers.vis,
+            group: self.groups.selected,
+        });
+        let options = egui::TextureOptions::NEAREST;
+        match (change, &mut self.texture) {
+            (layers::ImageChange::None, Some(_)) => {}
+            (layers::ImageChange::Region(rect), Some(t)) => {
+                t.set_partial([rect.x, rect.y], self.layer_cache.region(rect), options)
+            }
+            _ => {
+                let img = self.layer_cache.image.as_ref().expect("composed by update");
+                let color = egui::ColorImage::from_rgba_unmultiplied(
+                    [img.width, img.height],
+                    img.pixels.as_flattened(),
+                );
+                match &mut self.texture {
+                    Some(t) => t.set(color, options),
+                    None => self.texture = Some(ctx.load_texture("map layers", color, options)),
+                }
+            }
         }
-        let img = self.compose();
-        let color =
-            egui::ColorImage::from_rgba_unmultiplied([img.width, img.height], img.pixels.as_flattened());
-        match &mut self.texture {
-            Some(t) => t.set(color, egui::TextureOptions::NEAREST),
-            None => self.texture = Some(ctx.load_texture("map layers", color, egui::TextureOptions::NEAREST)),
-        }
-        self.image_revision = Some(key);
+    }
+
+    /// The newest fields when they belong to the map's grid (just after New or Open they are
+    /// of the previous map and left out).
+    fn current_fields(&self) -> Option<std::sync::Arc<crate::recompute::FieldSet>> {
+        self.recompute
+            .latest
+            .clone()
+            .filter(|f| f.density.dim() == self.doc.grid.shape())
     }
 
     /// The layer image as currently shown.
     pub fn compose(&self) -> layers::RgbaImage {
-        let fields = self.recompute.latest.as_deref();
-        // Fields of an older grid (just after New/Open) do not match the map: leave them out.
-        let fields = fields.filter(|f| f.density.dim() == self.doc.grid.shape());
-        layers::compose(&self.doc, fields, &self.layers.vis, self.groups.selected)
+        layers::compose(
+            &self.doc,
+            self.current_fields().as_deref(),
+            &self.layers.vis,
+            self.groups.selected,
+        )
     }
 
     fn after_frame(&mut self, ctx: &egui::Context) {
@@ -344,6 +376,12 @@ impl EditorApp {
         if ctx.input(|i| i.viewport().close_requested()) && !self.quit_confirmed && self.dirty() {
             ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
             self.quit_asked = true;
+        }
+        // During a stroke the fields follow the brush: the next recompute starts as soon as
+        // the previous one has finished (at most one in flight, so a long stroke never queues
+        // up work), and the stroke's end sends the final state.
+        if self.stroke.is_some() && self.requested_revision != self.revision && !self.recompute.is_running() {
+            self.request_fields();
         }
         if self.recompute.is_running() {
             ctx.request_repaint_after(Duration::from_millis(100));
@@ -376,7 +414,8 @@ impl EditorApp {
             },
             Command::Dab { tool, at, first } => self.dab(tool, at, first),
             Command::EndStroke => {
-                if self.stroke.take().is_some() {
+                // Unless the live recompute of the stroke already has its final state.
+                if self.stroke.take().is_some() && self.requested_revision != self.revision {
                     self.request_fields();
                 }
             }

@@ -3,28 +3,59 @@
 //!
 //! The app sends a [`Job`] (a compiled scene and agents) after each edit; every job gets a
 //! new id. The worker skips to the newest job waiting in its queue, solves it and sends back a
-//! [`JobResult`] with the job's id; the app keeps only the result of the newest job it sent and
-//! drops stale ones. A solver that panics (a bug, or a stage not yet implemented) becomes an
-//! error message in the status bar instead of taking the editor down.
+//! [`JobResult`] with the job's id; the app keeps a result when it is newer than the fields it
+//! shows (a job outdated by later edits still updates the view while the newest one runs) and
+//! counts as running until the newest job's result is in. Jobs from the editor also compose
+//! the layer image with their fields ([`crate::layers::Precomposed`]). A solver that panics (a
+//! bug, or a stage not yet implemented) becomes an error message in the status bar instead of
+//! taking the editor down.
 
+use crate::doc::Document;
+use crate::layers::{LayerVisibility, Precomposed};
 use crowdfield::agents::Agents;
 use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::Fields;
 use crowdfield::gradient::{self, Gradient};
 use crowdfield::scene::Scene;
 use ndarray::{Array2, Axis};
-use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+
+/// The map of a job: compiled, or a copy of the document that the worker compiles (so the
+/// interface thread only copies the rasters).
+pub enum JobMap {
+    /// A compiled map.
+    Scene(Box<Scene>),
+    /// The edited map, compiled on the worker thread.
+    Document(Box<Document>),
+}
 
 /// Work for the worker thread.
 pub struct Job {
     /// Increasing id; results of older jobs are dropped.
     pub id: u64,
-    /// The compiled map.
-    pub scene: Scene,
+    /// The map.
+    pub map: JobMap,
     /// Agents whose density shapes the fields (none while editing).
     pub agents: Agents,
+    /// Layer switches and group to compose the layer image for, with the fields.
+    pub compose: Option<(LayerVisibility, usize)>,
+}
+
+/// The thread pool of the background work (recompute and simulation): every core but one, so
+/// that the interface thread keeps a core to itself while fields recompute (one thread on a
+/// single-core machine).
+pub fn background_pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores.saturating_sub(1).max(1))
+            .thread_name(|i| format!("crowdfield-background-{i}"))
+            .build()
+            .expect("building the background thread pool")
+    })
 }
 
 /// Potential and gradient of one group.
@@ -36,6 +67,9 @@ pub struct GroupField {
     pub grad: Gradient,
     /// Number of unreachable cells.
     pub unreachable: usize,
+    /// Isoline bands of `phi` at the layer image's resolution (`None` when nothing is
+    /// reachable), computed here so the interface does not.
+    pub isolines: Option<crate::layers::IsolineBands>,
 }
 
 /// Every field the layers show.
@@ -49,6 +83,8 @@ pub struct FieldSet {
     pub fields: Fields,
     /// One entry per group, in group order.
     pub groups: Vec<GroupField>,
+    /// The layer image composed with these fields, when the job asked for one.
+    pub precomposed: Option<crate::layers::Precomposed>,
 }
 
 /// What comes back from the worker.
@@ -75,6 +111,7 @@ pub fn solve(scene: &Scene, agents: &Agents) -> FieldSet {
         .into_iter()
         .map(|s| GroupField {
             grad: gradient::gradient(s.phi.view(), fields.cost.view(), h),
+            isolines: crate::layers::isoline_bands(s.phi.view()),
             unreachable: s.unreachable,
             phi: s.phi,
         })
@@ -92,6 +129,7 @@ pub fn solve(scene: &Scene, agents: &Agents) -> FieldSet {
         speed,
         fields,
         groups,
+        precomposed: None,
     }
 }
 
@@ -138,10 +176,31 @@ impl Recompute {
 
     /// Queues a recompute of `scene`; returns its id.
     pub fn request(&mut self, scene: Scene, agents: Agents) -> u64 {
+        self.send(Job {
+            id: 0,
+            map: JobMap::Scene(Box::new(scene)),
+            agents,
+            compose: None,
+        })
+    }
+
+    /// Queues a recompute of the edited map `doc` (compiled on the worker), with its layer
+    /// image composed for `vis` and `group`; returns its id.
+    pub fn request_document(&mut self, doc: Document, vis: LayerVisibility, group: usize) -> u64 {
+        self.send(Job {
+            id: 0,
+            map: JobMap::Document(Box::new(doc)),
+            agents: Agents::default(),
+            compose: Some((vis, group)),
+        })
+    }
+
+    fn send(&mut self, mut job: Job) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
+        job.id = id;
         // A send fails only when the worker has died; the error shows in the status bar.
-        if self.jobs.send(Job { id, scene, agents }).is_err() {
+        if self.jobs.send(job).is_err() {
             self.error = Some("the recompute thread has stopped".into());
             return id;
         }
@@ -159,13 +218,18 @@ impl Recompute {
         updated
     }
 
-    /// Keeps `r` when it answers the newest job sent; drops it (returns false) when stale.
+    /// Keeps `r` when it is newer than the fields shown (so that during a long series of
+    /// edits, each outdating the job in flight, the fields still follow); drops older results.
+    /// Returns true when `r` answers the newest job sent.
     fn accept(&mut self, r: JobResult) -> bool {
-        if Some(r.id) != self.pending {
+        if self.latest_id.is_some_and(|shown| r.id <= shown) {
             return false;
         }
-        self.pending = None;
-        self.pending_since = None;
+        let newest = Some(r.id) == self.pending;
+        if newest {
+            self.pending = None;
+            self.pending_since = None;
+        }
         self.last_seconds = Some(r.seconds);
         match r.outcome {
             Ok(f) => {
@@ -175,7 +239,7 @@ impl Recompute {
             }
             Err(e) => self.error = Some(e),
         }
-        true
+        newest
     }
 
     /// True while a job is queued or running.
@@ -216,16 +280,26 @@ fn worker(jobs: Receiver<Job>, results: Sender<JobResult>, repaint: Option<egui:
             job = newer;
         }
         let start = Instant::now();
-        let outcome =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solve(&job.scene, &job.agents)))
-                .map_err(|p| {
-                    let msg = p
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
-                    format!("recompute failed: {msg}")
-                });
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            background_pool().install(|| match job.map {
+                JobMap::Scene(scene) => solve(&scene, &job.agents),
+                JobMap::Document(doc) => {
+                    let mut fields = solve(&doc.to_scene(), &job.agents);
+                    if let Some((vis, group)) = job.compose {
+                        fields.precomposed = Some(Precomposed::new(*doc, &fields, vis, group));
+                    }
+                    fields
+                }
+            })
+        }))
+        .map_err(|p| {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            format!("recompute failed: {msg}")
+        });
         let seconds = start.elapsed().as_secs_f64();
         if results
             .send(JobResult {

@@ -178,7 +178,11 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
         match msg {
             Some(SimControl::Start(scene)) => {
                 playing = false;
-                sim = match std::panic::catch_unwind(|| Simulation::new(*scene, SimConfig::default())) {
+                let start = || {
+                    crate::recompute::background_pool()
+                        .install(|| Simulation::new(*scene, SimConfig::default()))
+                };
+                sim = match std::panic::catch_unwind(start) {
                     Ok(Ok(s)) => {
                         if !send(frame(&s)) {
                             return;
@@ -218,7 +222,9 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
         let Some(s) = sim.as_mut() else { continue };
         let due = anchor.1 + anchor.0.elapsed().as_secs_f64() * speed as f64;
         if step_once || (playing && !s.finished() && s.time < due) {
-            let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.step()));
+            let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::recompute::background_pool().install(|| s.step())
+            }));
             if stepped.is_err() {
                 send(error_frame("the simulation step failed (internal error)".into()));
                 sim = None;

@@ -16,6 +16,8 @@ pub const ZOOM_PER_SCROLL_POINT: f32 = 0.0037;
 pub const ZOOM_RANGE: (f32, f32) = (0.05, 4000.0);
 /// Gradient arrows are laid at least this many screen points apart.
 pub const ARROW_SPACING_POINTS: f32 = 22.0;
+/// Width of the dark rim around an agent's dot, points.
+pub const AGENT_RIM_POINTS: f32 = 0.5;
 /// A polygon click this close (screen points) to the first vertex closes the polygon.
 pub const CLOSE_POLYGON_POINTS: f32 = 8.0;
 /// Margin left around the map when it is fitted to the view, points.
@@ -69,6 +71,8 @@ pub struct ViewInputs<'a> {
     pub doc: &'a Document,
     /// The latest fields, if any.
     pub fields: Option<&'a FieldSet>,
+    /// Id of the recompute `fields` came from (the arrows are cached per fields).
+    pub fields_id: Option<u64>,
     /// The composed layer image.
     pub texture: Option<&'a egui::TextureHandle>,
     /// Layer switches.
@@ -98,6 +102,18 @@ pub struct Viewport {
     rect_start: Option<[f64; 2]>,
     /// Vertices of the polygon being drawn.
     pub polygon: Vec<[f64; 2]>,
+    /// The gradient arrows as last laid out, and what they were laid out for.
+    arrows: Option<(ArrowKey, Vec<egui::Shape>)>,
+}
+
+/// What the gradient arrows depend on: they are laid out again only when it changes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ArrowKey {
+    fields_id: Option<u64>,
+    group: usize,
+    grid: crowdfield::grid::Grid,
+    view: ViewTransform,
+    rect: Rect,
 }
 
 impl Default for Viewport {
@@ -109,6 +125,7 @@ impl Default for Viewport {
             last_dab: None,
             rect_start: None,
             polygon: Vec::new(),
+            arrows: None,
         }
     }
 }
@@ -154,7 +171,19 @@ impl Viewport {
         );
         let painter = painter.with_clip_rect(rect);
         if input.vis.arrows {
-            draw_arrows(&painter, rect, &view, &input);
+            let key = ArrowKey {
+                fields_id: input.fields_id,
+                group: input.group,
+                grid,
+                view,
+                rect,
+            };
+            if self.arrows.as_ref().is_none_or(|(k, _)| *k != key) {
+                self.arrows = Some((key, arrow_shapes(rect, &view, &input)));
+            }
+            if let Some((_, shapes)) = &self.arrows {
+                painter.extend(shapes.iter().cloned());
+            }
         }
         if input.vis.areas {
             draw_areas(&painter, rect, &view, input.doc, input.group);
@@ -358,11 +387,17 @@ fn draw_areas(painter: &egui::Painter, rect: Rect, view: &ViewTransform, doc: &D
     }
 }
 
-fn draw_arrows(painter: &egui::Painter, rect: Rect, view: &ViewTransform, input: &ViewInputs<'_>) {
+/// The gradient arrows of the selected group, one every few cells (at least
+/// `ARROW_SPACING_POINTS` apart on screen), as line segments.
+fn arrow_shapes(rect: Rect, view: &ViewTransform, input: &ViewInputs<'_>) -> Vec<egui::Shape> {
+    let mut shapes = Vec::new();
     let Some(gf) = input.fields.and_then(|f| f.groups.get(input.group)) else {
-        return;
+        return shapes;
     };
     let grid = input.doc.grid;
+    if gf.grad.gx.dim() != grid.shape() {
+        return shapes; // fields of the previous map, just after New or Open
+    }
     let cell_points = grid.cell_size as f32 * view.scale;
     let k = (ARROW_SPACING_POINTS / cell_points.max(1e-3)).ceil().max(1.0) as usize;
     let len = 0.8 * k as f32 * cell_points;
@@ -381,17 +416,50 @@ fn draw_arrows(painter: &egui::Painter, rect: Rect, view: &ViewTransform, input:
             }
             // Walk down the potential: -grad, and screen y points down.
             let dir = vec2(-gx / n, gy / n);
-            painter.arrow(centre - 0.5 * len * dir, len * dir, stroke);
+            arrow(&mut shapes, centre - 0.5 * len * dir, len * dir, stroke);
         }
     }
+    shapes
 }
 
+/// The three segments of `egui::Painter::arrow` (shaft and two barbs), as shapes to keep.
+fn arrow(out: &mut Vec<egui::Shape>, origin: Pos2, vec: Vec2, stroke: Stroke) {
+    let rot = egui::emath::Rot2::from_angle(std::f32::consts::TAU / 10.0);
+    let tip_length = vec.length() * 0.25;
+    let tip = origin + vec;
+    let dir = vec.normalized();
+    out.push(egui::Shape::line_segment([origin, tip], stroke));
+    out.push(egui::Shape::line_segment(
+        [tip, tip - tip_length * (rot * dir)],
+        stroke,
+    ));
+    out.push(egui::Shape::line_segment(
+        [tip, tip - tip_length * (rot.inverse() * dir)],
+        stroke,
+    ));
+}
+
+/// Draws the agents as dots coloured by group with a dark rim: two filled discs each, which
+/// egui draws as one textured quad apiece (a stroked circle would be tessellated as a path).
 fn draw_agents(painter: &egui::Painter, rect: Rect, view: &ViewTransform, doc: &Document, agents: &Agents) {
+    let colours: Vec<Color32> = doc.groups.iter().map(|g| color(g.color)).collect();
+    let mut shapes = Vec::with_capacity(2 * agents.len());
     for i in 0..agents.len() {
-        let g = agents.group[i] as usize;
-        let rgb = doc.groups.get(g).map(|g| g.color).unwrap_or([0, 0, 0]);
         let p = view.to_screen(rect, [agents.x[i] as f64, agents.y[i] as f64]);
         let r = (agents.radius[i] * view.scale).max(1.5);
-        painter.circle(p, r, color(rgb), Stroke::new(0.5, Color32::BLACK));
+        if !rect.expand(r + AGENT_RIM_POINTS).contains(p) {
+            continue;
+        }
+        let fill = colours
+            .get(agents.group[i] as usize)
+            .copied()
+            .unwrap_or(Color32::BLACK);
+        shapes.push(egui::Shape::circle_filled(
+            p,
+            r + AGENT_RIM_POINTS,
+            Color32::BLACK,
+        ));
+        shapes.push(egui::Shape::circle_filled(p, r, fill));
     }
+    painter.extend(shapes);
 }

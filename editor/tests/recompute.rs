@@ -1,5 +1,6 @@
 //! The background recompute: the newest job wins, results match the map they were asked for,
-//! and the thread answers while the caller keeps going (no rendering needed).
+//! the thread answers while the caller keeps going, the fields follow a stroke before it ends,
+//! and a goal-less flocking map recomputes (no rendering needed).
 
 use crowdfield::agents::Agents;
 use crowdfield_editor::doc::{AreaShape, Document, GoalArea, GroupDoc};
@@ -59,4 +60,63 @@ fn a_map_without_groups_still_gives_speed_and_density() {
     assert!(f.groups.is_empty());
     assert!(f.density.iter().all(|&d| d == 0.0));
     assert!(f.speed.iter().all(|&v| v > 0.0));
+}
+
+#[test]
+fn the_goal_less_fish_tank_opens_and_recomputes() {
+    // A flocking group has no goals: its potential is +inf everywhere (nothing to reach), and
+    // neither the recompute nor the layer image fails on it.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../maps/fish_tank.json");
+    let doc = crowdfield_editor::mapio::load(&path).unwrap();
+    assert!(doc.groups[0].goals.is_empty() && doc.groups[0].boids.is_some());
+    let mut app = crowdfield_editor::EditorApp::new(doc, Some(path.clone()), None);
+    assert!(app.recompute.wait(Duration::from_secs(60)));
+    assert_eq!(app.recompute.error, None);
+    let f = app.recompute.latest.clone().unwrap();
+    assert!(f.groups[0].phi.iter().all(|v| v.is_infinite()));
+    assert!(f.groups[0].isolines.is_none());
+    let img = app.compose();
+    assert_eq!(img.pixels.len(), img.width * img.height);
+    // Saved by the editor, it is still a valid map without goals.
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("fish.json");
+    app.save_to(&saved);
+    assert_eq!(app.message, format!("Saved {}", saved.display()));
+    let scene = crowdfield::map::load(&saved).unwrap();
+    assert!(scene.groups[0].goals.is_empty() && scene.groups[0].agent_count() == 120);
+}
+
+#[test]
+fn the_fields_follow_a_stroke_before_it_ends() {
+    // A wall-brush stroke across the corridor, not yet released: the frame after the dabs
+    // sends the map to the recompute, and the fields that come back show the wall.
+    use crowdfield_editor::command::Command;
+    use crowdfield_editor::tools::Tool;
+    let mut app = crowdfield_editor::EditorApp::new(corridor(29), None, None);
+    assert!(app.recompute.wait(Duration::from_secs(60)));
+    let before = app.recompute.latest_id;
+    app.tools.brush.radius = 0.6;
+    for i in 0..10 {
+        app.apply(Command::Dab {
+            tool: Tool::WallBrush,
+            at: [15.5, i as f64 + 0.5],
+            first: i == 0,
+        });
+    }
+    assert!(
+        !app.recompute.is_running(),
+        "no recompute is sent by the dabs themselves"
+    );
+    let ctx = egui::Context::default();
+    let mut out = ctx.run_ui(egui::RawInput::default(), |ui| app.show(ui));
+    out.textures_delta.clear(); // no renderer here
+    assert!(app.recompute.is_running(), "the frame sent the stroke so far");
+    assert!(app.recompute.wait(Duration::from_secs(60)));
+    assert!(app.recompute.latest_id > before);
+    let phi = &app.recompute.latest.as_ref().unwrap().groups[0].phi;
+    // The wall cuts the corridor: the west end cannot reach the exit at the east end.
+    assert!(phi[(5, 0)].is_infinite(), "phi west = {}", phi[(5, 0)]);
+    // Ending the stroke sends nothing more: the fields already show its final state.
+    app.apply(Command::EndStroke);
+    assert!(!app.recompute.is_running());
 }

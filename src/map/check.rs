@@ -601,9 +601,12 @@ impl Checker<'_> {
         if let Some(o) = &g.orca {
             self.orca(o, &format!("{at}.orca"));
         }
-        self.ensure(!g.goals.is_empty(), &format!("{at}.goals"), || {
-            "is empty: expected at least one goal area".into()
-        });
+        // A flocking group (with boids) may have no goal: it swims about (a fish school).
+        self.ensure(
+            !g.goals.is_empty() || g.boids.is_some(),
+            &format!("{at}.goals"),
+            || "is empty: expected at least one goal area (only a group with boids may have none)".into(),
+        );
 
         let mut goals = Vec::new();
         for (k, goal) in g.goals.iter().enumerate() {
@@ -686,7 +689,21 @@ impl Checker<'_> {
             return None;
         };
 
-        // Every spawn area must reach a goal: flood fill from the free goal cells.
+        // Every spawn area must reach a goal: flood fill from the free goal cells. A group
+        // without goals (flocking only) has nowhere to reach.
+        if goals.is_empty() {
+            return Some(Group {
+                name: g.name.clone(),
+                color,
+                goals,
+                spawns,
+                speed_min: g.speed.min,
+                speed_max: g.speed.max,
+                radius: g.radius,
+                boids: g.boids.clone(),
+                orca: g.orca.clone().unwrap_or_default(),
+            });
+        }
         let mut goal_mask = Array2::from_elem(grid.shape(), false);
         for a in &goals {
             goal_mask.zip_mut_with(&a.mask, |m, &b| *m |= b);

@@ -348,7 +348,7 @@ pub struct GroupSpec {
     /// Display colour `"#rrggbb"` (default: from a fixed palette by group index).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub color: Option<String>,
-    /// Goal areas (at least one).
+    /// Goal areas (at least one, except for a flocking group: one with `boids`).
     pub goals: Vec<GoalSpec>,
     /// Spawn areas (may be empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
