@@ -63,7 +63,8 @@ impl Shard {
 }
 
 /// Expands the inputs into a sorted, deduplicated list of map files: a folder gives every
-/// `*.json` directly inside it; a `.txt` file is a manifest with one path per line (relative to
+/// `*.json` directly inside it except JSON Schemas (`*.schema.json`, such as the
+/// `maps/map.schema.json` that ships beside the bundled maps); a `.txt` file is a manifest with one path per line (relative to
 /// the manifest; blank lines and `#` comments skipped); anything else is a map file. Paths are
 /// made absolute (canonical when the file exists) before sorting and deduplication. Map files
 /// sharing a stem are refused, since their outputs would share a folder.
@@ -77,7 +78,8 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         if input.is_dir() {
             for entry in std::fs::read_dir(input).map_err(io_err)? {
                 let path = entry.map_err(io_err)?.path();
-                if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+                let schema = path.to_string_lossy().ends_with(".schema.json");
+                if path.is_file() && path.extension().is_some_and(|e| e == "json") && !schema {
                     maps.push(absolute(&path));
                 }
             }
@@ -350,13 +352,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         std::fs::create_dir(d.join("maps")).unwrap();
-        for n in ["b.json", "a.json", "notes.md"] {
+        for n in ["b.json", "a.json", "notes.md", "map.schema.json"] {
             std::fs::write(d.join("maps").join(n), "{}").unwrap();
         }
         std::fs::write(d.join("c.json"), "{}").unwrap();
         std::fs::write(d.join("list.txt"), "# maps\nc.json\n\nmaps/a.json\n").unwrap();
         let maps = expand_inputs(&[d.join("maps"), d.join("list.txt")]).unwrap();
-        // a.json comes in twice (folder and manifest) and appears once; notes.md is skipped.
+        // a.json comes in twice (folder and manifest) and appears once; notes.md and the
+        // schema are skipped.
         let mut names: Vec<String> = maps.iter().map(|p| stem(p)).collect();
         names.sort();
         assert_eq!(names, ["a", "b", "c"]);
