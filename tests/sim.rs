@@ -647,3 +647,49 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
         draw::POTENTIAL_COLORMAP.rgb(0.0)
     );
 }
+
+#[test]
+fn a_goal_less_boids_group_swims_under_the_boids_layer_and_stands_without_it() {
+    use crowdfield::local::{LocalBackend, LocalMode};
+    use crowdfield::sim::local_bridge::LocalBridge;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/fish_tank.json");
+    let run = |mode: Option<LocalMode>| {
+        let scene = crowdfield::map::load(&path).unwrap();
+        let mut sim = Simulation::new(scene, config(60.0, 4)).unwrap();
+        if let Some(mode) = mode {
+            sim.set_local_layer(Box::new(LocalBridge::new(mode, LocalBackend::CpuMulti).unwrap()));
+        }
+        let start: Vec<(f32, f32)> = (0..sim.agents.len())
+            .map(|i| (sim.agents.x[i], sim.agents.y[i]))
+            .collect();
+        for _ in 0..100 {
+            sim.step();
+            for i in 0..sim.agents.len() {
+                assert!(
+                    crowdfield::sim::passable(&sim.scene, sim.agents.x[i], sim.agents.y[i]),
+                    "a fish left the water"
+                );
+            }
+        }
+        let a = &sim.agents;
+        assert_eq!(a.len(), start.len(), "no fish leaves: there is no exit");
+        let travelled: f32 = start
+            .iter()
+            .enumerate()
+            .map(|(i, &(x, y))| (a.x[i] - x).hypot(a.y[i] - y))
+            .sum::<f32>()
+            / a.len() as f32;
+        let speed: f32 = (0..a.len()).map(|i| a.vx[i].hypot(a.vy[i])).sum::<f32>() / a.len() as f32;
+        (travelled, speed)
+    };
+    let (still, still_speed) = run(None);
+    assert_eq!(
+        still, 0.0,
+        "without a local layer a goal-less group has no velocity"
+    );
+    assert_eq!(still_speed, 0.0);
+    let (swum, speed) = run(Some(LocalMode::Boids));
+    // 100 steps of the default dt: the school swims at a good share of its 1.0-1.5 m/s.
+    assert!(speed > 0.5, "mean speed {speed} m/s");
+    assert!(swum > 2.0, "mean displacement {swum} m");
+}

@@ -4,6 +4,11 @@
 //! The local layer computes new velocities from the preferred ones (and would move the agents
 //! itself); the simulation keeps its own integration, walls and separation, so the bridge runs
 //! the layer on a copy of the agents and hands back only the velocities.
+//!
+//! Groups without goals (a fish school: `"goals": []` with `boids`) have no potential and so no
+//! preferred velocity; in the boids modes they flock instead ([`LocalLayer::flock`]: velocity
+//! changed by the boids steering and wall probes, bounced off walls), so `crowdfield simulate
+//! maps/fish_tank.json --local boids` swims. With `--local none` or `orca` they stand still.
 
 use super::LocalLayer as SimHook;
 use crate::agents::Agents;
@@ -14,6 +19,8 @@ use crate::scene::Scene;
 pub struct LocalBridge {
     layer: LocalLayer,
     scratch: Agents,
+    /// A second copy for the flocking of goal-less groups.
+    flock_scratch: Agents,
     preferred: Vec<[f32; 2]>,
     /// Agents whose ORCA program was infeasible, summed over the steps.
     pub infeasible: usize,
@@ -25,6 +32,7 @@ impl LocalBridge {
         Ok(Self {
             layer: LocalLayer::new(mode, backend)?,
             scratch: Agents::default(),
+            flock_scratch: Agents::default(),
             preferred: Vec::new(),
             infeasible: 0,
         })
@@ -33,6 +41,28 @@ impl LocalBridge {
 
 impl SimHook for LocalBridge {
     fn adjust(&mut self, scene: &Scene, agents: &Agents, dt: f64, vx: &mut [f32], vy: &mut [f32]) {
+        let goal_less: Vec<bool> = scene.groups.iter().map(|g| g.goals.is_empty()).collect();
+        let flocking = matches!(self.layer.mode(), LocalMode::Boids | LocalMode::BoidsOrca)
+            && agents.group.iter().any(|&g| goal_less[g as usize]);
+        let walking = agents.group.iter().any(|&g| !goal_less[g as usize]);
+        if flocking {
+            self.flock_scratch.clone_from(agents);
+            if self
+                .layer
+                .flock(scene, &mut self.flock_scratch, dt as f32)
+                .is_ok()
+            {
+                for (i, &g) in agents.group.iter().enumerate() {
+                    if goal_less[g as usize] {
+                        vx[i] = self.flock_scratch.vx[i];
+                        vy[i] = self.flock_scratch.vy[i];
+                    }
+                }
+            }
+            if !walking {
+                return;
+            }
+        }
         self.scratch.clone_from(agents);
         self.preferred.clear();
         self.preferred
@@ -44,8 +74,12 @@ impl SimHook for LocalBridge {
             .step(scene, &mut self.scratch, &self.preferred, dt as f32)
         {
             self.infeasible += stats.infeasible;
-            vx.copy_from_slice(&self.scratch.vx);
-            vy.copy_from_slice(&self.scratch.vy);
+            for (i, &g) in agents.group.iter().enumerate() {
+                if !(flocking && goal_less[g as usize]) {
+                    vx[i] = self.scratch.vx[i];
+                    vy[i] = self.scratch.vy[i];
+                }
+            }
         }
     }
 }
