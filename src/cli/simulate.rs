@@ -116,7 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Backend::Cpu => "cpu: fast marching".to_string(),
         Backend::Gpu | Backend::Auto => match GpuContext::new() {
             Ok(ctx) => {
-                let note = format!("gpu: block FIM on {}", ctx.adapter());
+                let note = format!("gpu: splat, fields and block FIM on {}", ctx.adapter());
                 sim.set_gpu(Arc::new(ctx));
                 note
             }

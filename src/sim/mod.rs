@@ -342,7 +342,11 @@ impl Simulation {
 
     /// Name of the Eikonal solver in use.
     pub fn solver_name(&self) -> &'static str {
-        if self.gpu.is_some() { "fim-gpu" } else { "fmm-cpu" }
+        if self.gpu.is_some() {
+            "gpu-continuum"
+        } else {
+            "fmm-cpu"
+        }
     }
 
     /// True when every agent has arrived or the time limit is reached.
@@ -360,27 +364,50 @@ impl Simulation {
     }
 
     /// One step of SPEC §1. Returns the number of agents that arrived during it.
+    ///
+    /// With a GPU context ([`Simulation::set_gpu`]) the splat, the speed and cost fields and
+    /// (on replanning steps) the potentials run as one GPU submission
+    /// ([`GpuContext::continuum_step`]); the fields are read back for the advection and the
+    /// reports, and the whole of it is timed under "potentials". A GPU error switches the run
+    /// to the CPU for good, with the reason in [`Simulation::gpu_fallback`].
     pub fn step(&mut self) -> usize {
         let grid = self.scene.grid;
-
-        // 1. Splat (all groups together).
+        let replan = self.steps.is_multiple_of(self.config.replan_every) || self.gradients.is_empty();
         let t0 = Instant::now();
-        let density = fields::splat(&grid, self.scene.params.lambda, &self.agents);
-        let t1 = Instant::now();
-        self.times.splat += (t1 - t0).as_secs_f64();
+        let on_gpu = self.gpu_continuum_step(replan);
+        let (density, speed, cost, t3) = match on_gpu {
+            Some((fields, solutions)) => {
+                if let Some(solutions) = solutions {
+                    self.adopt_potentials(solutions, &fields.cost);
+                }
+                let t3 = Instant::now();
+                self.times.potentials += (t3 - t0).as_secs_f64();
+                (fields.density, fields.speed, fields.cost, t3)
+            }
+            None => {
+                // 1. Splat (all groups together).
+                let density = fields::splat(&grid, self.scene.params.lambda, &self.agents);
+                let t1 = Instant::now();
+                self.times.splat += (t1 - t0).as_secs_f64();
 
-        // 2. Speed and cost.
-        let speed = fields::speed(&self.scene, &density);
-        let cost = fields::unit_cost(&self.scene, speed.view());
-        let t2 = Instant::now();
-        self.times.fields += (t2 - t1).as_secs_f64();
+                // 2. Speed and cost.
+                let speed = fields::speed(&self.scene, &density);
+                let cost = fields::unit_cost(&self.scene, speed.view());
+                let t2 = Instant::now();
+                self.times.fields += (t2 - t1).as_secs_f64();
 
-        // 3. Potentials and gradients.
-        if self.steps.is_multiple_of(self.config.replan_every) || self.gradients.is_empty() {
-            self.solve_potentials(&cost);
-        }
-        let t3 = Instant::now();
-        self.times.potentials += (t3 - t2).as_secs_f64();
+                // 3. Potentials and gradients.
+                if replan {
+                    let h = grid.cell_size;
+                    let solutions =
+                        eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order);
+                    self.adopt_potentials(solutions, &cost);
+                }
+                let t3 = Instant::now();
+                self.times.potentials += (t3 - t2).as_secs_f64();
+                (density, speed, cost, t3)
+            }
+        };
 
         // 4. Advection.
         self.record_density(&density);
@@ -412,21 +439,27 @@ impl Simulation {
         arrived
     }
 
-    fn solve_potentials(&mut self, cost: &Array3<f32>) {
+    /// The GPU's splat, fields and (when `replan`) potentials, or `None` without a GPU or
+    /// after a GPU error (which it records and which turns the GPU off for the rest of the run).
+    fn gpu_continuum_step(&mut self, replan: bool) -> Option<(Fields, Option<Vec<eikonal::Solution>>)> {
+        let ctx = self.gpu.as_ref()?;
+        let goals: &[ndarray::Array2<bool>] = if replan { &self.goal_masks } else { &[] };
+        match ctx.continuum_step(&self.scene, &self.agents, goals, true) {
+            Ok(step) => {
+                let fields = step.fields.expect("fields were asked for");
+                Some((fields, replan.then_some(step.potentials)))
+            }
+            Err(e) => {
+                self.gpu_fallback = Some(e.to_string());
+                self.gpu = None;
+                None
+            }
+        }
+    }
+
+    /// Takes new potentials: their upwind gradients on `cost`, groups in parallel.
+    fn adopt_potentials(&mut self, solutions: Vec<eikonal::Solution>, cost: &Array3<f32>) {
         let h = self.scene.grid.cell_size;
-        let gpu_solutions = match &self.gpu {
-            Some(ctx) => match ctx.solve_fim(cost.view(), &self.goal_masks, h) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    self.gpu_fallback = Some(e.to_string());
-                    self.gpu = None;
-                    None
-                }
-            },
-            None => None,
-        };
-        let solutions = gpu_solutions
-            .unwrap_or_else(|| eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order));
         self.gradients = solutions
             .par_iter()
             .map(|s| gradient::gradient(s.phi.view(), cost.view(), h))
