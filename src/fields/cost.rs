@@ -4,8 +4,7 @@
 //! A face that cannot be crossed (out of an obstacle cell, into an obstacle, out of the domain,
 //! or with no positive finite speed) costs `+inf`, the marker the Eikonal solvers read as a wall.
 
-use super::speed::face_open;
-use super::{lookahead_cells, sample_ahead};
+use super::speed::SceneFaces;
 use crate::grid::Dir;
 use crate::scene::Scene;
 use ndarray::{Array3, ArrayView3, Axis};
@@ -24,23 +23,27 @@ pub fn face_cost(alpha: f64, beta: f64, gamma: f64, f: f64, g: f64) -> f64 {
 /// Anisotropic unit cost C = (alpha f + beta + gamma g) / f, shape `(rows, cols, 4)`;
 /// `+inf` where the face cannot be crossed (obstacles, domain border, zero speed).
 pub fn unit_cost(scene: &Scene, speed: ArrayView3<f32>) -> Array3<f32> {
+    unit_cost_with(scene, &SceneFaces::new(scene), speed)
+}
+
+/// [`unit_cost`] with the scene's faces computed beforehand (the same values).
+pub fn unit_cost_with(scene: &Scene, faces: &SceneFaces, speed: ArrayView3<f32>) -> Array3<f32> {
     let grid = scene.grid;
     let p = &scene.params;
-    let ahead = lookahead_cells(p.lookahead, grid.cell_size);
     let mut cost = Array3::<f32>::from_elem(grid.dir_shape(), f32::INFINITY);
     cost.axis_iter_mut(Axis(0))
         .into_par_iter()
         .enumerate()
         .for_each(|(r, mut row)| {
             for c in 0..grid.cols {
+                let i = r * grid.cols + c;
                 for d in Dir::ALL {
-                    if !face_open(&grid, scene.obstacle.view(), r, c, d) {
+                    if faces.terrain(i, d).is_none() {
                         continue;
                     }
-                    let g = sample_ahead(scene.discomfort.view(), r, c, d, ahead);
-                    let g = if g.is_finite() { g } else { 0.0 };
                     let f = speed[[r, c, d.index()]] as f64;
-                    row[[c, d.index()]] = face_cost(p.alpha, p.beta, p.gamma, f, g) as f32;
+                    row[[c, d.index()]] =
+                        face_cost(p.alpha, p.beta, p.gamma, f, faces.discomfort(i, d)) as f32;
                 }
             }
         });

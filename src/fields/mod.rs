@@ -10,9 +10,9 @@ pub mod cost;
 pub mod density;
 pub mod speed;
 
-pub use cost::unit_cost;
+pub use cost::{unit_cost, unit_cost_with};
 pub use density::splat;
-pub use speed::speed;
+pub use speed::{SceneFaces, speed, speed_with};
 
 use crate::agents::Agents;
 use crate::grid::Dir;

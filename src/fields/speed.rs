@@ -58,6 +58,69 @@ pub fn blend_speed(p: &Params, f_t: f64, f_v: f64, rho: f64) -> f64 {
 /// and across faces into obstacles or out of the domain. Rows are computed in parallel; each
 /// value depends only on the inputs, so the result does not depend on the thread count.
 pub fn speed(scene: &Scene, density: &Density) -> Array3<f32> {
+    speed_with(scene, &SceneFaces::new(scene), density)
+}
+
+/// What the speed and cost fields take from the scene alone, per face: whether it is open,
+/// the terrain speed across it and the discomfort ahead of it. A simulation computes it once
+/// and reuses it every step ([`speed_with`], [`super::cost::unit_cost_with`]); the values are
+/// exactly those [`speed`] and [`super::unit_cost`] compute on the fly.
+#[derive(Clone, Debug)]
+pub struct SceneFaces {
+    /// Terrain speed `f_T` per face, `(rows, cols, 4)` row-major; `NaN` marks a closed face.
+    terrain: Vec<f64>,
+    /// Discomfort `g` sampled ahead per face (non-finite samples read as 0).
+    discomfort: Vec<f64>,
+}
+
+impl SceneFaces {
+    /// The scene's faces (rows in parallel).
+    pub fn new(scene: &Scene) -> Self {
+        let grid = scene.grid;
+        let p = &scene.params;
+        let ahead = lookahead_cells(p.lookahead, grid.cell_size);
+        let per_row = grid.cols * 4;
+        let mut terrain = vec![f64::NAN; grid.len() * 4];
+        let mut discomfort = vec![0.0; grid.len() * 4];
+        terrain
+            .par_chunks_mut(per_row.max(1))
+            .zip(discomfort.par_chunks_mut(per_row.max(1)))
+            .enumerate()
+            .for_each(|(r, (t_row, g_row))| {
+                for c in 0..grid.cols {
+                    for d in Dir::ALL {
+                        if !face_open(&grid, scene.obstacle.view(), r, c, d) {
+                            continue;
+                        }
+                        let (nr, nc) = grid.neighbor(r, c, d).expect("open face has a neighbour");
+                        let slope =
+                            (scene.height[[nr, nc]] as f64 - scene.height[[r, c]] as f64) / grid.cell_size;
+                        t_row[c * 4 + d.index()] =
+                            terrain_speed(p, if slope.is_finite() { slope } else { 0.0 });
+                        let g = sample_ahead(scene.discomfort.view(), r, c, d, ahead);
+                        g_row[c * 4 + d.index()] = if g.is_finite() { g } else { 0.0 };
+                    }
+                }
+            });
+        Self { terrain, discomfort }
+    }
+
+    /// Terrain speed across face `d` of cell `i` (row-major index), `None` when closed.
+    #[inline]
+    pub fn terrain(&self, i: usize, d: Dir) -> Option<f64> {
+        let t = self.terrain[i * 4 + d.index()];
+        (!t.is_nan()).then_some(t)
+    }
+
+    /// Discomfort ahead across face `d` of cell `i` (0 on closed faces).
+    #[inline]
+    pub fn discomfort(&self, i: usize, d: Dir) -> f64 {
+        self.discomfort[i * 4 + d.index()]
+    }
+}
+
+/// [`speed`] with the scene's faces computed beforehand (the same values).
+pub fn speed_with(scene: &Scene, faces: &SceneFaces, density: &Density) -> Array3<f32> {
     let grid = scene.grid;
     let p = &scene.params;
     let ahead = lookahead_cells(p.lookahead, grid.cell_size);
@@ -68,7 +131,10 @@ pub fn speed(scene: &Scene, density: &Density) -> Array3<f32> {
         .for_each(|(r, mut row)| {
             for c in 0..grid.cols {
                 for d in Dir::ALL {
-                    row[[c, d.index()]] = face_speed(scene, density, ahead, r, c, d) as f32;
+                    let Some(f_t) = faces.terrain(r * grid.cols + c, d) else {
+                        continue;
+                    };
+                    row[[c, d.index()]] = face_speed(p, density, ahead, f_t, r, c, d) as f32;
                 }
             }
         });
@@ -87,16 +153,8 @@ pub fn face_open(grid: &Grid, obstacle: ArrayView2<bool>, r: usize, c: usize, d:
     }
 }
 
-/// Speed across one face, see [`speed`].
-fn face_speed(scene: &Scene, density: &Density, ahead: f64, r: usize, c: usize, d: Dir) -> f64 {
-    let grid = &scene.grid;
-    let p = &scene.params;
-    if !face_open(grid, scene.obstacle.view(), r, c, d) {
-        return 0.0;
-    }
-    let (nr, nc) = grid.neighbor(r, c, d).expect("open face has a neighbour");
-    let slope = (scene.height[[nr, nc]] as f64 - scene.height[[r, c]] as f64) / grid.cell_size;
-    let f_t = terrain_speed(p, if slope.is_finite() { slope } else { 0.0 });
+/// Speed across one open face with terrain speed `f_t`, see [`speed`].
+fn face_speed(p: &Params, density: &Density, ahead: f64, f_t: f64, r: usize, c: usize, d: Dir) -> f64 {
     let rho = sample_ahead(density.rho.view(), r, c, d, ahead);
     let (ux, uy) = d.unit();
     let v_along = sample_ahead(density.vx.view(), r, c, d, ahead) * ux

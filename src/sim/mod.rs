@@ -206,6 +206,8 @@ pub struct Simulation {
     /// Wall time per stage.
     pub times: StageTimes,
     goal_masks: Vec<Array2<bool>>,
+    /// The scene's part of the speed and cost fields, computed once.
+    faces: fields::SceneFaces,
     gradients: Vec<Gradient>,
     local: Option<Box<dyn LocalLayer>>,
     neighbors: NeighborGrid,
@@ -282,6 +284,7 @@ impl Simulation {
             }
         };
         let goal_masks: Vec<Array2<bool>> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
+        let faces = fields::SceneFaces::new(&scene);
         let mut spawned = vec![0usize; scene.groups.len()];
         for &g in &agents.group {
             spawned[g as usize] += 1;
@@ -314,6 +317,7 @@ impl Simulation {
             potentials: Vec::new(),
             times: StageTimes::default(),
             goal_masks,
+            faces,
             gradients: Vec::new(),
             local: None,
             neighbors,
@@ -391,8 +395,8 @@ impl Simulation {
                 self.times.splat += (t1 - t0).as_secs_f64();
 
                 // 2. Speed and cost.
-                let speed = fields::speed(&self.scene, &density);
-                let cost = fields::unit_cost(&self.scene, speed.view());
+                let speed = fields::speed_with(&self.scene, &self.faces, &density);
+                let cost = fields::unit_cost_with(&self.scene, &self.faces, speed.view());
                 let t2 = Instant::now();
                 self.times.fields += (t2 - t1).as_secs_f64();
 
