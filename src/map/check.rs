@@ -691,33 +691,22 @@ impl Checker<'_> {
 
         // Every spawn area must reach a goal: flood fill from the free goal cells. A group
         // without goals (flocking only) has nowhere to reach.
-        if goals.is_empty() {
-            return Some(Group {
-                name: g.name.clone(),
-                color,
-                goals,
-                spawns,
-                speed_min: g.speed.min,
-                speed_max: g.speed.max,
-                radius: g.radius,
-                boids: g.boids.clone(),
-                orca: g.orca.clone().unwrap_or_default(),
-            });
-        }
-        let mut goal_mask = Array2::from_elem(grid.shape(), false);
-        for a in &goals {
-            goal_mask.zip_mut_with(&a.mask, |m, &b| *m |= b);
-        }
-        let reached = flood_fill(grid, obstacle, &goal_mask);
-        for (k, s) in spawns.iter().enumerate() {
-            let ok = s.area.mask.iter().zip(reached.iter()).any(|(&m, &r)| m && r);
-            self.ensure(ok, &format!("{at}.spawns[{k}]"), || {
-                format!(
-                    "no goal of group {:?} can be reached from this area: expected a path over free cells \
-                     (4-connected) to a goal cell",
-                    g.name
-                )
-            });
+        if !goals.is_empty() {
+            let mut goal_mask = Array2::from_elem(grid.shape(), false);
+            for a in &goals {
+                goal_mask.zip_mut_with(&a.mask, |m, &b| *m |= b);
+            }
+            let reached = flood_fill(grid, obstacle, &goal_mask);
+            for (k, s) in spawns.iter().enumerate() {
+                let ok = s.area.mask.iter().zip(reached.iter()).any(|(&m, &r)| m && r);
+                self.ensure(ok, &format!("{at}.spawns[{k}]"), || {
+                    format!(
+                        "no goal of group {:?} can be reached from this area: expected a path over free \
+                         cells (4-connected) to a goal cell",
+                        g.name
+                    )
+                });
+            }
         }
         (self.errors.len() == before).then(|| Group {
             name: g.name.clone(),
