@@ -633,7 +633,8 @@ impl EditorApp {
         match c {
             SimCommand::Play => {
                 if !exists {
-                    self.sim.send(SimControl::Start(Box::new(self.doc.to_scene())));
+                    self.sim
+                        .send(SimControl::Start(Box::new(self.doc.to_scene()), self.run.local));
                 }
                 self.sim.send(SimControl::Play(true));
                 self.run.playing = true;
@@ -644,7 +645,8 @@ impl EditorApp {
             }
             SimCommand::Step => {
                 if !exists {
-                    self.sim.send(SimControl::Start(Box::new(self.doc.to_scene())));
+                    self.sim
+                        .send(SimControl::Start(Box::new(self.doc.to_scene()), self.run.local));
                 }
                 self.sim.send(SimControl::Step);
                 self.run.playing = false;

@@ -4,11 +4,14 @@
 //! The app sends [`SimControl`] messages; the thread owns the [`Simulation`], steps it while
 //! playing (paced so simulated time runs `speed` times as fast as wall time, or as fast as it
 //! can when steps take longer) and sends a [`SimFrame`] after every step: the agents to draw,
-//! the time and the walkers evacuated per exit.
+//! the time, the walkers evacuated per exit and the collision and jam figures. The local layer
+//! chosen in the Run panel (boids, ORCA) is installed when a run starts.
 
 use crate::panels::run::RunInfo;
 use crowdfield::agents::Agents;
+use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::scene::Scene;
+use crowdfield::sim::local_bridge::LocalBridge;
 use crowdfield::sim::{SimConfig, Simulation};
 use ndarray::Array2;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -22,8 +25,8 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 
 /// What the app asks the simulation thread.
 pub enum SimControl {
-    /// Start a new run of this scene (paused).
-    Start(Box<Scene>),
+    /// Start a new run of this scene (paused) with this local layer.
+    Start(Box<Scene>, LocalMode),
     /// Play or pause.
     Play(bool),
     /// One step (pauses).
@@ -102,7 +105,7 @@ impl SimRunner {
     }
 }
 
-fn frame(sim: &Simulation) -> SimFrame {
+fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
     let exits = sim
         .scene
         .groups
@@ -131,12 +134,25 @@ fn frame(sim: &Simulation) -> SimFrame {
         info: RunInfo {
             exists: true,
             time: sim.time,
+            steps: sim.steps,
             walking: sim.agents.len(),
             exits,
+            local,
+            quality: Some(sim.quality()),
             error: None,
         },
         finished: sim.finished(),
     }
+}
+
+/// A new run of `scene` with the local layer `mode` installed (none for [`LocalMode::None`]).
+fn start_run(scene: Scene, mode: LocalMode) -> crowdfield::Result<Simulation> {
+    let mut sim = Simulation::new(scene, SimConfig::default())?;
+    if mode != LocalMode::None {
+        // The multi-threaded CPU backend runs on the background pool the step runs in.
+        sim.set_local_layer(Box::new(LocalBridge::new(mode, LocalBackend::CpuMulti)?));
+    }
+    Ok(sim)
 }
 
 fn error_frame(message: String) -> SimFrame {
@@ -151,6 +167,8 @@ fn error_frame(message: String) -> SimFrame {
 
 fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Option<egui::Context>) {
     let mut sim: Option<Simulation> = None;
+    // The local layer of the current run.
+    let mut local = LocalMode::None;
     let mut playing = false;
     let mut speed = 1.0f32;
     // Wall time and simulated time when play was last pressed (pacing).
@@ -176,15 +194,13 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
         };
         let mut step_once = false;
         match msg {
-            Some(SimControl::Start(scene)) => {
+            Some(SimControl::Start(scene, mode)) => {
                 playing = false;
-                let start = || {
-                    crate::recompute::background_pool()
-                        .install(|| Simulation::new(*scene, SimConfig::default()))
-                };
+                local = mode;
+                let start = || crate::recompute::background_pool().install(|| start_run(*scene, mode));
                 sim = match std::panic::catch_unwind(start) {
                     Ok(Ok(s)) => {
-                        if !send(frame(&s)) {
+                        if !send(frame(&s, local)) {
                             return;
                         }
                         Some(s)
@@ -233,7 +249,7 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
             }
             if step_once || last_sent.elapsed() >= FRAME_INTERVAL || s.finished() {
                 last_sent = Instant::now();
-                if !send(frame(s)) {
+                if !send(frame(s, local)) {
                     return;
                 }
             }

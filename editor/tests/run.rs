@@ -1,10 +1,14 @@
 //! The Run panel's simulation: step, play, pause and reset through the app's commands; the
 //! agents come from the map's spawn areas and the evacuated counts per exit add up (no
-//! rendering needed).
+//! rendering needed); the local layer chosen in the panel is installed when a run starts.
 
+use crowdfield::local::LocalMode;
 use crowdfield_editor::EditorApp;
 use crowdfield_editor::command::{Command, SimCommand};
 use crowdfield_editor::doc::{AreaShape, Document, GoalArea, GroupDoc, SpawnArea};
+use crowdfield_editor::simrun::SimFrame;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use std::time::{Duration, Instant};
 
 /// A 12 x 4 m corridor, 8 walkers at the west end, the exit at the east end.
@@ -63,4 +67,128 @@ fn step_play_pause_reset_and_live_exit_counts() {
     app.apply(Command::Sim(SimCommand::Reset));
     assert!(app.sim.latest.is_none());
     assert!(!app.run.playing);
+}
+
+/// Steps the app's run `steps` times (starting it from the map with the Run panel's local
+/// layer) and returns the last frame.
+fn step_run(app: &mut EditorApp, steps: usize) -> SimFrame {
+    let target = app.sim.latest.as_ref().map_or(0, |f| f.info.steps) + steps;
+    for _ in 0..steps {
+        // One frame per Step (and one when the run starts): wait for it, so the next Step
+        // sees the run and does not start another.
+        app.apply(Command::Sim(SimCommand::Step));
+        assert!(app.sim.wait_frame(Duration::from_secs(30)), "no frame after Step");
+    }
+    while app.sim.latest.as_ref().unwrap().info.steps < target {
+        assert!(
+            app.sim.wait_frame(Duration::from_secs(30)),
+            "a Step sent no frame"
+        );
+    }
+    let f = app.sim.latest.clone().unwrap();
+    assert_eq!(f.info.error, None);
+    assert_eq!(f.info.steps, target);
+    f
+}
+
+/// Two groups walking head-on through a 12 x 3 m corridor: ORCA makes them give way, so their
+/// paths differ from the runs without a local layer.
+fn head_on() -> Document {
+    let mut doc = Document::new("head-on", 24, 6, 0.5);
+    for (name, colour, goal, spawn) in [
+        ("east", 0, ([11.5, 0.0], [12.0, 3.0]), ([0.0, 0.0], [2.0, 3.0])),
+        ("west", 1, ([0.0, 0.0], [0.5, 3.0]), ([10.0, 0.0], [12.0, 3.0])),
+    ] {
+        let mut g = GroupDoc::new(name, colour);
+        g.goals.push(GoalArea {
+            name: None,
+            shape: AreaShape::rect_from_corners(goal.0, goal.1),
+            width: None,
+        });
+        g.spawns.push(SpawnArea {
+            name: None,
+            shape: AreaShape::rect_from_corners(spawn.0, spawn.1),
+            count: 6,
+        });
+        doc.groups.push(g);
+    }
+    doc
+}
+
+#[test]
+fn choosing_orca_in_the_run_panel_installs_the_layer() {
+    const STEPS: usize = 30;
+    let mut plain = EditorApp::new(head_on(), None, None);
+    let none = step_run(&mut plain, STEPS);
+    assert_eq!(none.info.local, LocalMode::None, "the default stays none");
+
+    // Choose ORCA through the panel's combo box, as a user would.
+    let mut h = Harness::builder().with_size([1200.0, 760.0]).build_ui_state(
+        |ui, app: &mut EditorApp| app.show(ui),
+        EditorApp::new(head_on(), None, None),
+    );
+    h.run();
+    h.get_by_label("local layer").click();
+    h.run();
+    h.get_by_label("orca").click();
+    h.run();
+    assert_eq!(h.state().run.local, LocalMode::Orca);
+    let orca = step_run(h.state_mut(), STEPS);
+    assert_eq!(orca.info.local, LocalMode::Orca);
+    let q = orca.info.quality.as_ref().expect("quality figures of the run");
+    assert!(q.collisions_per_step.is_finite() && q.max_collisions < 12 * 12);
+
+    // Same spawn (same seed), different walk: the layer acts.
+    assert_eq!(none.info.time, orca.info.time);
+    assert_eq!(none.agents.len(), orca.agents.len());
+    let moved_apart = (0..none.agents.len())
+        .map(|i| (none.agents.x[i] - orca.agents.x[i]).hypot(none.agents.y[i] - orca.agents.y[i]))
+        .fold(0.0f32, f32::max);
+    assert!(moved_apart > 0.05, "ORCA changed no path ({moved_apart} m)");
+
+    // Reset, choose none again: the next run has no layer.
+    h.state_mut().apply(Command::Sim(SimCommand::Reset));
+    h.state_mut().run.local = LocalMode::None;
+    let again = step_run(h.state_mut(), STEPS);
+    assert_eq!(again.info.local, LocalMode::None);
+    assert_eq!(again.agents.x, none.agents.x);
+    assert_eq!(again.agents.y, none.agents.y);
+}
+
+/// Largest distance any fish moved between two frames (the fish never leave, so indices match).
+fn largest_move(a: &SimFrame, b: &SimFrame) -> f32 {
+    assert_eq!(a.agents.len(), b.agents.len());
+    (0..a.agents.len())
+        .map(|i| (a.agents.x[i] - b.agents.x[i]).hypot(a.agents.y[i] - b.agents.y[i]))
+        .fold(0.0f32, f32::max)
+}
+
+#[test]
+fn boids_make_the_fish_tank_swim_and_none_keeps_it_still() {
+    const STEPS: usize = 20;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../maps/fish_tank.json");
+    let doc = crowdfield_editor::mapio::load(&path).expect("bundled fish tank");
+    let (width, height) = (30.0f32, 15.0f32);
+    for (mode, swims) in [(LocalMode::None, false), (LocalMode::Boids, true)] {
+        let mut app = EditorApp::new(doc.clone(), None, None);
+        app.run.local = mode;
+        let start = step_run(&mut app, 1);
+        let end = step_run(&mut app, STEPS);
+        assert_eq!(end.info.local, mode);
+        assert_eq!(end.agents.len(), 120, "{mode:?}: a fish left the tank");
+        assert!(
+            end.agents.x.iter().all(|&x| (0.0..=width).contains(&x))
+                && end.agents.y.iter().all(|&y| (0.0..=height).contains(&y)),
+            "{mode:?}: a fish is out of the water"
+        );
+        let moved = largest_move(&start, &end);
+        if swims {
+            assert!(
+                moved > 0.2,
+                "boids: the fish did not swim ({moved} m in {STEPS} steps)"
+            );
+        } else {
+            assert_eq!(moved, 0.0, "none: a goal-less fish moved");
+        }
+    }
 }

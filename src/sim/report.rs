@@ -146,24 +146,30 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         complete: sim.agents.is_empty(),
         total,
         groups,
-        quality: {
-            let q = &sim.quality;
-            Quality {
-                collisions_per_step: if q.steps > 0 {
-                    q.pairs as f64 / q.steps as f64
-                } else {
-                    0.0
-                },
-                max_collisions: q.max_pairs,
-                mean_collision_depth: if q.pairs > 0 {
-                    q.depth_sum / q.pairs as f64
-                } else {
-                    0.0
-                },
-                max_jammed: q.max_jammed,
-                longest_jam: q.longest_jam_s as f64,
-            }
-        },
+        quality: sim.quality(),
+    }
+}
+
+impl Simulation {
+    /// The collision and jam figures of the run so far (the report's `quality`), cheap enough
+    /// to read after every step.
+    pub fn quality(&self) -> Quality {
+        let q = &self.quality;
+        Quality {
+            collisions_per_step: if q.steps > 0 {
+                q.pairs as f64 / q.steps as f64
+            } else {
+                0.0
+            },
+            max_collisions: q.max_pairs,
+            mean_collision_depth: if q.pairs > 0 {
+                q.depth_sum / q.pairs as f64
+            } else {
+                0.0
+            },
+            max_jammed: q.max_jammed,
+            longest_jam: q.longest_jam_s as f64,
+        }
     }
 }
 

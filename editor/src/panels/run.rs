@@ -1,10 +1,29 @@
-//! The Run panel: play, pause, step and reset a simulation of the map, a speed slider, and the
-//! live count of walkers evacuated through each exit.
+//! The Run panel: play, pause, step and reset a simulation of the map, a speed slider, the local
+//! layer (none, boids, ORCA, boids + ORCA; applied when a run starts), and the live count of
+//! walkers evacuated through each exit with the run's collision and jam figures.
 
 use crate::command::{Command, SimCommand};
+use crowdfield::local::LocalMode;
+use crowdfield::sim::report::Quality;
 
 /// Fastest simulation speed offered, simulated seconds per real second.
 pub const MAX_SIM_SPEED: f32 = 20.0;
+
+/// The local layers offered, with their labels (the `--local` values of `crowdfield simulate`).
+pub const LOCAL_MODES: [(LocalMode, &str); 4] = [
+    (LocalMode::None, "none"),
+    (LocalMode::Boids, "boids"),
+    (LocalMode::Orca, "orca"),
+    (LocalMode::BoidsOrca, "boids+orca"),
+];
+
+/// The label of a local layer in the panel.
+pub fn local_label(mode: LocalMode) -> &'static str {
+    LOCAL_MODES
+        .iter()
+        .find(|(m, _)| *m == mode)
+        .map_or("none", |(_, label)| label)
+}
 
 /// What the Run panel shows about the current run (filled in by the app).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -13,10 +32,16 @@ pub struct RunInfo {
     pub exists: bool,
     /// Simulated time, seconds.
     pub time: f64,
+    /// Steps run.
+    pub steps: usize,
     /// Walkers still walking.
     pub walking: usize,
     /// Per group: name and, per exit, (exit name, walkers evacuated through it).
     pub exits: Vec<(String, Vec<(String, usize)>)>,
+    /// The local layer the run was started with.
+    pub local: LocalMode,
+    /// Collision and jam figures of the run so far.
+    pub quality: Option<Quality>,
     /// Set when the run could not start.
     pub error: Option<String>,
 }
@@ -28,6 +53,9 @@ pub struct RunPanel {
     pub playing: bool,
     /// Simulated seconds per real second.
     pub speed: f32,
+    /// The local layer of the next run (applied on Play or Step when no run exists, so after a
+    /// Reset).
+    pub local: LocalMode,
 }
 
 impl Default for RunPanel {
@@ -35,6 +63,7 @@ impl Default for RunPanel {
         Self {
             playing: false,
             speed: 1.0,
+            local: LocalMode::None,
         }
     }
 }
@@ -42,7 +71,11 @@ impl Default for RunPanel {
 impl RunPanel {
     /// Draws the panel and returns the simulation controls pressed.
     pub fn ui(&mut self, ui: &mut egui::Ui, info: &RunInfo) -> Vec<Command> {
-        let Self { playing, speed } = self;
+        let Self {
+            playing,
+            speed,
+            local,
+        } = self;
         let mut commands = Vec::new();
         ui.heading("Run");
         ui.horizontal(|ui| {
@@ -65,6 +98,17 @@ impl RunPanel {
                 .logarithmic(true)
                 .text("× real time"),
         );
+        egui::ComboBox::from_label("local layer")
+            .selected_text(local_label(*local))
+            .show_ui(ui, |ui| {
+                for (mode, label) in LOCAL_MODES {
+                    ui.selectable_value(local, mode, label);
+                }
+            })
+            .response
+            .on_hover_text(
+                "Boids and ORCA between the field velocity and the walk; applies when a run starts",
+            );
         if let Some(e) = &info.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }
@@ -75,6 +119,15 @@ impl RunPanel {
                 for (exit, n) in exits {
                     ui.label(format!("  {exit}: {n} evacuated"));
                 }
+            }
+            if let Some(q) = &info.quality {
+                ui.label(format!(
+                    "local layer {}: {:.1} collisions/step (max {}), up to {} jammed",
+                    local_label(info.local),
+                    q.collisions_per_step,
+                    q.max_collisions,
+                    q.max_jammed
+                ));
             }
         }
         commands
