@@ -18,14 +18,24 @@
 //! any thread count. Counters are integer sums.
 //!
 //! ## Wiring into the simulation
-//! ```ignore
+//! ```
+//! use crowdfield::agents::Agents;
+//! use crowdfield::local::{quality, LocalBackend, LocalLayer, LocalMode};
+//! let scene = crowdfield::map::load(std::path::Path::new("maps/corridor.json"))?;
+//! let mut agents = Agents::default();
+//! agents.push(0, 10.0, 2.0, 0, 0.25, 1.3); // id, x, y, group, radius, max speed
+//! agents.push(1, 11.0, 2.0, 0, 0.25, 1.3);
 //! let mut local = LocalLayer::new(LocalMode::BoidsOrca, LocalBackend::CpuMulti)?; // once
 //! let mut jams = quality::JamTracker::default();
 //! let mut collisions = quality::CollisionCounter::default();
-//! // each step, after the continuum velocity v_field[i] of every agent is known:
-//! let stats = local.step(&scene, &mut agents, &v_field, dt)?; // moves agents, sets velocities
-//! let c = collisions.count(&agents);                           // quality figures
-//! jams.update(&agents, &v_field, dt);
+//! // Each step, after the continuum velocity v_field[i] of every agent is known (here two
+//! // walkers heading for each other):
+//! let v_field = vec![[1.2f32, 0.0], [-1.2, 0.0]];
+//! let stats = local.step(&scene, &mut agents, &v_field, 0.1)?; // moves agents, sets velocities
+//! assert_eq!(stats.agents, 2);
+//! assert_eq!(collisions.count(&agents).pairs, 0); // quality figures
+//! jams.update(&agents, &v_field, 0.1);
+//! # Ok::<(), crowdfield::error::Error>(())
 //! ```
 //! With [`LocalMode::None`] the step just clamps `v_field` to each agent's `max_speed` and moves
 //! the agents with the same wall handling, so the simulation can always call it.
