@@ -174,3 +174,25 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
         }
     }
 }
+
+#[test]
+fn simulate_tells_when_a_goal_less_group_will_not_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/fish_tank.json");
+    let run = |local: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+            .args(["simulate", "--max-time", "0.5", "--local", local, "--out"])
+            .arg(dir.path().join(local))
+            .arg(&map)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let note = "group \"fish\" has no goals";
+    assert!(run("none").contains(note));
+    assert!(
+        !run("boids").contains(note),
+        "the boids layer moves them: no note"
+    );
+}

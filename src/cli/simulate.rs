@@ -133,6 +133,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.quiet {
         eprintln!("potentials: {solver_note}; local layer: {:?}", args.local);
+        if !matches!(args.local, LocalMode::Boids | LocalMode::BoidsOrca) {
+            for g in sim.scene.groups.iter().filter(|g| g.goals.is_empty()) {
+                eprintln!(
+                    "note: group {:?} has no goals: it moves only under a boids layer (--local boids)",
+                    g.name
+                );
+            }
+        }
     }
     let total: usize = sim.spawned.iter().sum();
     let bar = if args.quiet {
