@@ -76,7 +76,7 @@ pub fn load(path: &Path) -> Result<Document> {
                 .groups
                 .get(gi)
                 .map(|g| g.color)
-                .or_else(|| spec.color.as_deref().and_then(parse_color))
+                .or_else(|| spec.color.as_deref().and_then(crowdfield::map::parse_color))
                 .unwrap_or(GROUP_PALETTE[gi % GROUP_PALETTE.len()]),
             goals,
             spawns,
@@ -88,16 +88,6 @@ pub fn load(path: &Path) -> Result<Document> {
         });
     }
     Ok(Document::from_scene(&scene, groups, file.params.clone()))
-}
-
-/// `"#rrggbb"` as sRGB bytes.
-fn parse_color(s: &str) -> Option<[u8; 3]> {
-    let hex = s.strip_prefix('#')?;
-    if hex.len() != 6 || !hex.is_ascii() {
-        return None;
-    }
-    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
-    Some([byte(0)?, byte(2)?, byte(4)?])
 }
 
 fn area_shape(s: &impl Shaped, file: &str, at: &str) -> Result<AreaShape> {

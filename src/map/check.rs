@@ -722,8 +722,8 @@ impl Checker<'_> {
     }
 }
 
-/// `"#rrggbb"` as sRGB bytes.
-fn parse_color(s: &str) -> Option<[u8; 3]> {
+/// `"#rrggbb"` as sRGB bytes (`None` for anything else).
+pub fn parse_color(s: &str) -> Option<[u8; 3]> {
     let hex = s.strip_prefix('#')?;
     if hex.len() != 6 || !hex.is_ascii() {
         return None;

@@ -23,6 +23,8 @@
 //! ```
 
 mod check;
+
+pub use check::parse_color;
 pub mod format;
 mod parse;
 pub mod raster;
