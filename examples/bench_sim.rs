@@ -1,7 +1,8 @@
 //! Simulation step benchmark: steps per second, broken down by stage, for 10,000 agents in
 //! 4 groups on a 256x256 grid and 100,000 agents on 512x512, potentials recomputed every step.
 //!
-//! Run with `cargo run --release --example bench_sim [-- STEPS]`. Each group spawns in one
+//! Run with `cargo run --release --example bench_sim [-- STEPS [SIZE]]` (SIZE 256 or 512 runs that
+//! grid only, for profiling). Each group spawns in one
 //! quadrant and heads for the opposite side, so the groups cross in the middle; the figures are
 //! averaged over STEPS steps (default 100) after 5 warm-up steps.
 
@@ -187,12 +188,21 @@ fn main() {
         .nth(1)
         .map(|s| s.parse().expect("STEPS must be a whole number"))
         .unwrap_or(100);
+    let only: Option<usize> = std::env::args()
+        .nth(2)
+        .map(|s| s.parse().expect("SIZE must be a whole number"));
     println!("threads: {}", rayon::current_num_threads());
     println!(
         "| grid | agents | steps/s | ms/step | splat | fields | potentials | advection | separation | agents left | spawn s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    bench(256, 10_000, steps);
-    bench(512, 100_000, (steps / 5).max(5));
-    replan_accuracy();
+    if only.is_none_or(|n| n == 256) {
+        bench(256, 10_000, steps);
+    }
+    if only.is_none_or(|n| n == 512) {
+        bench(512, 100_000, (steps / 5).max(5));
+    }
+    if only.is_none() {
+        replan_accuracy();
+    }
 }

@@ -7,7 +7,7 @@
 use super::speed::SceneFaces;
 use crate::grid::Dir;
 use crate::scene::Scene;
-use ndarray::{Array3, ArrayView3, Axis};
+use ndarray::{Array3, ArrayView3};
 use rayon::prelude::*;
 
 /// Unit cost of one face from its speed `f` (m/s) and the discomfort `g` ahead:
@@ -26,24 +26,28 @@ pub fn unit_cost(scene: &Scene, speed: ArrayView3<f32>) -> Array3<f32> {
     unit_cost_with(scene, &SceneFaces::new(scene), speed)
 }
 
-/// [`unit_cost`] with the scene's faces computed beforehand (the same values).
+/// [`unit_cost`] with the scene's faces computed beforehand (the same values), rows in
+/// parallel over contiguous slices.
 pub fn unit_cost_with(scene: &Scene, faces: &SceneFaces, speed: ArrayView3<f32>) -> Array3<f32> {
     let grid = scene.grid;
     let p = &scene.params;
     let mut cost = Array3::<f32>::from_elem(grid.dir_shape(), f32::INFINITY);
-    cost.axis_iter_mut(Axis(0))
-        .into_par_iter()
+    if grid.is_empty() {
+        return cost;
+    }
+    let speed = speed.as_standard_layout();
+    let speed = speed.as_slice().expect("standard layout is contiguous");
+    let per_row = grid.cols * 4;
+    cost.as_slice_mut()
+        .expect("a new array is contiguous")
+        .par_chunks_mut(per_row)
+        .zip(speed.par_chunks(per_row))
         .enumerate()
-        .for_each(|(r, mut row)| {
-            for c in 0..grid.cols {
-                let i = r * grid.cols + c;
-                for d in Dir::ALL {
-                    if faces.terrain(i, d).is_none() {
-                        continue;
-                    }
-                    let f = speed[[r, c, d.index()]] as f64;
-                    row[[c, d.index()]] =
-                        face_cost(p.alpha, p.beta, p.gamma, f, faces.discomfort(i, d)) as f32;
+        .for_each(|(r, (row, speed_row))| {
+            for (k, (out, &f)) in row.iter_mut().zip(speed_row).enumerate() {
+                let (i, d) = (r * grid.cols + k / 4, Dir::ALL[k % 4]);
+                if faces.terrain(i, d).is_some() {
+                    *out = face_cost(p.alpha, p.beta, p.gamma, f as f64, faces.discomfort(i, d)) as f32;
                 }
             }
         });

@@ -75,21 +75,81 @@ pub fn lookahead_cells(lookahead: f64, cell_size: f64) -> f64 {
 pub fn sample_ahead(field: ArrayView2<f32>, r: usize, c: usize, d: Dir, ahead: f64) -> f64 {
     let (rows, cols) = field.dim();
     let (dr, dc) = d.offset();
-    let (start, n) = if dc != 0 { (c, cols) } else { (r, rows) };
-    let sign = (dr + dc) as f64;
-    let pos = (start as f64 + sign * ahead).clamp(0.0, (n - 1) as f64);
-    let lo = pos.floor() as usize;
-    let hi = (lo + 1).min(n - 1);
-    let t = pos - lo as f64;
-    let at = |i: usize| -> f64 {
-        if dc != 0 {
-            field[[r, i]] as f64
-        } else {
-            field[[i, c]] as f64
+    if dc != 0 {
+        AheadTap::new(c, cols, (dr + dc) as f64, ahead).sample(|i| field[[r, i]])
+    } else {
+        AheadTap::new(r, rows, (dr + dc) as f64, ahead).sample(|i| field[[i, c]])
+    }
+}
+
+/// Where [`sample_ahead`] reads for one start index on an axis of `n` cells: the two cells
+/// around the point `ahead` cells away and the interpolation weight. It depends on the start
+/// index only (the column for east and west, the row for north and south), so the per-step
+/// fields compute it once per column and row ([`AheadTaps`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AheadTap {
+    lo: usize,
+    hi: usize,
+    t: f64,
+}
+
+impl AheadTap {
+    /// The tap for `start` on an axis of `n > 0` cells, looking `ahead` cells toward `sign`
+    /// (`+1.0` or `-1.0`).
+    pub fn new(start: usize, n: usize, sign: f64, ahead: f64) -> Self {
+        let pos = (start as f64 + sign * ahead).clamp(0.0, (n - 1) as f64);
+        let lo = pos.floor() as usize;
+        Self {
+            lo,
+            hi: (lo + 1).min(n - 1),
+            t: pos - lo as f64,
         }
-    };
-    let a = at(lo);
-    if t == 0.0 { a } else { a + t * (at(hi) - a) }
+    }
+
+    /// The interpolated value, with `at(i)` the field at index `i` along the axis.
+    #[inline(always)]
+    pub fn sample(&self, at: impl Fn(usize) -> f32) -> f64 {
+        let a = at(self.lo) as f64;
+        if self.t == 0.0 {
+            a
+        } else {
+            a + self.t * (at(self.hi) as f64 - a)
+        }
+    }
+}
+
+/// The [`AheadTap`]s of a grid for every direction: per column for east and west, per row for
+/// north and south.
+#[derive(Clone, Debug)]
+pub struct AheadTaps {
+    east: Vec<AheadTap>,
+    west: Vec<AheadTap>,
+    north: Vec<AheadTap>,
+    south: Vec<AheadTap>,
+}
+
+impl AheadTaps {
+    /// The taps of a `rows x cols` grid (both non-zero) looking `ahead` cells.
+    pub fn new(rows: usize, cols: usize, ahead: f64) -> Self {
+        let axis = |n: usize, sign: f64| (0..n).map(|k| AheadTap::new(k, n, sign, ahead)).collect();
+        Self {
+            east: axis(cols, 1.0),
+            west: axis(cols, -1.0),
+            north: axis(rows, 1.0),
+            south: axis(rows, -1.0),
+        }
+    }
+
+    /// [`sample_ahead`] of a row-major `field` with `cols` columns: the same value, bit for bit.
+    #[inline(always)]
+    pub fn sample(&self, field: &[f32], cols: usize, r: usize, c: usize, d: Dir) -> f64 {
+        match d {
+            Dir::E => self.east[c].sample(|i| field[r * cols + i]),
+            Dir::W => self.west[c].sample(|i| field[r * cols + i]),
+            Dir::N => self.north[r].sample(|i| field[i * cols + c]),
+            Dir::S => self.south[r].sample(|i| field[i * cols + c]),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -110,6 +170,14 @@ mod tests {
         assert_eq!(sample_ahead(f.view(), 0, 1, Dir::N, 1.0), 11.0);
         assert_eq!(sample_ahead(f.view(), 1, 1, Dir::S, 5.0), 1.0);
         assert_eq!(lookahead_cells(0.2, 0.5), 1.0);
+        let taps = AheadTaps::new(2, 4, 1.5);
+        let flat = f.as_slice().expect("row-major");
+        for (r, c, d) in [(0, 0, Dir::E), (0, 3, Dir::W), (1, 1, Dir::S), (0, 2, Dir::N)] {
+            assert_eq!(
+                taps.sample(flat, 4, r, c, d),
+                sample_ahead(f.view(), r, c, d, 1.5)
+            );
+        }
         assert_eq!(lookahead_cells(2.0, 0.5), 4.0);
     }
 }

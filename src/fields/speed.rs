@@ -11,11 +11,11 @@
 //!   `f = max(f_min, f_T (1 - exp(-gamma_w (1/rho - 1/rho_jam))))`, `f_T` where `rho <= 0`.
 //! - `f` is 0 out of obstacle cells and across faces into obstacles or out of the domain.
 
-use super::{Density, lookahead_cells, sample_ahead};
+use super::{AheadTaps, Density, lookahead_cells, sample_ahead};
 use crate::grid::{Dir, Grid};
 use crate::params::{Params, SpeedLaw};
 use crate::scene::Scene;
-use ndarray::{Array3, ArrayView2, Axis};
+use ndarray::{Array3, ArrayView2};
 use rayon::prelude::*;
 
 /// Terrain speed for slope `s` (height gained per metre walked), SPEC §3:
@@ -119,22 +119,42 @@ impl SceneFaces {
     }
 }
 
-/// [`speed`] with the scene's faces computed beforehand (the same values).
+/// [`speed`] with the scene's faces computed beforehand (the same values). Rows in parallel
+/// over contiguous slices, the look-ahead sample positions taken from [`AheadTaps`].
 pub fn speed_with(scene: &Scene, faces: &SceneFaces, density: &Density) -> Array3<f32> {
     let grid = scene.grid;
     let p = &scene.params;
-    let ahead = lookahead_cells(p.lookahead, grid.cell_size);
     let mut f = Array3::<f32>::zeros(grid.dir_shape());
-    f.axis_iter_mut(Axis(0))
-        .into_par_iter()
+    if grid.is_empty() {
+        return f;
+    }
+    let cols = grid.cols;
+    let taps = AheadTaps::new(grid.rows, cols, lookahead_cells(p.lookahead, grid.cell_size));
+    let (rho, vx, vy) = (
+        density.rho.as_standard_layout(),
+        density.vx.as_standard_layout(),
+        density.vy.as_standard_layout(),
+    );
+    let contiguous = "standard layout is contiguous";
+    let (rho, vx, vy) = (
+        rho.as_slice().expect(contiguous),
+        vx.as_slice().expect(contiguous),
+        vy.as_slice().expect(contiguous),
+    );
+    f.as_slice_mut()
+        .expect("a new array is contiguous")
+        .par_chunks_mut(cols * 4)
         .enumerate()
-        .for_each(|(r, mut row)| {
-            for c in 0..grid.cols {
+        .for_each(|(r, row)| {
+            for c in 0..cols {
                 for d in Dir::ALL {
-                    let Some(f_t) = faces.terrain(r * grid.cols + c, d) else {
+                    let Some(f_t) = faces.terrain(r * cols + c, d) else {
                         continue;
                     };
-                    row[[c, d.index()]] = face_speed(p, density, ahead, f_t, r, c, d) as f32;
+                    let sample = |field: &[f32]| taps.sample(field, cols, r, c, d);
+                    let (ux, uy) = d.unit();
+                    let v_along = sample(vx) * ux + sample(vy) * uy;
+                    row[c * 4 + d.index()] = face_speed(p, f_t, sample(rho), v_along) as f32;
                 }
             }
         });
@@ -153,12 +173,9 @@ pub fn face_open(grid: &Grid, obstacle: ArrayView2<bool>, r: usize, c: usize, d:
     }
 }
 
-/// Speed across one open face with terrain speed `f_t`, see [`speed`].
-fn face_speed(p: &Params, density: &Density, ahead: f64, f_t: f64, r: usize, c: usize, d: Dir) -> f64 {
-    let rho = sample_ahead(density.rho.view(), r, c, d, ahead);
-    let (ux, uy) = d.unit();
-    let v_along = sample_ahead(density.vx.view(), r, c, d, ahead) * ux
-        + sample_ahead(density.vy.view(), r, c, d, ahead) * uy;
+/// Speed across one open face with terrain speed `f_t`, the density `rho` ahead and the average
+/// velocity ahead along the face's direction `v_along`, see [`speed`].
+fn face_speed(p: &Params, f_t: f64, rho: f64, v_along: f64) -> f64 {
     let f_v = if v_along.is_finite() {
         v_along.max(p.f_min)
     } else {
@@ -171,6 +188,51 @@ fn face_speed(p: &Params, density: &Density, ahead: f64, f_t: f64, r: usize, c: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The speed of one face computed the first way, through [`sample_ahead`] on views.
+    fn reference_face(scene: &Scene, density: &Density, r: usize, c: usize, d: Dir) -> f32 {
+        let p = &scene.params;
+        if !face_open(&scene.grid, scene.obstacle.view(), r, c, d) {
+            return 0.0;
+        }
+        let ahead = lookahead_cells(p.lookahead, scene.grid.cell_size);
+        let (nr, nc) = scene.grid.neighbor(r, c, d).expect("open face");
+        let slope = (scene.height[[nr, nc]] as f64 - scene.height[[r, c]] as f64) / scene.grid.cell_size;
+        let f_t = terrain_speed(p, slope);
+        let rho = sample_ahead(density.rho.view(), r, c, d, ahead);
+        let (ux, uy) = d.unit();
+        let v_along = sample_ahead(density.vx.view(), r, c, d, ahead) * ux
+            + sample_ahead(density.vy.view(), r, c, d, ahead) * uy;
+        face_speed(p, f_t, rho, v_along) as f32
+    }
+
+    #[test]
+    fn speed_matches_per_face_sampling_bit_for_bit() {
+        let grid = crate::grid::Grid::new(23, 17, 0.4);
+        let mut scene = Scene::empty("speed", grid);
+        // A non-integer look-ahead (2.75 cells), a slope, a few obstacles, a dense moving crowd.
+        scene.params.lookahead = 1.1;
+        let scramble = |i: usize| ((i.wrapping_mul(2654435761) % 1_000_003) as f32) / 1_000_003.0;
+        for ((r, c), h) in scene.height.indexed_iter_mut() {
+            *h = 0.05 * (r * c) as f32;
+        }
+        for ((r, c), o) in scene.obstacle.indexed_iter_mut() {
+            *o = (r * 23 + c) % 19 == 0;
+        }
+        let density = Density {
+            rho: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| 6.0 * scramble(r * 23 + c)),
+            vx: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| scramble(r * 31 + c) - 0.5),
+            vy: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| 1.2 * scramble(r * 7 + c * 3) - 0.4),
+        };
+        let f = speed(&scene, &density);
+        let mut between = 0;
+        for ((r, c, k), &v) in f.indexed_iter() {
+            let want = reference_face(&scene, &density, r, c, Dir::ALL[k]);
+            assert_eq!(v.to_bits(), want.to_bits(), "({r}, {c}, {k})");
+            between += (v > scene.params.f_min as f32 && v < 1.0) as usize;
+        }
+        assert!(between > 100, "the density blend is exercised: {between} faces");
+    }
 
     #[test]
     fn terrain_speed_is_linear_between_the_slope_limits() {
