@@ -45,7 +45,7 @@ fn upwind_axis(here: f64, plus: Option<(f64, f32)>, minus: Option<(f64, f32)>, h
     let candidate = |side: Option<(f64, f32)>| -> Option<f64> {
         let (pm, c) = side?;
         let cm = c as f64;
-        (pm.is_finite() && pm < here && cm.is_finite() && cm > 0.0).then(|| pm + h * cm)
+        (pm.is_finite() && pm < here && cm.is_finite() && cm > 0.0).then_some(pm + h * cm)
     };
     match (candidate(plus), candidate(minus)) {
         (Some(kp), Some(km)) if km < kp => (here - minus.expect("upwind").0) / h,
