@@ -75,21 +75,24 @@ pub(crate) struct Accum {
 
 impl Accum {
     /// Adds neighbour `o` at squared distance `d2` from `me`.
+    ///
+    /// Without branches: a neighbour outside a rule's radius adds `-0.0` to its sums, which
+    /// leaves every float unchanged bit for bit (`x + -0.0 == x`, signed zeros included), and
+    /// 0 to its count. Which rules a neighbour falls under is close to random, so branches
+    /// here were mispredicted about half the time.
     #[inline]
     pub(crate) fn add(&mut self, p: &BoidsF32, me: &PackedAgent, o: &PackedAgent, d2: f32) {
+        const NOTHING: V2 = V2 { x: -0.0, y: -0.0 };
         let same = o.group == me.group;
-        if same && d2 < p.r_coh * p.r_coh {
-            self.sum_pos = self.sum_pos + o.p;
-            self.n_coh += 1;
-        }
-        if d2 < p.r_sep * p.r_sep {
-            self.sum_off = self.sum_off + (o.p - me.p);
-            self.n_sep += 1;
-        }
-        if same && d2 < p.r_align * p.r_align {
-            self.sum_vel = self.sum_vel + o.v;
-            self.n_align += 1;
-        }
+        let coh = same & (d2 < p.r_coh * p.r_coh);
+        let sep = d2 < p.r_sep * p.r_sep;
+        let align = same & (d2 < p.r_align * p.r_align);
+        self.sum_pos = self.sum_pos + if coh { o.p } else { NOTHING };
+        self.n_coh += coh as u32;
+        self.sum_off = self.sum_off + if sep { o.p - me.p } else { NOTHING };
+        self.n_sep += sep as u32;
+        self.sum_vel = self.sum_vel + if align { o.v } else { NOTHING };
+        self.n_align += align as u32;
     }
 
     /// The weighted sum of the normalised rule directions (not yet clamped to `a_max`).

@@ -48,6 +48,57 @@ pub struct WallMap {
     pub blocked: Vec<bool>,
     /// Obstacle cells with at least one free 4-neighbour (only these can be nearest).
     pub boundary: Vec<bool>,
+    /// Per cell, the chessboard distance in cells to the nearest obstacle cell (0 on one,
+    /// `u32::MAX` with none in the map): lets the wall probes and the obstacle scan skip agents
+    /// with nothing in reach, which is most of them in open space.
+    pub clearance: Vec<u32>,
+}
+
+/// Chessboard distance (cells) from every cell to the nearest `blocked` one, by the two-pass
+/// distance transform (exact for the chessboard metric); `u32::MAX` where none is blocked.
+fn chessboard_clearance(blocked: &[bool], rows: usize, cols: usize) -> Vec<u32> {
+    let mut d: Vec<u32> = blocked.iter().map(|&b| if b { 0 } else { u32::MAX }).collect();
+    let relax = |d: &mut Vec<u32>, i: usize, j: usize| {
+        let via = d[j].saturating_add(1);
+        if via < d[i] {
+            d[i] = via;
+        }
+    };
+    for r in 0..rows {
+        for c in 0..cols {
+            let i = r * cols + c;
+            if c > 0 {
+                relax(&mut d, i, i - 1);
+            }
+            if r > 0 {
+                relax(&mut d, i, i - cols);
+                if c > 0 {
+                    relax(&mut d, i, i - cols - 1);
+                }
+                if c + 1 < cols {
+                    relax(&mut d, i, i - cols + 1);
+                }
+            }
+        }
+    }
+    for r in (0..rows).rev() {
+        for c in (0..cols).rev() {
+            let i = r * cols + c;
+            if c + 1 < cols {
+                relax(&mut d, i, i + 1);
+            }
+            if r + 1 < rows {
+                relax(&mut d, i, i + cols);
+                if c + 1 < cols {
+                    relax(&mut d, i, i + cols + 1);
+                }
+                if c > 0 {
+                    relax(&mut d, i, i + cols - 1);
+                }
+            }
+        }
+    }
+    d
 }
 
 impl WallMap {
@@ -79,6 +130,7 @@ impl WallMap {
                     free(ri + 1, ci) || free(ri - 1, ci) || free(ri, ci + 1) || free(ri, ci - 1);
             }
         }
+        let clearance = chessboard_clearance(&blocked, rows, cols);
         Self {
             cols,
             rows,
@@ -87,7 +139,37 @@ impl WallMap {
             height: g.height() as f32,
             blocked,
             boundary,
+            clearance,
         }
+    }
+
+    /// How far (cells, chessboard) from the cell of `p` the nearest obstacle cell and the
+    /// nearest cell past the domain border are; `None` when `p` is not in the domain.
+    #[inline]
+    fn clearances(&self, p: V2) -> Option<(u64, u64)> {
+        if !(p.x >= 0.0 && p.y >= 0.0 && p.x < self.width && p.y < self.height) {
+            return None;
+        }
+        let c = ((p.x / self.cell) as usize).min(self.cols - 1);
+        let r = ((p.y / self.cell) as usize).min(self.rows - 1);
+        let border = (c + 1).min(self.cols - c).min(r + 1).min(self.rows - r) as u64;
+        Some((self.clearance[r * self.cols + c] as u64, border))
+    }
+
+    /// Cells (chessboard) a point within `dist` metres can be from the cell of the centre: at
+    /// most `dist / cell + 1` on each axis, one more for rounding.
+    #[inline]
+    fn reach_cells(&self, dist: f32) -> u64 {
+        (dist.max(0.0) / self.cell) as u64 + 2
+    }
+
+    /// True when no obstacle cell and no point outside the domain lies within `dist` metres of
+    /// `p`, judged conservatively from its cell's clearances: then no probe ray up to `dist`
+    /// hits anything.
+    #[inline]
+    fn nothing_within(&self, p: V2, dist: f32) -> bool {
+        self.clearances(p)
+            .is_some_and(|(obstacle, border)| obstacle.min(border) > self.reach_cells(dist))
     }
 
     /// True when this map was built from a scene with the same grid and obstacles.
@@ -192,7 +274,14 @@ impl WallMap {
                 lines.push(Line::at_least(inward, -slack));
             }
         }
-        // Obstacle cells: nearest points, nearest first.
+        // Obstacle cells: nearest points, nearest first (none when the clearance says that no
+        // obstacle cell lies in the scanned window).
+        if self
+            .clearances(pos)
+            .is_some_and(|(obstacle, _)| obstacle > self.reach_cells(range))
+        {
+            return lines.len() - start;
+        }
         let mut nearest: [(f32, V2); MAX_OBSTACLE_POINTS] = [(f32::INFINITY, V2::ZERO); MAX_OBSTACLE_POINTS];
         let mut count = 0usize;
         let c0 = ((pos.x - range) / self.cell).floor().max(0.0) as usize;
@@ -259,6 +348,10 @@ impl WallMap {
     /// plus, when the ray along the heading is blocked within `keep_dist`, the first free
     /// direction found by turning left and right in 30° steps.
     pub fn probe_steer(&self, pos: V2, vel: V2, keep_dist: f32) -> V2 {
+        // No probe can hit: the sums below would be zero (the same result, skipped).
+        if self.nothing_within(pos, keep_dist) {
+            return V2::ZERO;
+        }
         let heading = vel.normalize_or_zero();
         let heading = if heading == V2::ZERO {
             V2::new(1.0, 0.0)
@@ -312,6 +405,72 @@ mod tests {
             }
         }
         WallMap::from_scene(&s)
+    }
+
+    #[test]
+    fn clearance_is_the_chessboard_distance_to_the_nearest_obstacle() {
+        let (rows, cols) = (13, 17);
+        let mut s = Scene::empty("t", Grid::new(cols, rows, 1.0));
+        for (r, c) in [(2, 3), (9, 14), (12, 0), (6, 8)] {
+            s.obstacle[(r, c)] = true;
+        }
+        let w = WallMap::from_scene(&s);
+        for r in 0..rows {
+            for c in 0..cols {
+                let brute = (0..rows)
+                    .flat_map(|rr| (0..cols).map(move |cc| (rr, cc)))
+                    .filter(|&(rr, cc)| s.obstacle[(rr, cc)])
+                    .map(|(rr, cc)| r.abs_diff(rr).max(c.abs_diff(cc)) as u32)
+                    .min()
+                    .unwrap();
+                assert_eq!(w.clearance[r * cols + c], brute, "({r}, {c})");
+            }
+        }
+        let open = WallMap::from_scene(&Scene::empty("open", Grid::new(4, 3, 1.0)));
+        assert!(open.clearance.iter().all(|&d| d == u32::MAX));
+    }
+
+    /// Probes and ORCA's obstacle lines skip agents with nothing in reach: the results are
+    /// those of the full scan (a map with its clearance zeroed never skips), bit for bit.
+    #[test]
+    fn skipping_clear_agents_changes_nothing() {
+        let (rows, cols, cell) = (30, 40, 0.5);
+        let mut s = Scene::empty("t", Grid::new(cols, rows, cell));
+        for r in 0..rows {
+            for c in 0..cols {
+                s.obstacle[(r, c)] = (r * 7 + c * 13) % 97 == 0 || (c == 20 && r > 5);
+            }
+        }
+        let fast = WallMap::from_scene(&s);
+        let full = WallMap {
+            clearance: vec![0; rows * cols],
+            ..fast.clone()
+        };
+        let mut seed = 0x9E3779B97F4A7C15u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (mut skipped, mut hits) = (0, 0);
+        for _ in 0..3000 {
+            let p = V2::new(rnd() * fast.width, rnd() * fast.height);
+            let v = V2::new(rnd() * 3.0 - 1.5, rnd() * 3.0 - 1.5);
+            let keep = rnd() * 2.0;
+            let a = fast.probe_steer(p, v, keep);
+            assert_eq!(a, full.probe_steer(p, v, keep), "{p:?} {v:?} {keep}");
+            skipped += fast.nothing_within(p, keep) as usize;
+            hits += (a != V2::ZERO) as usize;
+            let (mut la, mut lb) = (Vec::new(), Vec::new());
+            let na = fast.push_lines(p, v, 0.25, 1.5, 1.0, 0.1, &mut la);
+            let nb = full.push_lines(p, v, 0.25, 1.5, 1.0, 0.1, &mut lb);
+            assert_eq!((na, &la), (nb, &lb), "{p:?}");
+        }
+        assert!(
+            skipped > 300 && hits > 300,
+            "both paths exercised: {skipped} skipped, {hits} steered"
+        );
     }
 
     #[test]
