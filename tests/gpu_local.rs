@@ -31,7 +31,9 @@ fn ctx() -> Option<Arc<GpuContext>> {
 }
 
 fn map(name: &str) -> Scene {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("maps")
+        .join(name);
     crowdfield::map::load(&path).unwrap()
 }
 
@@ -141,7 +143,10 @@ fn one_step_matches_cpu_single_in_every_mode() {
             LocalMode::None | LocalMode::Boids => 0,
             _ => (n as f64 * DISCRETE_SHARE) as usize,
         };
-        assert!(off <= allowed, "{mode:?}: {off} agents differ by more than {VELOCITY_TOLERANCE} m/s");
+        assert!(
+            off <= allowed,
+            "{mode:?}: {off} agents differ by more than {VELOCITY_TOLERANCE} m/s"
+        );
         // Positions follow velocities times dt (plus a wall stop that may flip for an agent
         // whose velocity flipped): same rule.
         let off_p = dp.iter().filter(|&&d| d > VELOCITY_TOLERANCE * DT).count();
@@ -191,7 +196,10 @@ fn several_steps_agree_in_aggregate() {
         // pair-steps within a few (their count is small either way).
         assert!((speed_a - speed_b).abs() <= 0.02 * speed_a, "{mode:?}");
         assert!((x_a - x_b).abs() < 0.05, "{mode:?}");
-        assert!(pairs_a.abs_diff(pairs_b) <= 5 + pairs_a / 5, "{mode:?}: {pairs_a} vs {pairs_b}");
+        assert!(
+            pairs_a.abs_diff(pairs_b) <= 5 + pairs_a / 5,
+            "{mode:?}: {pairs_a} vs {pairs_b}"
+        );
     }
 }
 
@@ -211,7 +219,10 @@ fn the_fish_tank_flock_matches_cpu() {
     let sb = gpu.flock(&sc, &mut b, DT).unwrap();
     let (dv, _) = differences(&a, &b);
     let worst = dv.iter().copied().fold(0.0f32, f32::max);
-    println!("flock: worst {worst:.2e} m/s, wall hits cpu {} gpu {}", sa.wall_hits, sb.wall_hits);
+    println!(
+        "flock: worst {worst:.2e} m/s, wall hits cpu {} gpu {}",
+        sa.wall_hits, sb.wall_hits
+    );
     // No linear program here: every agent within the rounding tolerance.
     assert!(worst <= VELOCITY_TOLERANCE, "{worst}");
     assert_eq!(sa.wall_hits, sb.wall_hits);
@@ -249,20 +260,36 @@ fn head_on_groups_pass_without_collision_on_the_gpu() {
         }
     }
     let goals: Vec<[f32; 2]> = (0..a.len())
-        .map(|i| if a.group[i] == 0 { [36.0, a.y[i]] } else { [4.0, a.y[i]] })
+        .map(|i| {
+            if a.group[i] == 0 {
+                [36.0, a.y[i]]
+            } else {
+                [4.0, a.y[i]]
+            }
+        })
         .collect();
     let mut layer = LocalLayer::with_gpu(LocalMode::Orca, ctx).unwrap();
     let mut counter = CollisionCounter::default();
     for step in 0..400 {
-        let pref: Vec<[f32; 2]> = (0..a.len()).map(|i| seek(a.x[i], a.y[i], goals[i], 1.3, DT)).collect();
+        let pref: Vec<[f32; 2]> = (0..a.len())
+            .map(|i| seek(a.x[i], a.y[i], goals[i], 1.3, DT))
+            .collect();
         layer.step(&sc, &mut a, &pref, DT).unwrap();
         let c = counter.count(&a);
         assert_eq!(c.pairs, 0, "step {step}: {c:?}");
         assert!(all_free(&sc, &a));
     }
     for i in 0..a.len() {
-        let crossed = if a.group[i] == 0 { a.x[i] > 30.0 } else { a.x[i] < 10.0 };
-        assert!(crossed, "agent {i} of group {} stuck at x = {}", a.group[i], a.x[i]);
+        let crossed = if a.group[i] == 0 {
+            a.x[i] > 30.0
+        } else {
+            a.x[i] < 10.0
+        };
+        assert!(
+            crossed,
+            "agent {i} of group {} stuck at x = {}",
+            a.group[i], a.x[i]
+        );
     }
 }
 

@@ -281,7 +281,9 @@ impl GpuLocal {
         let layout = layout(
             device,
             "crowdfield.local",
-            &[Uniform, Read, Read, ReadWrite, Read, Read, Read, ReadWrite, ReadWrite],
+            &[
+                Uniform, Read, Read, ReadWrite, Read, Read, Read, ReadWrite, ReadWrite,
+            ],
         );
         let mk = |label, src| pipeline(device, label, src, &layout);
         let pack = mk("crowdfield.local.pack", shaders::LOCAL_PACK);
@@ -290,7 +292,9 @@ impl GpuLocal {
         let flock = mk("crowdfield.local.flock", shaders::LOCAL_FLOCK);
         let mover = mk("crowdfield.local.move", shaders::LOCAL_MOVE);
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(Error::Gpu(format!("building the local-layer pipelines failed: {e}")));
+            return Err(Error::Gpu(format!(
+                "building the local-layer pipelines failed: {e}"
+            )));
         }
         Ok(Self {
             ctx,
@@ -350,7 +354,14 @@ impl GpuLocal {
 
     /// Makes sure the buffers hold `agents` agents, `idx` grid words, `groups` configurations,
     /// `movers` obstacles and `cells` wall cells.
-    fn ensure(&mut self, agents: usize, idx: usize, groups: usize, movers: usize, cells: usize) -> Result<()> {
+    fn ensure(
+        &mut self,
+        agents: usize,
+        idx: usize,
+        groups: usize,
+        movers: usize,
+        cells: usize,
+    ) -> Result<()> {
         if self.bufs.as_ref().is_some_and(|b| {
             b.agents >= agents && b.idx >= idx && b.groups >= groups && b.movers >= movers && b.cells >= cells
         }) {
@@ -361,14 +372,26 @@ impl GpuLocal {
         let (agents, idx, groups, movers, cells) =
             (grow(agents), grow(idx), grow(groups), grow(movers), grow(cells));
         let size = |n: usize, t: usize| (n * t) as u64;
-        ctx.check_size("the local layer's agents", size(agents, size_of::<GpuLocalAgent>()))?;
+        ctx.check_size(
+            "the local layer's agents",
+            size(agents, size_of::<GpuLocalAgent>()),
+        )?;
         ctx.check_size("the local layer's grid indices", size(idx, 4))?;
         ctx.check_size("the local layer's wall map", size(cells, 4))?;
         let params = ctx.uniform("crowdfield.local.params", size_of::<GpuLocalParams>() as u64);
-        let agents_in = ctx.storage("crowdfield.local.agents", size(agents, size_of::<GpuLocalAgent>()));
+        let agents_in = ctx.storage(
+            "crowdfield.local.agents",
+            size(agents, size_of::<GpuLocalAgent>()),
+        );
         let grid_idx = ctx.storage("crowdfield.local.grid", size(idx, 4));
-        let packed = ctx.storage("crowdfield.local.packed", size(agents, size_of::<GpuPackedAgent>()));
-        let groups_buf = ctx.storage("crowdfield.local.groups", size(groups, size_of::<GpuLocalGroup>()));
+        let packed = ctx.storage(
+            "crowdfield.local.packed",
+            size(agents, size_of::<GpuPackedAgent>()),
+        );
+        let groups_buf = ctx.storage(
+            "crowdfield.local.groups",
+            size(groups, size_of::<GpuLocalGroup>()),
+        );
         let walls = ctx.storage("crowdfield.local.walls", size(cells, 4));
         let movers_buf = ctx.storage("crowdfield.local.movers", size(movers, size_of::<GpuMover>()));
         let work = ctx.storage("crowdfield.local.work", size(agents, size_of::<GpuLocalWork>()));
@@ -502,7 +525,11 @@ impl GpuLocal {
         q.write_buffer(&buf.params, 0, bytemuck::bytes_of(&params));
         q.write_buffer(&buf.agents_in, 0, bytemuck::cast_slice(&self.pack_out));
         q.write_buffer(&buf.grid_idx, 0, bytemuck::cast_slice(&grid.bin_start));
-        q.write_buffer(&buf.grid_idx, (bins as u64 + 1) * 4, bytemuck::cast_slice(&grid.sorted));
+        q.write_buffer(
+            &buf.grid_idx,
+            (bins as u64 + 1) * 4,
+            bytemuck::cast_slice(&grid.sorted),
+        );
         q.write_buffer(&buf.groups_buf, 0, bytemuck::cast_slice(&input.groups));
         if !movers.is_empty() {
             q.write_buffer(&buf.movers_buf, 0, bytemuck::cast_slice(&movers));
@@ -514,9 +541,11 @@ impl GpuLocal {
         let t1 = Instant::now();
 
         // Velocity passes.
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("crowdfield.local.velocity"),
-        });
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("crowdfield.local.velocity"),
+            });
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("crowdfield.local.velocity"),
@@ -542,9 +571,11 @@ impl GpuLocal {
         let t2 = Instant::now();
 
         // Move pass and read-back.
-        let mut encoder = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("crowdfield.local.move"),
-        });
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("crowdfield.local.move"),
+            });
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("crowdfield.local.move"),
