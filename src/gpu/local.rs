@@ -475,7 +475,7 @@ impl GpuLocal {
             .blocked
             .iter()
             .zip(&walls.boundary)
-            .map(|(&b, &e)| u32::from(b) * CELL_BLOCKED | u32::from(e) * CELL_BOUNDARY)
+            .map(|(&b, &e)| (u32::from(b) * CELL_BLOCKED) | (u32::from(e) * CELL_BOUNDARY))
             .collect();
         self.pack_out.clear();
         self.pack_out.extend((0..n).map(|i| GpuLocalAgent {
