@@ -1,8 +1,13 @@
 //! Scaling benchmark of the local layer (issue 5), in the shape of seed 001's table: steps per
 //! second against agent count for all-pairs O(N²) boids (the seed's loop) and the binned
-//! layer (boids, ORCA, boids+ORCA), each on CPU single and CPU multi.
+//! layer (boids, ORCA, boids+ORCA), each on CPU single and CPU multi, and binned boids+ORCA on
+//! the GPU backend (the seed's third column; the adapter's name is printed with the table).
 //!
 //! `cargo run --release --example bench_local [-- --max 1000000 --density 0.5 --png bench/local.png]`
+//!
+//! On a machine with a real GPU (the GPU series alone is `--gpu-only`; `WGPU_ADAPTER_NAME`
+//! picks an adapter by name, `WGPU_BACKEND=vulkan` a backend):
+//! `cargo run --release --example bench_local -- --max 1000000 --gpu-only --png bench/local_gpu.png`
 //!
 //! Prints a markdown table and writes a log-log PNG plot of steps/s against agents (one line
 //! per series, colours listed in the table header). Agents are spread uniformly at the given
@@ -197,11 +202,38 @@ fn main() -> anyhow::Result<()> {
             color: [0, 150, 0],
             points: vec![],
         },
+        Series {
+            name: "binned boids+ORCA, GPU",
+            color: [170, 0, 170],
+            points: vec![],
+        },
     ];
+    let gpu_only = args.iter().any(|a| a == "--gpu-only");
+    let gpu = match crowdfield::gpu::GpuContext::new() {
+        Ok(c) => {
+            eprintln!("GPU series on {}", c.adapter());
+            Some(std::sync::Arc::new(c))
+        }
+        Err(e) => {
+            eprintln!("no GPU series: {e}");
+            None
+        }
+    };
     let mut last_all_pairs = [None::<(usize, f64)>; 2];
     for &n in SIZES.iter().filter(|&&n| n <= max) {
         let (scene, agents, pref) = setup(n, density);
         eprintln!("{n} agents, domain {:.0} m square", scene.grid.width());
+        if let Some(ctx) = &gpu {
+            let mut a = agents.clone();
+            let mut layer = LocalLayer::with_gpu(LocalMode::BoidsOrca, ctx.clone())?;
+            let sps = measure(|| {
+                layer.step(&scene, &mut a, &pref, dt).unwrap();
+            });
+            series[8].points.push((n, sps));
+        }
+        if gpu_only {
+            continue;
+        }
         for (s, multi) in [(0usize, false), (1, true)] {
             let too_slow = last_all_pairs[s].is_some_and(|(m, sps)| {
                 let ratio = (n as f64 / m as f64).powi(2);
@@ -255,7 +287,12 @@ fn main() -> anyhow::Result<()> {
 
     // Markdown table.
     let threads = rayon::current_num_threads();
-    println!("Steps per second (CPU multi = {threads} rayon threads; density {density} agents/m²):\n");
+    let adapter = gpu
+        .as_ref()
+        .map_or("none".to_string(), |c| c.adapter().to_string());
+    println!(
+        "Steps per second (CPU multi = {threads} rayon threads; GPU: {adapter}; density {density} agents/m²):\n"
+    );
     print!("| agents |");
     for s in &series {
         print!(" {} |", s.name);

@@ -62,6 +62,7 @@ fn every_shader_file_is_embedded_and_documented() {
     files.sort();
     let mut embedded: Vec<String> = shaders::ALL.iter().map(|(n, _)| n.to_string()).collect();
     embedded.push("common.wgsl".to_string());
+    embedded.push("local_common.wgsl".to_string());
     embedded.sort();
     assert_eq!(files, embedded);
     for f in files {

@@ -58,7 +58,8 @@ pub struct Args {
     /// Local layer between the field velocity and the walk: none, boids, orca, boids+orca.
     #[arg(long, default_value = "none", value_parser = parse_local)]
     pub local: LocalMode,
-    /// Threads of the local layer: cpu-multi (rayon) or cpu-single; both give identical results.
+    /// Where the local layer runs: cpu-multi (rayon) or cpu-single (identical results), or gpu
+    /// (the same passes as compute shaders, equal to f32 rounding). The one used is printed.
     #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
     pub local_backend: LocalThreads,
     /// No progress bar and no summary on stderr.
@@ -77,6 +78,8 @@ pub enum LocalThreads {
     CpuSingle,
     /// All cores (rayon).
     CpuMulti,
+    /// wgpu compute passes (an error when no GPU adapter opens).
+    Gpu,
 }
 
 /// `--speed-law` values.
@@ -124,15 +127,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(e) => format!("cpu: fast marching (auto: {e})"),
         },
     };
+    let mut local_note = String::new();
     if args.local != LocalMode::None {
         let threads = match args.local_backend {
             LocalThreads::CpuSingle => LocalBackend::CpuSingle,
             LocalThreads::CpuMulti => LocalBackend::CpuMulti,
+            LocalThreads::Gpu => LocalBackend::Gpu,
         };
-        sim.set_local_layer(Box::new(LocalBridge::new(args.local, threads)?));
+        let bridge = LocalBridge::new(args.local, threads)?;
+        local_note = format!(" on {}", bridge.layer().backend_description());
+        sim.set_local_layer(Box::new(bridge));
     }
     if !args.quiet {
-        eprintln!("potentials: {solver_note}; local layer: {:?}", args.local);
+        eprintln!(
+            "potentials: {solver_note}; local layer: {:?}{local_note}",
+            args.local
+        );
         if !matches!(args.local, LocalMode::Boids | LocalMode::BoidsOrca) {
             for g in sim.scene.groups.iter().filter(|g| g.goals.is_empty()) {
                 eprintln!(

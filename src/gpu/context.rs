@@ -12,7 +12,7 @@ pub(crate) const MAX_GROUPS_X: u32 = 65535;
 
 /// What the binding of a bind-group layout entry holds.
 #[derive(Clone, Copy)]
-enum Slot {
+pub(crate) enum Slot {
     /// A uniform buffer.
     Uniform,
     /// A uniform buffer bound with a dynamic offset (one entry per level or pass).
@@ -340,7 +340,7 @@ pub(crate) fn dispatch_linear(pass: &mut wgpu::ComputePass<'_>, threads: u32) {
     pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
 }
 
-fn layout(device: &wgpu::Device, label: &str, slots: &[Slot]) -> wgpu::BindGroupLayout {
+pub(crate) fn layout(device: &wgpu::Device, label: &str, slots: &[Slot]) -> wgpu::BindGroupLayout {
     let entries: Vec<wgpu::BindGroupLayoutEntry> = slots
         .iter()
         .enumerate()
@@ -365,7 +365,7 @@ fn layout(device: &wgpu::Device, label: &str, slots: &[Slot]) -> wgpu::BindGroup
     })
 }
 
-fn pipeline(
+pub(crate) fn pipeline(
     device: &wgpu::Device,
     label: &str,
     source: &str,

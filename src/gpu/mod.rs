@@ -11,6 +11,8 @@
 //!   [`crate::fields::Fields::compute`] in f32.
 //! - [`GpuContext::continuum_step`]: splat → speed → cost → FIM for every group without
 //!   reading the fields back (read back only when asked).
+//! - [`GpuLocal`]: the local layer's passes (boids, ORCA, flock, move), driven by
+//!   [`crate::local::LocalLayer`] with [`crate::local::LocalBackend::Gpu`].
 //! - [`solve_eikonal`] with a [`Backend`]: what the command line calls; `Auto` falls back to
 //!   the CPU, saying why.
 //!
@@ -21,6 +23,7 @@ mod bins;
 mod context;
 mod fields;
 mod fim;
+mod local;
 pub mod shaders;
 mod splat;
 pub mod types;
@@ -32,6 +35,11 @@ pub use fim::{
     FIM_COST_MAX, FIM_EPS_REL, FIM_INNER_ITERS, FIM_TILE, PHI_INF, local_update, max_passes, sanitize_cost,
     solve_fim_cpu,
 };
+pub use local::{
+    GPU_MAX_MOVERS, GPU_MAX_NEIGHBORS, GpuLocal, GpuLocalAgent, GpuLocalGroup, GpuLocalOut, GpuLocalParams,
+    GpuLocalWork, GpuMover, GpuPackedAgent,
+};
+pub(crate) use local::{GPU_MODE_BOIDS, GPU_MODE_BOIDS_ORCA, GPU_MODE_NONE, GPU_MODE_ORCA, GpuLocalInput};
 pub use splat::{SPLAT_FIXED_SCALE, splat_twin};
 
 use crate::eikonal::{Order, Solution};

@@ -1,10 +1,25 @@
 //! The WGSL sources, embedded at compile time. Each pass is `shaders/common.wgsl` followed by
-//! the pass's own file (WGSL has no includes).
+//! the pass's own file (WGSL has no includes);
+//! the local layer's passes also get `shaders/local_common.wgsl` in between.
 
 macro_rules! pass_source {
     ($file:literal) => {
         concat!(
             include_str!("../../shaders/common.wgsl"),
+            "\n",
+            include_str!(concat!("../../shaders/", $file))
+        )
+    };
+}
+
+/// A local-layer pass: `common.wgsl`, then `local_common.wgsl` (its bindings and helpers),
+/// then the pass's own file.
+macro_rules! local_pass_source {
+    ($file:literal) => {
+        concat!(
+            include_str!("../../shaders/common.wgsl"),
+            "\n",
+            include_str!("../../shaders/local_common.wgsl"),
             "\n",
             include_str!(concat!("../../shaders/", $file))
         )
@@ -42,6 +57,17 @@ pub const FIELD_SPEED: &str = pass_source!("field_speed.wgsl");
 /// Fields: anisotropic unit cost in the solver's form.
 pub const FIELD_COST: &str = pass_source!("field_cost.wgsl");
 
+/// Local layer: gather agents into bin order.
+pub const LOCAL_PACK: &str = local_pass_source!("local_pack.wgsl");
+/// Local layer: preferred velocity (jitter, boids offset).
+pub const LOCAL_PREFERRED: &str = local_pass_source!("local_preferred.wgsl");
+/// Local layer: ORCA (fused boids scan) and the linear program.
+pub const LOCAL_ORCA: &str = local_pass_source!("local_orca.wgsl");
+/// Local layer: the standalone flock's velocity (boids and wall probes).
+pub const LOCAL_FLOCK: &str = local_pass_source!("local_flock.wgsl");
+/// Local layer: move with the wall map, results in agent order.
+pub const LOCAL_MOVE: &str = local_pass_source!("local_move.wgsl");
+
 /// Every pass as `(file name, full source)`, for validation.
 pub const ALL: &[(&str, &str)] = &[
     ("fim_block.wgsl", FIM_BLOCK),
@@ -57,4 +83,9 @@ pub const ALL: &[(&str, &str)] = &[
     ("splat_resolve.wgsl", SPLAT_RESOLVE),
     ("field_speed.wgsl", FIELD_SPEED),
     ("field_cost.wgsl", FIELD_COST),
+    ("local_pack.wgsl", LOCAL_PACK),
+    ("local_preferred.wgsl", LOCAL_PREFERRED),
+    ("local_orca.wgsl", LOCAL_ORCA),
+    ("local_flock.wgsl", LOCAL_FLOCK),
+    ("local_move.wgsl", LOCAL_MOVE),
 ];

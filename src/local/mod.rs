@@ -149,7 +149,9 @@ pub enum LocalBackend {
     /// All rayon threads.
     #[default]
     CpuMulti,
-    /// wgpu compute passes (not built yet: [`LocalLayer::new`] returns [`Error::Gpu`]).
+    /// wgpu compute passes ([`crate::gpu::GpuLocal`]): the same passes as shaders, equal to
+    /// the CPU's to f32 rounding; [`LocalLayer::new`] fails with [`Error::Gpu`] when no
+    /// adapter opens.
     Gpu,
 }
 
@@ -250,12 +252,12 @@ fn for_each_slot<T: Send, S>(
 
 /// Per-group settings as the kernels read them.
 #[derive(Clone, Copy, Debug)]
-struct GroupCfg {
-    boids: Option<BoidsF32>,
-    time_horizon: f32,
-    obstacle_time_horizon: f32,
-    neighbor_dist: f32,
-    max_neighbors: usize,
+pub(crate) struct GroupCfg {
+    pub(crate) boids: Option<BoidsF32>,
+    pub(crate) time_horizon: f32,
+    pub(crate) obstacle_time_horizon: f32,
+    pub(crate) neighbor_dist: f32,
+    pub(crate) max_neighbors: usize,
 }
 
 impl GroupCfg {
@@ -272,9 +274,9 @@ impl GroupCfg {
 
 /// Per-group configurations of a scene; agents whose group index is past the scene's groups
 /// use `fallback`.
-struct Groups {
-    cfg: Vec<GroupCfg>,
-    fallback: GroupCfg,
+pub(crate) struct Groups {
+    pub(crate) cfg: Vec<GroupCfg>,
+    pub(crate) fallback: GroupCfg,
 }
 
 impl Groups {
@@ -338,22 +340,46 @@ pub struct LocalLayer {
     moved: Vec<(V2, V2, bool)>,
     /// Steps taken (seeds the preferred-velocity perturbation).
     steps: u64,
+    /// The GPU passes ([`LocalBackend::Gpu`] only).
+    gpu: Option<Box<crate::gpu::GpuLocal>>,
 }
 
 impl LocalLayer {
-    /// A layer doing `mode` on `backend`. Fails with [`Error::Gpu`] for
-    /// [`LocalBackend::Gpu`], which is not built yet.
+    /// A layer doing `mode` on `backend`. [`LocalBackend::Gpu`] opens its own GPU context
+    /// (see [`LocalLayer::with_gpu`] to share one) and fails with [`Error::Gpu`] when no
+    /// adapter opens.
     pub fn new(mode: LocalMode, backend: LocalBackend) -> Result<Self> {
         if backend == LocalBackend::Gpu {
-            return Err(Error::Gpu(
-                "the local layer has no GPU backend yet; use cpu-single or cpu-multi".into(),
-            ));
+            return Self::with_gpu(mode, std::sync::Arc::new(crate::gpu::GpuContext::new()?));
         }
         Ok(Self {
             mode,
             backend,
             ..Default::default()
         })
+    }
+
+    /// A layer doing `mode` on the GPU of `ctx` ([`LocalBackend::Gpu`]).
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] when the local passes' pipelines fail to build.
+    pub fn with_gpu(mode: LocalMode, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<Self> {
+        Ok(Self {
+            mode,
+            backend: LocalBackend::Gpu,
+            gpu: Some(Box::new(crate::gpu::GpuLocal::new(ctx)?)),
+            ..Default::default()
+        })
+    }
+
+    /// Which backend runs, for messages: `cpu-single`, `cpu-multi (N threads)` or
+    /// `gpu on <adapter>`.
+    pub fn backend_description(&self) -> String {
+        match (&self.gpu, self.backend) {
+            (Some(g), _) => format!("gpu on {}", g.context().adapter()),
+            (None, LocalBackend::CpuMulti) => format!("cpu-multi ({} threads)", rayon::current_num_threads()),
+            (None, _) => "cpu-single".to_string(),
+        }
     }
 
     /// The mode.
@@ -373,17 +399,7 @@ impl LocalLayer {
 
     /// Pass 1: the wall map, the bin grid and the packed frame.
     fn bins(&mut self, scene: &Scene, agents: &Agents, reach: f32) {
-        if !self.walls.matches(scene) {
-            self.walls = WallMap::from_scene(scene);
-        }
-        let bin = reach.max(MIN_BIN_SIZE);
-        let (w, h) = (scene.grid.width() as f32, scene.grid.height() as f32);
-        let fresh = NeighborGrid::new(w, h, bin);
-        if (fresh.bin_size, fresh.bins_x, fresh.bins_y)
-            != (self.grid.bin_size, self.grid.bins_x, self.grid.bins_y)
-        {
-            self.grid = fresh;
-        }
+        self.prepare_grid(scene, reach);
         self.grid.rebuild(&agents.x, &agents.y);
         let sorted = &self.grid.sorted;
         self.frame.agents.resize(agents.len(), PackedAgent::default());
@@ -403,6 +419,59 @@ impl LocalLayer {
                 }
             },
         );
+    }
+
+    /// The wall map and the bin grid's dimensions (bins of at least `reach`).
+    fn prepare_grid(&mut self, scene: &Scene, reach: f32) {
+        if !self.walls.matches(scene) {
+            self.walls = WallMap::from_scene(scene);
+        }
+        let bin = reach.max(MIN_BIN_SIZE);
+        let (w, h) = (scene.grid.width() as f32, scene.grid.height() as f32);
+        let fresh = NeighborGrid::new(w, h, bin);
+        if (fresh.bin_size, fresh.bins_x, fresh.bins_y)
+            != (self.grid.bin_size, self.grid.bins_x, self.grid.bins_y)
+        {
+            self.grid = fresh;
+        }
+    }
+
+    /// One step on the GPU passes (the flock when `preferred` is `None`).
+    fn gpu_step(
+        &mut self,
+        scene: &Scene,
+        agents: &mut Agents,
+        preferred: Option<&[[f32; 2]]>,
+        groups: &Groups,
+        dt: f32,
+    ) -> Result<LocalStats> {
+        let mode = self.mode;
+        let reach = match preferred {
+            Some(_) => groups.reach(mode.boids(), mode.orca()),
+            None => groups.reach(true, false),
+        };
+        self.prepare_grid(scene, reach);
+        let code = match mode {
+            LocalMode::None => crate::gpu::GPU_MODE_NONE,
+            LocalMode::Boids => crate::gpu::GPU_MODE_BOIDS,
+            LocalMode::Orca => crate::gpu::GPU_MODE_ORCA,
+            LocalMode::BoidsOrca => crate::gpu::GPU_MODE_BOIDS_ORCA,
+        };
+        let input = crate::gpu::GpuLocalInput {
+            preferred,
+            dt,
+            mode: code,
+            groups: crate::gpu::GpuLocal::group_records(groups),
+            walls: &self.walls,
+            movers: &self.moving_obstacles,
+            step: self.steps,
+        };
+        let gpu = self.gpu.as_mut().expect("a GPU layer holds its passes");
+        let stats = gpu.step(agents, &mut self.grid, &input)?;
+        if preferred.is_some() {
+            self.steps += 1;
+        }
+        Ok(stats)
     }
 
     fn check(agents: &Agents, preferred: Option<&[[f32; 2]]>, dt: f32) -> Result<()> {
@@ -459,6 +528,9 @@ impl LocalLayer {
         Self::check(agents, Some(preferred), dt)?;
         let mode = self.mode;
         let groups = Groups::of(scene, false);
+        if self.gpu.is_some() {
+            return self.gpu_step(scene, agents, Some(preferred), &groups, dt);
+        }
         let t0 = Instant::now();
         self.bins(scene, agents, groups.reach(mode.boids(), mode.orca()));
         let t1 = Instant::now();
@@ -562,6 +634,9 @@ impl LocalLayer {
     pub fn flock(&mut self, scene: &Scene, agents: &mut Agents, dt: f32) -> Result<LocalStats> {
         Self::check(agents, None, dt)?;
         let groups = Groups::of(scene, true);
+        if self.gpu.is_some() {
+            return self.gpu_step(scene, agents, None, &groups, dt);
+        }
         let t0 = Instant::now();
         self.bins(scene, agents, groups.reach(true, false));
         let t1 = Instant::now();
@@ -733,11 +808,14 @@ mod tests {
     }
 
     #[test]
-    fn gpu_backend_is_reported_not_built() {
-        assert!(matches!(
-            LocalLayer::new(LocalMode::Orca, LocalBackend::Gpu),
-            Err(Error::Gpu(_))
-        ));
+    fn gpu_backend_opens_or_reports_why_not() {
+        match LocalLayer::new(LocalMode::Orca, LocalBackend::Gpu) {
+            Ok(l) => {
+                assert_eq!(l.backend(), LocalBackend::Gpu);
+                assert!(l.backend_description().starts_with("gpu on "));
+            }
+            Err(e) => assert!(matches!(e, Error::Gpu(_)), "{e}"),
+        }
     }
 
     #[test]

@@ -37,6 +37,11 @@ impl LocalBridge {
             infeasible: 0,
         })
     }
+
+    /// The local layer (its mode and backend).
+    pub fn layer(&self) -> &LocalLayer {
+        &self.layer
+    }
 }
 
 impl SimHook for LocalBridge {

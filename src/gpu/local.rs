@@ -1,0 +1,626 @@
+//! The local layer on the GPU ([`crate::local::LocalBackend::Gpu`]): the CPU passes of
+//! [`crate::local::LocalLayer`] as WGSL compute passes (`shaders/local_*.wgsl`, sharing
+//! `shaders/local_common.wgsl`), each a line-by-line mirror of its CPU twin.
+//!
+//! One step:
+//! 1. bins: the GPU neighbour grid ([`GpuContext::neighbor_grid`], the same arrays as the CPU
+//!    [`NeighborGrid`]); `bin_start` and `sorted` are read back (the layer's
+//!    [`crate::local::LocalLayer::grid`] shows them) and uploaded with the agents;
+//! 2. `local_pack`: agents gathered into bin order, so a bin's agents are contiguous;
+//! 3. `local_preferred` (preferred velocity, jitter, boids offset) then `local_orca` (nearest
+//!    neighbours, wall points, moving obstacles, RVO2's 2-D program and fallback), or
+//!    `local_flock` for the standalone flock;
+//! 4. `local_move`: the wall map's move, results scattered back into agent order and read back.
+//!
+//! Neighbours are visited in the CPU's order (bins row-major, ids ascending within a bin), so the
+//! two backends differ only by f32 rounding (the GPU compiler may fuse multiply-adds; `sin`,
+//! `cos` and `sqrt` differ in the last bits). Buffers are kept across steps and reallocated only
+//! when the agent count, the bin grid, the groups, the moving obstacles or the map outgrow them.
+
+use crate::agents::Agents;
+use crate::error::{Error, Result};
+use crate::gpu::context::{GpuContext, Slot, bind_group, dispatch_linear, layout, pipeline};
+use crate::gpu::shaders;
+use crate::local::obstacles::WallMap;
+use crate::local::{LocalStats, MovingObstacle};
+use crate::neighbors::NeighborGrid;
+use bytemuck::{Pod, Zeroable};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Most ORCA neighbours one agent's program holds on the GPU (a fixed-size array per thread).
+/// RVO2's default is 10; 32 leaves room for denser settings. Sync: `MAX_NEIGHBORS` in
+/// `shaders/local_common.wgsl`.
+pub const GPU_MAX_NEIGHBORS: usize = 32;
+/// Most moving obstacles the GPU layer takes (each may add a line to every agent's program).
+/// Sync: `MAX_MOVERS` in `shaders/local_common.wgsl`.
+pub const GPU_MAX_MOVERS: usize = 16;
+
+/// Mode codes of the shaders. Sync: `MODE_*` in `shaders/local_common.wgsl`.
+pub(crate) const GPU_MODE_NONE: u32 = 0;
+/// Boids offset only.
+pub(crate) const GPU_MODE_BOIDS: u32 = 1;
+/// ORCA only.
+pub(crate) const GPU_MODE_ORCA: u32 = 2;
+/// Boids offset, then ORCA.
+pub(crate) const GPU_MODE_BOIDS_ORCA: u32 = 3;
+
+/// Wall-map cell bits. Sync: `CELL_*` in `shaders/local_common.wgsl`.
+const CELL_BLOCKED: u32 = 1;
+const CELL_BOUNDARY: u32 = 2;
+
+/// One step's dimensions and constants. Sync: `LocalParams` in `shaders/local_common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuLocalParams {
+    /// Number of agents.
+    pub agents: u32,
+    /// Bins along x.
+    pub bins_x: u32,
+    /// Bins along y.
+    pub bins_y: u32,
+    /// Bin edge, m.
+    pub bin_size: f32,
+    /// Wall-map columns.
+    pub cols: u32,
+    /// Wall-map rows.
+    pub rows: u32,
+    /// Cell edge, m.
+    pub cell: f32,
+    /// Domain width, m.
+    pub width: f32,
+    /// Domain height, m.
+    pub height: f32,
+    /// Time step, s.
+    pub dt: f32,
+    /// `GPU_MODE_*`.
+    pub mode: u32,
+    /// Moving obstacles.
+    pub movers: u32,
+    /// Group configurations before the fallback one.
+    pub groups: u32,
+    /// Step count, low 32 bits (seeds the preferred-velocity jitter).
+    pub step_lo: u32,
+    /// Step count, high 32 bits.
+    pub step_hi: u32,
+    /// 1: bounce off walls (flock), 0: slide along them.
+    pub bounce: u32,
+    /// [`crate::local::ORCA_CLEARANCE`].
+    pub clearance: f32,
+    /// [`crate::local::PREFERRED_JITTER`].
+    pub jitter: f32,
+    /// [`crate::local::K_WALL`].
+    pub k_wall: f32,
+    /// [`crate::local::PROBE_SECONDS`].
+    pub probe_seconds: f32,
+}
+
+/// An agent in agent order with its preferred velocity. Sync: `AgentIn`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuLocalAgent {
+    /// Position, m.
+    pub p: [f32; 2],
+    /// Velocity, m/s.
+    pub v: [f32; 2],
+    /// Preferred velocity, m/s.
+    pub pref: [f32; 2],
+    /// Body radius, m.
+    pub radius: f32,
+    /// Maximum speed, m/s.
+    pub max_speed: f32,
+    /// Group index.
+    pub group: u32,
+    /// Agent id (seeds the jitter).
+    pub id: u32,
+    /// Padding.
+    pub pad: [u32; 2],
+}
+
+/// An agent in bin order. Sync: `Packed`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPackedAgent {
+    /// Position, m.
+    pub p: [f32; 2],
+    /// Velocity, m/s.
+    pub v: [f32; 2],
+    /// Body radius, m.
+    pub radius: f32,
+    /// Maximum speed, m/s.
+    pub max_speed: f32,
+    /// Group index.
+    pub group: u32,
+    /// Index in [`Agents`].
+    pub agent: u32,
+}
+
+/// Per-group settings. Sync: `GroupCfg`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuLocalGroup {
+    /// 1 when the group has boids parameters.
+    pub has_boids: u32,
+    /// Cohesion radius, m.
+    pub r_coh: f32,
+    /// Separation radius, m.
+    pub r_sep: f32,
+    /// Alignment radius, m.
+    pub r_align: f32,
+    /// Cohesion weight.
+    pub k_coh: f32,
+    /// Separation weight.
+    pub k_sep: f32,
+    /// Alignment weight.
+    pub k_align: f32,
+    /// Maximum steering, m/s².
+    pub a_max: f32,
+    /// Flock's maximum speed, m/s.
+    pub v_max: f32,
+    /// ORCA time horizon for agents, s.
+    pub time_horizon: f32,
+    /// ORCA time horizon for obstacles, s.
+    pub obstacle_time_horizon: f32,
+    /// ORCA neighbour distance, m.
+    pub neighbor_dist: f32,
+    /// ORCA neighbours (at most [`GPU_MAX_NEIGHBORS`]).
+    pub max_neighbors: u32,
+    /// Padding.
+    pub pad: [u32; 3],
+}
+
+/// A moving obstacle. Sync: `Mover`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMover {
+    /// Centre, m.
+    pub pos: [f32; 2],
+    /// Velocity, m/s.
+    pub vel: [f32; 2],
+    /// Radius, m.
+    pub radius: f32,
+    /// Padding.
+    pub pad: [u32; 3],
+}
+
+/// Per packed slot: preferred and new velocity. Sync: `Work`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuLocalWork {
+    /// Preferred velocity, m/s.
+    pub pref: [f32; 2],
+    /// New velocity, m/s.
+    pub vel: [f32; 2],
+    /// 1 when the ORCA program was infeasible.
+    pub infeasible: u32,
+    /// Padding.
+    pub pad: [u32; 3],
+}
+
+/// One agent's result, in agent order. Sync: `Out`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuLocalOut {
+    /// New position, m.
+    pub p: [f32; 2],
+    /// New velocity, m/s.
+    pub v: [f32; 2],
+    /// 1 when the ORCA program was infeasible.
+    pub infeasible: u32,
+    /// 1 when the move hit a wall.
+    pub hit: u32,
+    /// Padding.
+    pub pad: [u32; 2],
+}
+
+/// What one GPU step needs besides the agents.
+pub(crate) struct GpuLocalInput<'a> {
+    /// Preferred velocities (agent order); `None` for the flock.
+    pub preferred: Option<&'a [[f32; 2]]>,
+    /// Time step, s.
+    pub dt: f32,
+    /// `GPU_MODE_*` (ignored by the flock).
+    pub mode: u32,
+    /// Per-group settings, the fallback last.
+    pub groups: Vec<GpuLocalGroup>,
+    /// The wall map.
+    pub walls: &'a WallMap,
+    /// Moving obstacles.
+    pub movers: &'a [MovingObstacle],
+    /// Step count (jitter seed).
+    pub step: u64,
+}
+
+/// Device buffers of the local layer, kept while large enough.
+struct LocalBuffers {
+    agents: usize,
+    idx: usize,
+    groups: usize,
+    movers: usize,
+    cells: usize,
+    params: wgpu::Buffer,
+    agents_in: wgpu::Buffer,
+    grid_idx: wgpu::Buffer,
+    groups_buf: wgpu::Buffer,
+    walls: wgpu::Buffer,
+    movers_buf: wgpu::Buffer,
+    out: wgpu::Buffer,
+    bg: wgpu::BindGroup,
+    /// The wall flags last uploaded.
+    walls_uploaded: Vec<u32>,
+}
+
+/// The GPU local layer: the pipelines of the `local_*` passes and their buffers.
+pub struct GpuLocal {
+    ctx: Arc<GpuContext>,
+    layout: wgpu::BindGroupLayout,
+    pack: wgpu::ComputePipeline,
+    preferred: wgpu::ComputePipeline,
+    orca: wgpu::ComputePipeline,
+    flock: wgpu::ComputePipeline,
+    mover: wgpu::ComputePipeline,
+    bufs: Option<LocalBuffers>,
+    pack_out: Vec<GpuLocalAgent>,
+}
+
+impl std::fmt::Debug for GpuLocal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuLocal").field("ctx", &self.ctx).finish()
+    }
+}
+
+impl GpuLocal {
+    /// Builds the local passes' pipelines on `ctx`.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] when a pipeline fails to build.
+    pub fn new(ctx: Arc<GpuContext>) -> Result<Self> {
+        use Slot::*;
+        let device = &ctx.device;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let layout = layout(
+            device,
+            "crowdfield.local",
+            &[
+                Uniform, Read, Read, ReadWrite, Read, Read, Read, ReadWrite, ReadWrite,
+            ],
+        );
+        let mk = |label, src| pipeline(device, label, src, &layout);
+        let pack = mk("crowdfield.local.pack", shaders::LOCAL_PACK);
+        let preferred = mk("crowdfield.local.preferred", shaders::LOCAL_PREFERRED);
+        let orca = mk("crowdfield.local.orca", shaders::LOCAL_ORCA);
+        let flock = mk("crowdfield.local.flock", shaders::LOCAL_FLOCK);
+        let mover = mk("crowdfield.local.move", shaders::LOCAL_MOVE);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Gpu(format!(
+                "building the local-layer pipelines failed: {e}"
+            )));
+        }
+        Ok(Self {
+            ctx,
+            layout,
+            pack,
+            preferred,
+            orca,
+            flock,
+            mover,
+            bufs: None,
+            pack_out: Vec::new(),
+        })
+    }
+
+    /// The per-group records of `groups`, the fallback last (agents of a group past the
+    /// scene's use it, as on the CPU).
+    pub(crate) fn group_records(groups: &crate::local::Groups) -> Vec<GpuLocalGroup> {
+        groups
+            .cfg
+            .iter()
+            .chain(std::iter::once(&groups.fallback))
+            .map(|c| {
+                let b = c.boids.unwrap_or(crate::local::boids::BoidsF32 {
+                    r_coh: 0.0,
+                    r_sep: 0.0,
+                    r_align: 0.0,
+                    k_coh: 0.0,
+                    k_sep: 0.0,
+                    k_align: 0.0,
+                    a_max: 0.0,
+                    v_max: 0.0,
+                });
+                GpuLocalGroup {
+                    has_boids: u32::from(c.boids.is_some()),
+                    r_coh: b.r_coh,
+                    r_sep: b.r_sep,
+                    r_align: b.r_align,
+                    k_coh: b.k_coh,
+                    k_sep: b.k_sep,
+                    k_align: b.k_align,
+                    a_max: b.a_max,
+                    v_max: b.v_max,
+                    time_horizon: c.time_horizon,
+                    obstacle_time_horizon: c.obstacle_time_horizon,
+                    neighbor_dist: c.neighbor_dist,
+                    max_neighbors: c.max_neighbors.min(u32::MAX as usize) as u32,
+                    pad: [0; 3],
+                }
+            })
+            .collect()
+    }
+
+    /// The context the layer runs on.
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.ctx
+    }
+
+    /// Makes sure the buffers hold `agents` agents, `idx` grid words, `groups` configurations,
+    /// `movers` obstacles and `cells` wall cells.
+    fn ensure(
+        &mut self,
+        agents: usize,
+        idx: usize,
+        groups: usize,
+        movers: usize,
+        cells: usize,
+    ) -> Result<()> {
+        if self.bufs.as_ref().is_some_and(|b| {
+            b.agents >= agents && b.idx >= idx && b.groups >= groups && b.movers >= movers && b.cells >= cells
+        }) {
+            return Ok(());
+        }
+        let ctx = &self.ctx;
+        let grow = |n: usize| n.max(1).next_power_of_two();
+        let (agents, idx, groups, movers, cells) =
+            (grow(agents), grow(idx), grow(groups), grow(movers), grow(cells));
+        let size = |n: usize, t: usize| (n * t) as u64;
+        ctx.check_size(
+            "the local layer's agents",
+            size(agents, size_of::<GpuLocalAgent>()),
+        )?;
+        ctx.check_size("the local layer's grid indices", size(idx, 4))?;
+        ctx.check_size("the local layer's wall map", size(cells, 4))?;
+        let params = ctx.uniform("crowdfield.local.params", size_of::<GpuLocalParams>() as u64);
+        let agents_in = ctx.storage(
+            "crowdfield.local.agents",
+            size(agents, size_of::<GpuLocalAgent>()),
+        );
+        let grid_idx = ctx.storage("crowdfield.local.grid", size(idx, 4));
+        let packed = ctx.storage(
+            "crowdfield.local.packed",
+            size(agents, size_of::<GpuPackedAgent>()),
+        );
+        let groups_buf = ctx.storage(
+            "crowdfield.local.groups",
+            size(groups, size_of::<GpuLocalGroup>()),
+        );
+        let walls = ctx.storage("crowdfield.local.walls", size(cells, 4));
+        let movers_buf = ctx.storage("crowdfield.local.movers", size(movers, size_of::<GpuMover>()));
+        let work = ctx.storage("crowdfield.local.work", size(agents, size_of::<GpuLocalWork>()));
+        let out = ctx.storage("crowdfield.local.out", size(agents, size_of::<GpuLocalOut>()));
+        let bg = bind_group(
+            &ctx.device,
+            "crowdfield.local",
+            &self.layout,
+            &[
+                (&params, None),
+                (&agents_in, None),
+                (&grid_idx, None),
+                (&packed, None),
+                (&groups_buf, None),
+                (&walls, None),
+                (&movers_buf, None),
+                (&work, None),
+                (&out, None),
+            ],
+        );
+        self.bufs = Some(LocalBuffers {
+            agents,
+            idx,
+            groups,
+            movers,
+            cells,
+            params,
+            agents_in,
+            grid_idx,
+            groups_buf,
+            walls,
+            movers_buf,
+            out,
+            bg,
+            walls_uploaded: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// One step on the GPU: bins `agents` into `grid` (whose dimensions the caller set), runs
+    /// the passes and writes positions and velocities back into `agents`.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] when a group asks for more than [`GPU_MAX_NEIGHBORS`] neighbours, there
+    /// are more than [`GPU_MAX_MOVERS`] moving obstacles, an input exceeds the device's limits
+    /// or the device fails.
+    pub(crate) fn step(
+        &mut self,
+        agents: &mut Agents,
+        grid: &mut NeighborGrid,
+        input: &GpuLocalInput<'_>,
+    ) -> Result<LocalStats> {
+        if let Some(g) = input
+            .groups
+            .iter()
+            .find(|g| g.max_neighbors as usize > GPU_MAX_NEIGHBORS)
+        {
+            return Err(Error::Gpu(format!(
+                "max_neighbors {} is more than the {GPU_MAX_NEIGHBORS} the GPU local layer holds per agent",
+                g.max_neighbors
+            )));
+        }
+        if input.movers.len() > GPU_MAX_MOVERS {
+            return Err(Error::Gpu(format!(
+                "{} moving obstacles: the GPU local layer takes at most {GPU_MAX_MOVERS}",
+                input.movers.len()
+            )));
+        }
+        let n = agents.len();
+        let t0 = Instant::now();
+        let ctx = self.ctx.clone();
+        ctx.neighbor_grid(grid, &agents.x, &agents.y)?;
+        if n == 0 {
+            return Ok(LocalStats::default());
+        }
+        let walls = input.walls;
+        let bins = grid.bins();
+        let cells = walls.cols * walls.rows;
+        self.ensure(n, bins + 1 + n, input.groups.len(), input.movers.len(), cells)?;
+        let flags: Vec<u32> = walls
+            .blocked
+            .iter()
+            .zip(&walls.boundary)
+            .map(|(&b, &e)| (u32::from(b) * CELL_BLOCKED) | (u32::from(e) * CELL_BOUNDARY))
+            .collect();
+        self.pack_out.clear();
+        self.pack_out.extend((0..n).map(|i| GpuLocalAgent {
+            p: [agents.x[i], agents.y[i]],
+            v: [agents.vx[i], agents.vy[i]],
+            pref: input.preferred.map_or([0.0; 2], |p| p[i]),
+            radius: agents.radius[i],
+            max_speed: agents.max_speed[i],
+            group: agents.group[i],
+            id: agents.id[i],
+            pad: [0; 2],
+        }));
+        let movers: Vec<GpuMover> = input
+            .movers
+            .iter()
+            .map(|m| GpuMover {
+                pos: m.pos,
+                vel: m.vel,
+                radius: m.radius,
+                pad: [0; 3],
+            })
+            .collect();
+        let params = GpuLocalParams {
+            agents: n as u32,
+            bins_x: grid.bins_x,
+            bins_y: grid.bins_y,
+            bin_size: grid.bin_size,
+            cols: walls.cols as u32,
+            rows: walls.rows as u32,
+            cell: walls.cell,
+            width: walls.width,
+            height: walls.height,
+            dt: input.dt,
+            mode: input.mode,
+            movers: movers.len() as u32,
+            groups: (input.groups.len() - 1) as u32,
+            step_lo: input.step as u32,
+            step_hi: (input.step >> 32) as u32,
+            bounce: u32::from(input.preferred.is_none()),
+            clearance: crate::local::ORCA_CLEARANCE,
+            jitter: crate::local::PREFERRED_JITTER,
+            k_wall: crate::local::K_WALL,
+            probe_seconds: crate::local::PROBE_SECONDS,
+        };
+        let buf = self.bufs.as_mut().expect("local buffers were just ensured");
+        let q = &ctx.queue;
+        q.write_buffer(&buf.params, 0, bytemuck::bytes_of(&params));
+        q.write_buffer(&buf.agents_in, 0, bytemuck::cast_slice(&self.pack_out));
+        q.write_buffer(&buf.grid_idx, 0, bytemuck::cast_slice(&grid.bin_start));
+        q.write_buffer(
+            &buf.grid_idx,
+            (bins as u64 + 1) * 4,
+            bytemuck::cast_slice(&grid.sorted),
+        );
+        q.write_buffer(&buf.groups_buf, 0, bytemuck::cast_slice(&input.groups));
+        if !movers.is_empty() {
+            q.write_buffer(&buf.movers_buf, 0, bytemuck::cast_slice(&movers));
+        }
+        if buf.walls_uploaded != flags {
+            q.write_buffer(&buf.walls, 0, bytemuck::cast_slice(&flags));
+            buf.walls_uploaded = flags;
+        }
+        let t1 = Instant::now();
+
+        // Velocity passes.
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("crowdfield.local.velocity"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("crowdfield.local.velocity"),
+                timestamp_writes: None,
+            });
+            pass.set_bind_group(0, &buf.bg, &[]);
+            pass.set_pipeline(&self.pack);
+            dispatch_linear(&mut pass, n as u32);
+            if input.preferred.is_some() {
+                pass.set_pipeline(&self.preferred);
+                dispatch_linear(&mut pass, n as u32);
+                if matches!(input.mode, GPU_MODE_ORCA | GPU_MODE_BOIDS_ORCA) {
+                    pass.set_pipeline(&self.orca);
+                    dispatch_linear(&mut pass, n as u32);
+                }
+            } else {
+                pass.set_pipeline(&self.flock);
+                dispatch_linear(&mut pass, n as u32);
+            }
+        }
+        ctx.queue.submit([encoder.finish()]);
+        ctx.finish()?;
+        let t2 = Instant::now();
+
+        // Move pass and read-back.
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("crowdfield.local.move"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("crowdfield.local.move"),
+                timestamp_writes: None,
+            });
+            pass.set_bind_group(0, &buf.bg, &[]);
+            pass.set_pipeline(&self.mover);
+            dispatch_linear(&mut pass, n as u32);
+        }
+        ctx.queue.submit([encoder.finish()]);
+        let out: Vec<GpuLocalOut> = ctx.read_back(&buf.out, 0, n)?;
+        let (mut infeasible, mut hits) = (0, 0);
+        for (i, o) in out.iter().enumerate() {
+            agents.x[i] = o.p[0];
+            agents.y[i] = o.p[1];
+            agents.vx[i] = o.v[0];
+            agents.vy[i] = o.v[1];
+            infeasible += o.infeasible as usize;
+            hits += o.hit as usize;
+        }
+        let t3 = Instant::now();
+        Ok(LocalStats {
+            agents: n,
+            infeasible,
+            wall_hits: hits,
+            seconds_bins: (t1 - t0).as_secs_f64(),
+            seconds_velocity: (t2 - t1).as_secs_f64(),
+            seconds_move: (t3 - t2).as_secs_f64(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_local_structs_have_the_wgsl_sizes() {
+        // The WGSL side is checked against naga's layout in tests/gpu_local.rs.
+        assert_eq!(size_of::<GpuLocalParams>(), 80);
+        assert_eq!(size_of::<GpuLocalAgent>(), 48);
+        assert_eq!(size_of::<GpuPackedAgent>(), 32);
+        assert_eq!(size_of::<GpuLocalGroup>(), 64);
+        assert_eq!(size_of::<GpuMover>(), 32);
+        assert_eq!(size_of::<GpuLocalWork>(), 32);
+        assert_eq!(size_of::<GpuLocalOut>(), 32);
+    }
+}
