@@ -13,8 +13,8 @@ use crowdfield::agents::Agents;
 use crowdfield::gpu::GpuContext;
 use crowdfield::local::quality::CollisionCounter;
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode, MovingObstacle};
-use crowdfield::params::{BoidsParams, OrcaParams};
-use local_common::{Rng, all_free, group, scene, seek};
+use crowdfield::params::BoidsParams;
+use local_common::{Rng, all_free, head_on_crossing, seek};
 use std::sync::{Arc, OnceLock};
 
 const DT: f32 = 0.1;
@@ -240,57 +240,8 @@ fn the_fish_tank_flock_matches_cpu() {
 #[test]
 fn head_on_groups_pass_without_collision_on_the_gpu() {
     let Some(ctx) = ctx() else { return };
-    let orca = OrcaParams::default();
-    let sc = scene(
-        80,
-        24,
-        0.5,
-        vec![group("east", orca.clone(), None), group("west", orca, None)],
-    );
-    let mut a = Agents::default();
-    let mut rng = Rng(99);
-    for g in 0..2u32 {
-        for r in 0..6 {
-            for c in 0..5 {
-                let x0 = if g == 0 { 6.0 } else { 30.0 };
-                let x = x0 + c as f32 + rng.range(-0.1, 0.1);
-                let y = 3.5 + r as f32 + rng.range(-0.1, 0.1);
-                a.push(a.len() as u32, x, y, g, 0.25, 1.3);
-            }
-        }
-    }
-    let goals: Vec<[f32; 2]> = (0..a.len())
-        .map(|i| {
-            if a.group[i] == 0 {
-                [36.0, a.y[i]]
-            } else {
-                [4.0, a.y[i]]
-            }
-        })
-        .collect();
     let mut layer = LocalLayer::with_gpu(LocalMode::Orca, ctx).unwrap();
-    let mut counter = CollisionCounter::default();
-    for step in 0..400 {
-        let pref: Vec<[f32; 2]> = (0..a.len())
-            .map(|i| seek(a.x[i], a.y[i], goals[i], 1.3, DT))
-            .collect();
-        layer.step(&sc, &mut a, &pref, DT).unwrap();
-        let c = counter.count(&a);
-        assert_eq!(c.pairs, 0, "step {step}: {c:?}");
-        assert!(all_free(&sc, &a));
-    }
-    for i in 0..a.len() {
-        let crossed = if a.group[i] == 0 {
-            a.x[i] > 30.0
-        } else {
-            a.x[i] < 10.0
-        };
-        assert!(
-            crossed,
-            "agent {i} of group {} stuck at x = {}",
-            a.group[i], a.x[i]
-        );
-    }
+    head_on_crossing(&mut layer, 400, DT);
 }
 
 #[test]
