@@ -673,6 +673,12 @@ fn a_goal_less_boids_group_swims_under_the_boids_layer_and_stands_without_it() {
         }
         let a = &sim.agents;
         assert_eq!(a.len(), start.len(), "no fish leaves: there is no exit");
+        let left = sim.report().total.remaining;
+        assert_eq!(
+            (left.no_goal, left.unreachable, left.stuck, left.total),
+            (a.len(), 0, 0, a.len()),
+            "fish are counted as goal-less, not as unreachable or stuck"
+        );
         let travelled: f32 = start
             .iter()
             .enumerate()

@@ -195,17 +195,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "{}: all {} agents out in {e:.1} s ({} steps)",
                 report.map, t.agents, report.steps
             ),
-            None => eprintln!(
-                "{}: {} of {} agents out by {:.1} s; {} remain ({} unreachable, {} stuck, {} walking)",
-                report.map,
-                t.arrived,
-                t.agents,
-                report.end_time,
-                t.remaining.total,
-                t.remaining.unreachable,
-                t.remaining.stuck,
-                t.remaining.walking
-            ),
+            None => {
+                let r = &t.remaining;
+                let no_goal = if r.no_goal > 0 {
+                    format!("{} in groups without a goal, ", r.no_goal)
+                } else {
+                    String::new()
+                };
+                eprintln!(
+                    "{}: {} of {} agents out by {:.1} s; {} remain ({no_goal}{} unreachable, {} stuck, {} walking)",
+                    report.map,
+                    t.arrived,
+                    t.agents,
+                    report.end_time,
+                    r.total,
+                    r.unreachable,
+                    r.stuck,
+                    r.walking
+                )
+            }
         }
         let tm = output::Timings::of(&sim);
         eprintln!(

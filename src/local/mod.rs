@@ -783,11 +783,18 @@ fn scan_neighbors(
         if d2 >= range_sq {
             return;
         }
+        // Insertion from the back (after any equal distance: ties keep visiting order); the
+        // list is at most `max` (about 10) long, so shifting beats a search and a memmove.
         if out.len() == max {
             out.pop();
         }
-        let at = out.partition_point(|&(e, _)| e <= d2);
-        out.insert(at, (d2, j));
+        out.push((d2, j));
+        let mut at = out.len() - 1;
+        while at > 0 && out[at - 1].0 > d2 {
+            out[at] = out[at - 1];
+            at -= 1;
+        }
+        out[at] = (d2, j);
         if out.len() == max {
             range_sq = out[max - 1].0;
         }

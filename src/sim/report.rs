@@ -119,6 +119,10 @@ pub struct PeakDensity {
 pub struct Remaining {
     /// All agents left.
     pub total: usize,
+    /// In a group without goals (a standalone flock such as the fish tank): nothing to reach,
+    /// so never "unreachable" or "stuck".
+    #[serde(default)]
+    pub no_goal: usize,
     /// On a cell from which no goal of their group can be reached (potential `+inf`).
     pub unreachable: usize,
     /// With a finite potential, but within `STUCK_DISTANCE` of one point for `STUCK_TIME`.
@@ -277,6 +281,10 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
             continue;
         }
         remaining.total += 1;
+        if scene.groups[a.group[i] as usize].goals.is_empty() {
+            remaining.no_goal += 1;
+            continue;
+        }
         let phi = scene
             .grid
             .cell_of(a.x[i] as f64, a.y[i] as f64)
