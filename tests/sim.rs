@@ -340,6 +340,40 @@ fn same_seed_same_report_bytes_different_seed_different_report() {
     assert!(parsed.get("stages").is_none(), "no timings in report.json");
 }
 
+/// Marches that stop once they have reached every walker (the default) give the walkers the
+/// same fields as whole-grid marches: the same report, byte for byte, and the same positions,
+/// with potentials recomputed every step and every third step. The stop must also happen.
+#[test]
+fn marches_stopped_past_the_walkers_change_nothing_the_walkers_see() {
+    for replan_every in [1, 3] {
+        let run = |full_potentials: bool| {
+            let config = SimConfig {
+                replan_every,
+                full_potentials,
+                ..config(20.0, 5)
+            };
+            let mut sim = Simulation::new(rimea_room(&[0, 3], 60), config).unwrap();
+            // Part of the way: the walkers queue at the doors, far from the room's back.
+            let mut skipped = 0;
+            for _ in 0..60 {
+                sim.step();
+                skipped = skipped.max(sim.potentials[0].iter().filter(|v| v.is_infinite()).count());
+            }
+            sim.run(|_| Ok(())).unwrap();
+            let report = serde_json::to_string(&sim.report()).unwrap();
+            (report, sim.agents.x.clone(), sim.agents.y.clone(), skipped)
+        };
+        let (near, near_x, near_y, near_inf) = run(false);
+        let (full, full_x, full_y, full_inf) = run(true);
+        assert_eq!(near, full, "report with replan every {replan_every}");
+        assert_eq!((near_x, near_y), (full_x, full_y));
+        assert!(
+            near_inf > full_inf + 100,
+            "the stopped marches left cells out: {near_inf} vs {full_inf} infinite cells"
+        );
+    }
+}
+
 #[test]
 fn remaining_agents_are_classified_unreachable_stuck_or_walking() {
     // Group 0 is walled in (unreachable), group 1 cannot move (speed 0: stuck), group 2 walks a

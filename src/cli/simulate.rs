@@ -113,6 +113,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             Order::First
         },
+        // Potential frames show the whole field; otherwise a march stops past the walkers.
+        full_potentials: args.frames.is_some() && args.frame_field == FrameField::Potential,
     };
     let mut sim = Simulation::new(scene, config)?;
     let solver_note = match args.backend {

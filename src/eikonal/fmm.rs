@@ -47,6 +47,10 @@ struct Marcher<'a> {
     cols: usize,
     /// Padded row length.
     width: usize,
+    /// With an early stop: per padded cell, whether its value is needed.
+    needed: Vec<bool>,
+    /// With an early stop: needed cells not accepted yet (the march ends when none are left).
+    needed_left: usize,
 }
 
 impl Marcher<'_> {
@@ -185,8 +189,12 @@ impl Marcher<'_> {
         }
     }
 
-    /// Accepts cells in increasing order until the heap is empty.
-    fn run<const SECOND: bool, const ISO: bool>(&mut self, sources: &[(usize, usize)]) {
+    /// Accepts cells in increasing order until the heap is empty or, with `STOP`, until every
+    /// needed cell is accepted.
+    fn run<const SECOND: bool, const ISO: bool, const STOP: bool>(&mut self, sources: &[(usize, usize)]) {
+        if STOP && self.needed_left == 0 {
+            return;
+        }
         for &(i, u) in sources {
             self.relax_neighbours::<SECOND, ISO>(i, u);
         }
@@ -194,6 +202,14 @@ impl Marcher<'_> {
             let i = cell as usize;
             self.phi[i] = value;
             self.slot[i] = FROZEN;
+            if STOP && self.needed[i] {
+                self.needed_left -= 1;
+                if self.needed_left == 0 {
+                    // Every value accepted from here on would be at least `value`: none of
+                    // them can change an accepted cell (see `march_near`).
+                    return;
+                }
+            }
             self.relax_neighbours::<SECOND, ISO>(i, unpadded as usize);
         }
     }
@@ -205,17 +221,42 @@ impl Marcher<'_> {
 /// If `goal`'s shape is not `cost`'s first two axes, or the padded grid has `u32::MAX - 2` cells
 /// or more.
 pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f64, second: bool) -> Marched {
-    march_with(cost, goal, cell_size, second, true)
+    march_with(cost, goal, cell_size, second, true, None)
 }
 
-/// [`march`], with the isotropic fast path allowed or not (tests compare the two).
+/// [`march`] that stops as soon as every cell where `needed` is true has its value (or when
+/// the heap runs empty: a needed cell that cannot be reached keeps the march going to the end).
+///
+/// Cells are accepted in nondecreasing order of value and an accepted value is final, so every
+/// cell accepted before the stop holds exactly the value the full march gives it, bit for bit;
+/// the cells not reached are left at `+inf` (and counted in `unreachable`). A cell's upwind
+/// neighbours (lower values) are accepted before it, so the upwind gradient of an accepted cell
+/// is the full march's too.
+///
+/// # Panics
+/// As [`march`], and if `needed`'s shape is not `goal`'s.
+pub(crate) fn march_near(
+    cost: ArrayView3<f32>,
+    goal: ArrayView2<bool>,
+    needed: ArrayView2<bool>,
+    cell_size: f64,
+    second: bool,
+) -> Marched {
+    march_with(cost, goal, cell_size, second, true, Some(needed))
+}
+
+/// [`march`], with the isotropic fast path allowed or not (tests compare the two), and with an
+/// early stop once the `needed` cells are accepted ([`march_near`]).
 fn march_with(
     cost: ArrayView3<f32>,
     goal: ArrayView2<bool>,
     cell_size: f64,
     second: bool,
     allow_isotropic: bool,
+    needed: Option<ArrayView2<bool>>,
 ) -> Marched {
+    // The early stop runs the general path only (two instances of the march rather than four).
+    let allow_isotropic = allow_isotropic && needed.is_none();
     let (rows, cols, dirs) = cost.dim();
     assert_eq!(dirs, 4, "cost must have shape (rows, cols, 4)");
     assert_eq!(goal.dim(), (rows, cols), "goal and cost shapes differ");
@@ -290,6 +331,22 @@ fn march_with(
     for &(i, _) in &sources {
         phi[i] = 0.0;
     }
+    // The early stop counts the needed cells the march could accept (sources are set already,
+    // impassable cells never are).
+    let mut needed_padded = Vec::new();
+    let mut needed_left = 0;
+    if let Some(needed) = needed {
+        assert_eq!(needed.dim(), (rows, cols), "needed and cost shapes differ");
+        needed_padded = vec![false; padded_len];
+        for ((r, c), &need) in needed.indexed_iter() {
+            let i = (r + PAD) * width + PAD + c;
+            if need && slot[i] == FAR {
+                needed_padded[i] = true;
+                needed_left += 1;
+            }
+        }
+    }
+    let stop = needed.is_some();
 
     let mut marcher = Marcher {
         phi,
@@ -301,12 +358,17 @@ fn march_with(
         cell_size,
         cols,
         width,
+        needed: needed_padded,
+        needed_left,
     };
-    match (second, is_isotropic) {
-        (true, true) => marcher.run::<true, true>(&sources),
-        (true, false) => marcher.run::<true, false>(&sources),
-        (false, true) => marcher.run::<false, true>(&sources),
-        (false, false) => marcher.run::<false, false>(&sources),
+    match (second, is_isotropic, stop) {
+        (true, true, false) => marcher.run::<true, true, false>(&sources),
+        (true, false, false) => marcher.run::<true, false, false>(&sources),
+        (false, true, false) => marcher.run::<false, true, false>(&sources),
+        (false, false, false) => marcher.run::<false, false, false>(&sources),
+        // `is_isotropic` is false with an early stop (see the top).
+        (true, _, true) => marcher.run::<true, false, true>(&sources),
+        (false, _, true) => marcher.run::<false, false, true>(&sources),
     }
 
     let mut out = Vec::with_capacity(rows * cols);
@@ -346,8 +408,8 @@ mod tests {
         goal[(3, 4)] = true;
         goal[(30, 40)] = true;
         for second in [false, true] {
-            let fast = march_with(cost.view(), goal.view(), 0.7, second, true);
-            let general = march_with(cost.view(), goal.view(), 0.7, second, false);
+            let fast = march_with(cost.view(), goal.view(), 0.7, second, true, None);
+            let general = march_with(cost.view(), goal.view(), 0.7, second, false, None);
             assert_eq!(fast.unreachable, general.unreachable);
             assert!(fast.unreachable > 0, "the walls leave some cells unreachable");
             // Bit for bit: the fast path reads the same cost through a smaller array.
@@ -355,5 +417,94 @@ mod tests {
                 assert_eq!(a.to_bits(), b.to_bits(), "second order: {second}");
             }
         }
+    }
+
+    /// An anisotropic cost with walls, as a simulation makes.
+    fn anisotropic_cost(rows: usize, cols: usize) -> Array3<f32> {
+        Array3::from_shape_fn((rows, cols, 4), |(r, c, d)| {
+            let i = r * cols + c;
+            if i.is_multiple_of(29) || (c == cols / 2 && r > 3) {
+                f32::INFINITY
+            } else {
+                0.6 + 1.5 * scramble(4 * i + d)
+            }
+        })
+    }
+
+    #[test]
+    fn an_early_stop_keeps_every_reached_value_bit_for_bit() {
+        let (rows, cols) = (40, 60);
+        let cost = anisotropic_cost(rows, cols);
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(20, 5)] = true;
+        // Needed: a few cells on the source's side of the wall and one beyond it.
+        let mut needed = Array2::from_elem((rows, cols), false);
+        for rc in [(10, 10), (30, 20), (2, 40)] {
+            needed[rc] = true;
+        }
+        for second in [false, true] {
+            let full = march_with(cost.view(), goal.view(), 0.5, second, false, None);
+            let near = march_with(cost.view(), goal.view(), 0.5, second, false, Some(needed.view()));
+            // The needed cells have their values...
+            let worst_needed = needed
+                .indexed_iter()
+                .filter(|&(_, &n)| n)
+                .map(|(rc, _)| full.phi[rc])
+                .fold(0.0, f64::max);
+            for (rc, &n) in needed.indexed_iter() {
+                if n {
+                    assert_eq!(near.phi[rc].to_bits(), full.phi[rc].to_bits(), "{rc:?}");
+                }
+            }
+            // ...and every cell is either the full march's value or not reached, and then at
+            // least the largest needed value.
+            let mut skipped = 0;
+            for (a, b) in near.phi.iter().zip(full.phi.iter()) {
+                if *a == INF {
+                    assert!(*b >= worst_needed, "{b} left out below {worst_needed}");
+                    skipped += (*b < INF) as usize;
+                } else {
+                    assert_eq!(a.to_bits(), b.to_bits());
+                }
+            }
+            assert!(skipped > 100, "the march stopped early ({skipped} cells skipped)");
+            assert_eq!(near.unreachable, full.unreachable + skipped);
+        }
+    }
+
+    #[test]
+    fn a_needed_cell_that_cannot_be_reached_runs_the_march_to_the_end() {
+        let (rows, cols) = (20, 30);
+        let mut cost = anisotropic_cost(rows, cols);
+        // Wall the last column off completely.
+        for r in 0..rows {
+            for d in 0..4 {
+                cost[[r, cols - 2, d]] = f32::INFINITY;
+            }
+        }
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(3, 3)] = true;
+        let mut needed = Array2::from_elem((rows, cols), false);
+        needed[(5, cols - 1)] = true;
+        needed[(0, 0)] = true;
+        let full = march_with(cost.view(), goal.view(), 0.5, false, false, None);
+        let near = march_with(cost.view(), goal.view(), 0.5, false, false, Some(needed.view()));
+        assert_eq!(near.phi[(5, cols - 1)], INF);
+        for (a, b) in near.phi.iter().zip(full.phi.iter()) {
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+        // Nothing needed (or only sources): nothing is marched.
+        let mut only_goal = Array2::from_elem((rows, cols), false);
+        only_goal[(3, 3)] = true;
+        let none = march_with(
+            cost.view(),
+            goal.view(),
+            0.5,
+            false,
+            false,
+            Some(only_goal.view()),
+        );
+        assert_eq!(none.phi[(3, 3)], 0.0);
+        assert_eq!(none.unreachable, rows * cols - 1);
     }
 }

@@ -102,6 +102,48 @@ pub fn solve_groups(
         .collect()
 }
 
+/// [`solve_groups`], each march stopping as soon as every cell of its `needed` mask (same
+/// order as `goals`) has its value: those cells, and every cell accepted before them, hold the
+/// values the full solve gives them, bit for bit, as do their upwind gradients (see
+/// [`crate::gradient::gradient`]); the cells not reached are `+inf` and counted in
+/// `unreachable`. A needed cell that no source reaches makes that march run to the end.
+///
+/// This is how a simulation solves only as far as its walkers: fast marching accepts cells in
+/// increasing order of potential, so the cells beyond the farthest walker are never needed.
+///
+/// # Panics
+/// As [`solve_fmm`], for any goal mask, or if `needed` and `goals` differ in length or shape.
+pub fn solve_groups_near(
+    cost: ArrayView3<f32>,
+    goals: &[Array2<bool>],
+    needed: &[Array2<bool>],
+    cell_size: f64,
+    order: Order,
+) -> Vec<Solution> {
+    assert_eq!(goals.len(), needed.len(), "one needed mask per goal mask");
+    goals
+        .par_iter()
+        .zip(needed)
+        .map(|(goal, needed)| {
+            let start = Instant::now();
+            let marched = fmm::march_near(
+                cost,
+                goal.view(),
+                needed.view(),
+                cell_size,
+                order == Order::Second,
+            );
+            Solution {
+                phi: marched.phi,
+                unreachable: marched.unreachable,
+                solver: "fmm-cpu",
+                passes: 1,
+                seconds: start.elapsed().as_secs_f64(),
+            }
+        })
+        .collect()
+}
+
 /// Unit cost `1 / speed` per cell; `+inf` where speed <= 0 or not finite (and where `1 / speed`
 /// overflows `f32`, i.e. speed below about `3e-39`). See [`isotropic`] to solve with it.
 pub fn cell_cost_from_speed(speed: ArrayView2<f64>) -> Array2<f32> {

@@ -78,6 +78,13 @@ pub struct SimConfig {
     pub replan_every: usize,
     /// Order of the fast-marching update.
     pub order: Order,
+    /// Solve every potential over the whole grid. By default (false) each CPU march stops once
+    /// it has reached every walker of its group with the margin the next `replan_every` steps
+    /// need ([`eikonal::solve_groups_near`]): the walkers see the same fields and walk the same
+    /// paths, bit for bit, but [`Simulation::potentials`] is `+inf` beyond the farthest walker,
+    /// so whatever draws or saves whole potentials sets this.
+    #[serde(default)]
+    pub full_potentials: bool,
 }
 
 impl Default for SimConfig {
@@ -88,6 +95,7 @@ impl Default for SimConfig {
             seed: 0,
             replan_every: 1,
             order: Order::First,
+            full_potentials: false,
         }
     }
 }
@@ -403,8 +411,18 @@ impl Simulation {
                 // 3. Potentials and gradients.
                 if replan {
                     let h = grid.cell_size;
-                    let solutions =
-                        eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order);
+                    let solutions = if self.config.full_potentials {
+                        eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order)
+                    } else {
+                        let needed = self.needed_cells();
+                        eikonal::solve_groups_near(
+                            cost.view(),
+                            &self.goal_masks,
+                            &needed,
+                            h,
+                            self.config.order,
+                        )
+                    };
                     self.adopt_potentials(solutions, &cost);
                 }
                 let t3 = Instant::now();
@@ -459,6 +477,33 @@ impl Simulation {
                 None
             }
         }
+    }
+
+    /// Per group, the cells whose potential (and upwind gradient) its walkers read until the next
+    /// replan: the cells within `replan_every + 1` cells (chessboard distance) of each walker's
+    /// cell. Within one step a walker reads the direction of its cell and of the four cell
+    /// centres around it (one cell away), and it moves at most one cell per step (the time
+    /// step is checked for that), so `replan_every` steps on it reads within `replan_every`
+    /// cells; the extra one is a margin for the separation and rounding at cell edges.
+    fn needed_cells(&self) -> Vec<Array2<bool>> {
+        let grid = self.scene.grid;
+        let reach = self.config.replan_every.max(1) + 1;
+        let mut needed = vec![Array2::from_elem(grid.shape(), false); self.scene.groups.len()];
+        if grid.is_empty() {
+            return needed;
+        }
+        let h = grid.cell_size;
+        let a = &self.agents;
+        for i in 0..a.len() {
+            // The containing cell as `velocity_at` finds it (NaN and negatives go to 0).
+            let r = ((a.y[i] as f64 / h) as usize).min(grid.rows - 1);
+            let c = ((a.x[i] as f64 / h) as usize).min(grid.cols - 1);
+            let mask = &mut needed[a.group[i] as usize];
+            let (r0, r1) = (r.saturating_sub(reach), (r + reach).min(grid.rows - 1));
+            let (c0, c1) = (c.saturating_sub(reach), (c + reach).min(grid.cols - 1));
+            mask.slice_mut(ndarray::s![r0..=r1, c0..=c1]).fill(true);
+        }
+        needed
     }
 
     /// Takes new potentials: their upwind gradients on `cost`, groups in parallel.
