@@ -18,7 +18,7 @@ pub enum Error {
     /// Input that does not describe a valid map or array.
     #[error("{file}: {at}: {message}")]
     Invalid {
-        /// The file (or a description such as "<memory>").
+        /// The file (or a description such as "`<memory>`").
         file: String,
         /// Where in the file: a JSON path, an array name.
         at: String,

@@ -10,7 +10,7 @@ use ndarray::Array2;
 /// A named area on the grid (a goal/exit or a spawn area), as a cell mask.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Area {
-    /// Name shown in reports ("north exit"); defaults to "<group> goal <i>" in the loader.
+    /// Name shown in reports ("north exit"); defaults to "`<group> goal <i>`" in the loader.
     pub name: String,
     /// `true` for the cells the area covers, shape `(rows, cols)`.
     pub mask: Array2<bool>,

@@ -221,7 +221,7 @@ pub fn potential_png(
     save_png(path, &potential_image(scene, phi, goal, title, opts))
 }
 
-/// Walking directions `-grad phi / |grad phi|` as arrows (about [`ARROWS_ACROSS`] across the
+/// Walking directions `-grad phi / |grad phi|` as arrows (about `ARROWS_ACROSS` across the
 /// longer side, one per `k` cells) over a lightened potential backdrop, with its colour bar,
 /// goals outlined and the legend.
 pub fn gradient_image(

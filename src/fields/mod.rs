@@ -1,5 +1,5 @@
 //! Continuum fields on the grid (SPEC §2–3): density splat ([`density`]), anisotropic speed
-//! ([`speed`]) and unit cost ([`cost`]).
+//! ([`speed()`]) and unit cost ([`cost`]).
 //!
 //! Values that the SPEC samples "r ahead" (density, average velocity, discomfort) are read
 //! along the face's axis at `max(lookahead, cell_size)` metres from the cell centre, linearly

@@ -71,7 +71,7 @@ pub fn sanitize_cost(c: f32) -> f32 {
 ///
 /// Fast marching accepts the neighbours in increasing order and recomputes the cell after each
 /// acceptance, keeping the smallest value (decrease-key): its result is the minimum of
-/// [`update_from_neighbours`] over the prefixes of the neighbours sorted by value. That is not
+/// `update_from_neighbours` over the prefixes of the neighbours sorted by value. That is not
 /// the update from all four at once: on an anisotropic field a later neighbour can win its
 /// axis by a smaller `phi_M + C(cell -> M)` and yet give a larger quadratic root than the pair
 /// an earlier prefix used (seen: 0.5 % above fast marching on random fields). So this takes the

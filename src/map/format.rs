@@ -279,7 +279,7 @@ pub struct GoalSpec {
     /// A polygon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub polygon: Option<Polygon>,
-    /// Name shown in reports (default "<group> goal <i>").
+    /// Name shown in reports (default "`<group> goal <i>`").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Width of the opening, metres (default: the longer side of the shape's bounding box).
@@ -300,7 +300,7 @@ pub struct SpawnSpec {
     /// A polygon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub polygon: Option<Polygon>,
-    /// Name shown in reports (default "<group> spawn <i>").
+    /// Name shown in reports (default "`<group> spawn <i>`").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Number of walkers; at most the number of free cells in the area.

@@ -1,7 +1,7 @@
 //! The JSON map format: loading, validation, compilation to a [`Scene`], saving.
 //!
 //! A map file (format version 1, described field by field in `maps/map.schema.json` and in
-//! [`format`]) gives a grid, three layers (terrain height, obstacles, discomfort) as rasters and/or
+//! [`format`](mod@format)) gives a grid, three layers (terrain height, obstacles, discomfort) as rasters and/or
 //! shapes, groups of walkers with goal and spawn areas, and the model parameters. Loading goes
 //! text → [`MapFile`] (JSON types, every structural problem with its JSON path, see `parse`) →
 //! [`compile`] (ranges, rasters, rasterisation, reachability; every problem again) → [`Scene`].

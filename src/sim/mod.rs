@@ -2,7 +2,7 @@
 //!
 //! One step, in order (each stage timed, see [`StageTimes`]):
 //! 1. **splat**: every group's agents into one density and average velocity ([`fields::splat`]);
-//! 2. **fields**: anisotropic speed and unit cost ([`fields::speed`], [`fields::unit_cost`]);
+//! 2. **fields**: anisotropic speed and unit cost ([`fields::speed()`], [`fields::unit_cost`]);
 //! 3. **potentials**: one Eikonal solve per group ([`eikonal::solve_groups`], groups in
 //!    parallel) and its upwind gradient, every step by default or every `replan_every` steps;
 //! 4. **advection**: each agent's preferred velocity is the field velocity at its position
