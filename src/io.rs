@@ -21,6 +21,16 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::R
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+        // create_dir_all would say "File exists" or "Not a directory" without saying which.
+        return Err(io_err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!(
+                "{} is a file, not a folder: expected a folder to write into",
+                file.display()
+            ),
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(io_err)?;
     let name = path
         .file_name()
@@ -55,7 +65,8 @@ pub fn write_npy<T: ndarray_npy::WritableElement>(path: &Path, array: ArrayView2
 }
 
 /// Reads a 2-D `.npy` array of float64, float32, any integer width or bool, as `f64`
-/// (bool: 1 for true). The error names the file and the dtypes accepted.
+/// (bool: 1 for true), C or Fortran order; the array returned is always in standard
+/// (row-major) layout. The error names the file and the dtypes accepted.
 pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
@@ -65,7 +76,9 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
     macro_rules! try_as {
         ($t:ty, $conv:expr) => {
             match Array2::<$t>::read_npy(Cursor::new(&bytes)) {
-                Ok(a) => return Ok(a.mapv($conv)),
+                // A Fortran-order file reads as a column-major array; callers (the solvers'
+                // zero-copy views) need row-major memory.
+                Ok(a) => return Ok(a.mapv($conv).as_standard_layout().into_owned()),
                 Err(ndarray_npy::ReadNpyError::WrongDescriptor(_)) => {}
                 Err(ndarray_npy::ReadNpyError::WrongNdim(expected, found)) => {
                     return Err(Error::invalid(
@@ -75,6 +88,13 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
                             "expected a {}-D array, found {found:?} dimensions",
                             expected.unwrap_or(2)
                         ),
+                    ));
+                }
+                Err(ndarray_npy::ReadNpyError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Err(Error::invalid(
+                        file,
+                        "npy",
+                        "the file ends early: expected a complete .npy array (truncated or not an .npy file?)",
                     ));
                 }
                 Err(e) => return Err(Error::invalid(file, "npy", e.to_string())),
@@ -119,6 +139,37 @@ mod tests {
     }
 
     #[test]
+    fn fortran_order_npy_reads_in_standard_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.npy");
+        let a = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let fortran = a.t().as_standard_layout().into_owned().reversed_axes();
+        assert!(!fortran.is_standard_layout());
+        std::fs::write(&p, {
+            let mut buf = Vec::new();
+            fortran.write_npy(&mut buf).unwrap();
+            buf
+        })
+        .unwrap();
+        let back = read_npy_f64(&p).unwrap();
+        assert_eq!(back, a);
+        assert!(back.is_standard_layout(), "solvers take row-major memory");
+    }
+
+    #[test]
+    fn truncated_npy_says_it_ends_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.npy");
+        write_npy(&p, array![[1.0f64, 2.0], [3.0, 4.0]].view()).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        for cut in [0, 20, bytes.len() - 3] {
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            let e = read_npy_f64(&p).unwrap_err().to_string();
+            assert!(e.contains("t.npy") && e.contains("ends early"), "cut {cut}: {e}");
+        }
+    }
+
+    #[test]
     fn bad_npy_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.npy");
@@ -129,6 +180,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("missing.npy"), "{e}");
+    }
+
+    #[test]
+    fn writing_under_a_file_names_that_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("out");
+        std::fs::write(&blocker, b"mine").unwrap();
+        for target in [blocker.join("x.json"), blocker.join("sub/x.json")] {
+            let e = write_bytes_atomic(&target, b"{}").unwrap_err().to_string();
+            assert!(e.contains("x.json"), "{e}");
+            assert!(
+                e.contains(&format!("{} is a file, not a folder", blocker.display())),
+                "{e}"
+            );
+        }
+        assert_eq!(std::fs::read(&blocker).unwrap(), b"mine");
     }
 
     #[test]

@@ -449,6 +449,17 @@ fn params_are_checked() {
 }
 
 #[test]
+fn an_absurd_top_walking_speed_is_refused() {
+    // f_max sets the automatic time step (0.9 cell per step at f_max): 1e6 m/s made it so small
+    // that a run never ended.
+    let mut v = good();
+    v["params"] = json!({"f_max": 1e6});
+    assert_reported(&problems(&v), &["params.f_max", "1e6", "at most 15"]);
+    v["params"] = json!({"f_max": 15});
+    assert!(problems(&v).is_empty());
+}
+
+#[test]
 fn an_unsupported_version_is_refused() {
     let mut v = good();
     v["version"] = json!(2);
