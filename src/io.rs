@@ -90,6 +90,13 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
                         ),
                     ));
                 }
+                Err(ndarray_npy::ReadNpyError::MissingData) => {
+                    return Err(Error::invalid(
+                        file,
+                        "npy",
+                        "the file ends early: expected all the data its header announces (truncated?)",
+                    ));
+                }
                 Err(ndarray_npy::ReadNpyError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                     return Err(Error::invalid(
                         file,
