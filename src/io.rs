@@ -122,7 +122,7 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
     Err(Error::invalid(
         file,
         "dtype",
-        "expected a 2-D array of float64, float32, an integer type or bool (little-endian, C order)",
+        "expected a 2-D array of float64, float32, an integer type or bool (C or Fortran order)",
     ))
 }
 

@@ -283,7 +283,9 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
     });
     write_json(&dir.join("solve.json"), &summary)?;
     if options.simulate {
-        let mut sim = Simulation::new(scene, options.sim.clone())?;
+        let name = scene.name.clone();
+        let mut sim = Simulation::new(scene, options.sim.clone())
+            .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;
         let report = output::write_run(dir, &sim)?;
         outcome.evacuation_time = report.total.evacuation_time;
