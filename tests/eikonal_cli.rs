@@ -199,3 +199,31 @@ fn fortran_order_arrays_solve_like_c_order_ones() {
     assert_eq!(f[(4, 6)], 0.0);
     assert!(f[(0, 0)].is_finite() && f[(0, 0)] > 0.0);
 }
+
+#[test]
+fn a_huge_finite_speed_stays_passable() {
+    // 1 / 1e308 rounds to 0 in f32, which the solver reads as a wall: every cell but the goal
+    // came out unreachable (+inf) although the documented rule makes them passable.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    write_npy(&p("speed.npy"), Array2::from_elem((4, 5), 1e308f64).view()).unwrap();
+    let mut goal = Array2::from_elem((4, 5), 0u8);
+    goal[(0, 0)] = 1;
+    write_npy(&p("goal.npy"), goal.view()).unwrap();
+    let o = crowdfield(&[
+        "eikonal",
+        "--speed",
+        s(&p("speed.npy")),
+        "--goal",
+        s(&p("goal.npy")),
+        "--out",
+        s(&p("phi.npy")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let phi = read_npy_f64(&p("phi.npy")).unwrap();
+    assert!(
+        phi.iter().all(|v| v.is_finite() && *v >= 0.0 && *v < 1e-30),
+        "{phi:?}"
+    );
+    assert!(phi[(3, 4)] > 0.0, "still a distance, not a second source");
+}
