@@ -95,11 +95,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 bar.set_message(batch::stem(m));
                 bar.inc(1);
                 if o.status == "failed" && !args.quiet {
-                    let line = format!(
-                        "failed: {}: {}",
-                        o.map,
-                        o.error.as_deref().unwrap_or("unknown error")
-                    );
+                    let error = o.error.as_deref().unwrap_or("unknown error");
+                    // Most errors already start with the map's path.
+                    let line = if error.starts_with(&o.map) {
+                        format!("failed: {error}")
+                    } else {
+                        format!("failed: {}: {error}", o.map)
+                    };
                     // A bar not drawn (stderr is a log file, not a terminal) drops its println.
                     if bar.is_hidden() {
                         eprintln!("{line}");
