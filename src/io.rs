@@ -73,6 +73,9 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
         source,
     })?;
     let file = path.display().to_string();
+    if let Err(message) = check_npy_data_length(&bytes) {
+        return Err(Error::invalid(file, "npy", message));
+    }
     macro_rules! try_as {
         ($t:ty, $conv:expr) => {
             match Array2::<$t>::read_npy(Cursor::new(&bytes)) {
@@ -126,6 +129,61 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
     ))
 }
 
+/// Checks that an `.npy` file holds as many data bytes as its header's shape and dtype announce,
+/// before anything is allocated for it: the reader sizes its buffer from the header, so a
+/// corrupt or hostile header claiming a huge shape would abort the process on allocation.
+/// Anything it cannot make sense of is left to the reader to report.
+fn check_npy_data_length(bytes: &[u8]) -> std::result::Result<(), String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Ok(());
+    }
+    let (start, len): (usize, usize) = match bytes[6] {
+        1 => (10, u16::from_le_bytes([bytes[8], bytes[9]]) as usize),
+        2 | 3 if bytes.len() >= 12 => (
+            12,
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+        ),
+        _ => return Ok(()),
+    };
+    let Some(header) = bytes.get(start..start.saturating_add(len)) else {
+        return Ok(());
+    };
+    let header = String::from_utf8_lossy(header);
+    let after = |key: &str| header.find(key).map(|i| &header[i + key.len()..]);
+    let Some(shape) = after("'shape'")
+        .and_then(|rest| Some(&rest[rest.find('(')? + 1..rest.find(')')?]))
+        .and_then(|inner| {
+            inner
+                .split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(|d| d.trim_end_matches('L').parse::<u128>().ok())
+                .collect::<Option<Vec<u128>>>()
+        })
+    else {
+        return Ok(());
+    };
+    // The item size is the number ending the dtype string ('<f8', '|b1'); 1 when unreadable
+    // keeps the bound a lower one.
+    let item_size = after("'descr'")
+        .and_then(|rest| rest.split('\'').nth(1))
+        .map(|d| d.trim_start_matches(|c: char| !c.is_ascii_digit()))
+        .and_then(|digits| digits.parse::<u128>().ok())
+        .unwrap_or(1);
+    let needed = shape
+        .iter()
+        .try_fold(item_size, |n, &d| n.checked_mul(d))
+        .unwrap_or(u128::MAX);
+    let available = bytes.len().saturating_sub(start + len) as u128;
+    if needed > available {
+        return Err(format!(
+            "the file ends early: its header announces shape {shape:?} ({needed} bytes of data) but it \
+             holds {available} (truncated or corrupt?)"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +232,29 @@ mod tests {
             let e = read_npy_f64(&p).unwrap_err().to_string();
             assert!(e.contains("t.npy") && e.contains("ends early"), "cut {cut}: {e}");
         }
+    }
+
+    #[test]
+    fn a_header_announcing_more_data_than_the_file_holds_is_refused_before_allocating() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lie.npy");
+        // A version 1.0 header claiming 10^10 float64 cells, followed by 16 bytes of data.
+        let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }".to_string();
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut forged = b"\x93NUMPY\x01\x00".to_vec();
+        forged.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        forged.extend_from_slice(header.as_bytes());
+        forged.extend_from_slice(&[0u8; 16]);
+        std::fs::write(&p, forged).unwrap();
+        // This used to abort the process trying to allocate 80 GB.
+        let e = read_npy_f64(&p).unwrap_err().to_string();
+        assert!(e.contains("lie.npy") && e.contains("[100000, 100000]"), "{e}");
+        // A valid file passes the check.
+        write_npy(&p, Array2::<u8>::zeros((3, 4)).view()).unwrap();
+        assert_eq!(read_npy_f64(&p).unwrap().dim(), (3, 4));
     }
 
     #[test]

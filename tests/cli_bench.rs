@@ -47,5 +47,8 @@ fn bench_eikonal_refuses_a_grid_too_large_for_memory() {
     let out = crowdfield(&["bench", "eikonal", "--sizes", "100000", "--repeats", "1"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--sizes 100000") && err.contains("too large"), "{err}");
+    assert!(
+        err.contains("--sizes 100000") && err.contains("too large"),
+        "{err}"
+    );
 }
