@@ -240,7 +240,7 @@ mod tests {
         let p = dir.path().join("lie.npy");
         // A version 1.0 header claiming 10^10 float64 cells, followed by 16 bytes of data.
         let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }".to_string();
-        while (10 + header.len() + 1) % 64 != 0 {
+        while !(10 + header.len() + 1).is_multiple_of(64) {
             header.push(' ');
         }
         header.push('\n');
