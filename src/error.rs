@@ -44,5 +44,22 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The same error with `file` put in place of `from` where an [`Error::Invalid`] (or one
+    /// inside [`Error::Many`]) names `from`: code that sees only a compiled scene labels its
+    /// errors with the scene's name, and the caller that knows the map's path swaps it in.
+    pub fn relabel(self, from: &str, file: &str) -> Self {
+        match self {
+            Error::Invalid { file: f, at, message } if f == from => Error::Invalid {
+                file: file.to_string(),
+                at,
+                message,
+            },
+            Error::Many(errors) => Error::Many(errors.into_iter().map(|e| e.relabel(from, file)).collect()),
+            other => other,
+        }
+    }
+}
+
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

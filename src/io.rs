@@ -21,6 +21,16 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::R
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+        // create_dir_all would say "File exists" or "Not a directory" without saying which.
+        return Err(io_err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!(
+                "{} is a file, not a folder: expected a folder to write into",
+                file.display()
+            ),
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(io_err)?;
     let name = path
         .file_name()
@@ -55,17 +65,23 @@ pub fn write_npy<T: ndarray_npy::WritableElement>(path: &Path, array: ArrayView2
 }
 
 /// Reads a 2-D `.npy` array of float64, float32, any integer width or bool, as `f64`
-/// (bool: 1 for true). The error names the file and the dtypes accepted.
+/// (bool: 1 for true), C or Fortran order; the array returned is always in standard
+/// (row-major) layout. The error names the file and the dtypes accepted.
 pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
     let file = path.display().to_string();
+    if let Err(message) = check_npy_data_length(&bytes) {
+        return Err(Error::invalid(file, "npy", message));
+    }
     macro_rules! try_as {
         ($t:ty, $conv:expr) => {
             match Array2::<$t>::read_npy(Cursor::new(&bytes)) {
-                Ok(a) => return Ok(a.mapv($conv)),
+                // A Fortran-order file reads as a column-major array; callers (the solvers'
+                // zero-copy views) need row-major memory.
+                Ok(a) => return Ok(a.mapv($conv).as_standard_layout().into_owned()),
                 Err(ndarray_npy::ReadNpyError::WrongDescriptor(_)) => {}
                 Err(ndarray_npy::ReadNpyError::WrongNdim(expected, found)) => {
                     return Err(Error::invalid(
@@ -75,6 +91,20 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
                             "expected a {}-D array, found {found:?} dimensions",
                             expected.unwrap_or(2)
                         ),
+                    ));
+                }
+                Err(ndarray_npy::ReadNpyError::MissingData) => {
+                    return Err(Error::invalid(
+                        file,
+                        "npy",
+                        "the file ends early: expected all the data its header announces (truncated?)",
+                    ));
+                }
+                Err(ndarray_npy::ReadNpyError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Err(Error::invalid(
+                        file,
+                        "npy",
+                        "the file ends early: expected a complete .npy array (truncated or not an .npy file?)",
                     ));
                 }
                 Err(e) => return Err(Error::invalid(file, "npy", e.to_string())),
@@ -95,8 +125,63 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
     Err(Error::invalid(
         file,
         "dtype",
-        "expected a 2-D array of float64, float32, an integer type or bool (little-endian, C order)",
+        "expected a 2-D array of float64, float32, an integer type or bool (C or Fortran order)",
     ))
+}
+
+/// Checks that an `.npy` file holds as many data bytes as its header's shape and dtype announce,
+/// before anything is allocated for it: the reader sizes its buffer from the header, so a
+/// corrupt or hostile header claiming a huge shape would abort the process on allocation.
+/// Anything it cannot make sense of is left to the reader to report.
+fn check_npy_data_length(bytes: &[u8]) -> std::result::Result<(), String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Ok(());
+    }
+    let (start, len): (usize, usize) = match bytes[6] {
+        1 => (10, u16::from_le_bytes([bytes[8], bytes[9]]) as usize),
+        2 | 3 if bytes.len() >= 12 => (
+            12,
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+        ),
+        _ => return Ok(()),
+    };
+    let Some(header) = bytes.get(start..start.saturating_add(len)) else {
+        return Ok(());
+    };
+    let header = String::from_utf8_lossy(header);
+    let after = |key: &str| header.find(key).map(|i| &header[i + key.len()..]);
+    let Some(shape) = after("'shape'")
+        .and_then(|rest| Some(&rest[rest.find('(')? + 1..rest.find(')')?]))
+        .and_then(|inner| {
+            inner
+                .split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(|d| d.trim_end_matches('L').parse::<u128>().ok())
+                .collect::<Option<Vec<u128>>>()
+        })
+    else {
+        return Ok(());
+    };
+    // The item size is the number ending the dtype string ('<f8', '|b1'); 1 when unreadable
+    // keeps the bound a lower one.
+    let item_size = after("'descr'")
+        .and_then(|rest| rest.split('\'').nth(1))
+        .map(|d| d.trim_start_matches(|c: char| !c.is_ascii_digit()))
+        .and_then(|digits| digits.parse::<u128>().ok())
+        .unwrap_or(1);
+    let needed = shape
+        .iter()
+        .try_fold(item_size, |n, &d| n.checked_mul(d))
+        .unwrap_or(u128::MAX);
+    let available = bytes.len().saturating_sub(start + len) as u128;
+    if needed > available {
+        return Err(format!(
+            "the file ends early: its header announces shape {shape:?} ({needed} bytes of data) but it \
+             holds {available} (truncated or corrupt?)"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -119,6 +204,60 @@ mod tests {
     }
 
     #[test]
+    fn fortran_order_npy_reads_in_standard_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.npy");
+        let a = array![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let fortran = a.t().as_standard_layout().into_owned().reversed_axes();
+        assert!(!fortran.is_standard_layout());
+        std::fs::write(&p, {
+            let mut buf = Vec::new();
+            fortran.write_npy(&mut buf).unwrap();
+            buf
+        })
+        .unwrap();
+        let back = read_npy_f64(&p).unwrap();
+        assert_eq!(back, a);
+        assert!(back.is_standard_layout(), "solvers take row-major memory");
+    }
+
+    #[test]
+    fn truncated_npy_says_it_ends_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.npy");
+        write_npy(&p, array![[1.0f64, 2.0], [3.0, 4.0]].view()).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        for cut in [0, 20, bytes.len() - 3] {
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            let e = read_npy_f64(&p).unwrap_err().to_string();
+            assert!(e.contains("t.npy") && e.contains("ends early"), "cut {cut}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_header_announcing_more_data_than_the_file_holds_is_refused_before_allocating() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lie.npy");
+        // A version 1.0 header claiming 10^10 float64 cells, followed by 16 bytes of data.
+        let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }".to_string();
+        while !(10 + header.len() + 1).is_multiple_of(64) {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut forged = b"\x93NUMPY\x01\x00".to_vec();
+        forged.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        forged.extend_from_slice(header.as_bytes());
+        forged.extend_from_slice(&[0u8; 16]);
+        std::fs::write(&p, forged).unwrap();
+        // This used to abort the process trying to allocate 80 GB.
+        let e = read_npy_f64(&p).unwrap_err().to_string();
+        assert!(e.contains("lie.npy") && e.contains("[100000, 100000]"), "{e}");
+        // A valid file passes the check.
+        write_npy(&p, Array2::<u8>::zeros((3, 4)).view()).unwrap();
+        assert_eq!(read_npy_f64(&p).unwrap().dim(), (3, 4));
+    }
+
+    #[test]
     fn bad_npy_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.npy");
@@ -129,6 +268,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("missing.npy"), "{e}");
+    }
+
+    #[test]
+    fn writing_under_a_file_names_that_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("out");
+        std::fs::write(&blocker, b"mine").unwrap();
+        for target in [blocker.join("x.json"), blocker.join("sub/x.json")] {
+            let e = write_bytes_atomic(&target, b"{}").unwrap_err().to_string();
+            assert!(e.contains("x.json"), "{e}");
+            assert!(
+                e.contains(&format!("{} is a file, not a folder", blocker.display())),
+                "{e}"
+            );
+        }
+        assert_eq!(std::fs::read(&blocker).unwrap(), b"mine");
     }
 
     #[test]

@@ -196,3 +196,78 @@ fn simulate_tells_when_a_goal_less_group_will_not_move() {
         "the boids layer moves them: no note"
     );
 }
+
+#[test]
+fn a_batch_never_deletes_files_it_did_not_write() {
+    // The map's output folder is OUT/<stem>/; one holding a user's file used to be wiped.
+    let dir = tempfile::tempdir().unwrap();
+    let map = write_map(dir.path(), "plan", 20, 2);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("plan/notes")).unwrap();
+    std::fs::write(out.join("plan/notes.txt"), "mine").unwrap();
+    let o = batch()
+        .args(["batch", "--out"])
+        .arg(&out)
+        .arg(&map)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    // stderr is a pipe here, not a terminal: the failure still shows there, not only in the summary.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("failed: ") && err.contains("notes.txt") && err.contains("plan"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("plan/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(out.join("plan/notes").is_dir());
+    let row = &summary(&out)[0];
+    assert_eq!(row["status"], "failed");
+    assert!(row["error"].as_str().unwrap().contains("did not write"), "{row}");
+
+    // A folder holding only an interrupted run's outputs is cleared and redone.
+    std::fs::remove_dir_all(out.join("plan")).unwrap();
+    std::fs::create_dir_all(out.join("plan")).unwrap();
+    std::fs::write(out.join("plan/potential_0.npy"), "half").unwrap();
+    std::fs::write(out.join("plan/.solve.json.123.tmp"), "half").unwrap();
+    let status = batch()
+        .args(["batch", "--quiet", "--out"])
+        .arg(&out)
+        .arg(&map)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!out.join("plan/.solve.json.123.tmp").exists());
+    check_outputs(&out);
+}
+
+#[test]
+fn bad_batch_options_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = write_map(dir.path(), "plan", 20, 2);
+    let out = dir.path().join("out");
+    for (flags, expected) in [
+        (&["--jobs", "100000"][..], "--jobs 100000: expected at most"),
+        (&["--jobs", "0"][..], "--jobs 0"),
+        (&["--simulate", "--max-time=-1"][..], "--max-time -1"),
+        (&["--simulate", "--max-time", "NaN"][..], "--max-time NaN"),
+        (&["--shard", "3/2"][..], "--shard"),
+    ] {
+        let o = batch()
+            .args(["batch", "--out"])
+            .arg(&out)
+            .arg(&map)
+            .args(flags)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{flags:?}: {err}");
+        assert!(
+            err.contains(expected) && !err.contains("panicked"),
+            "{flags:?}: {err}"
+        );
+        assert!(!out.exists(), "{flags:?}: nothing is solved or written");
+    }
+}

@@ -40,3 +40,15 @@ fn bench_sim_reports_steps_on_a_bundled_map_and_rejects_a_missing_one() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/map.json"));
 }
+
+#[test]
+fn bench_eikonal_refuses_a_grid_too_large_for_memory() {
+    // 100000² cells used to abort on allocation (no message, signal exit).
+    let out = crowdfield(&["bench", "eikonal", "--sizes", "100000", "--repeats", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--sizes 100000") && err.contains("too large"),
+        "{err}"
+    );
+}

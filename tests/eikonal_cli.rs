@@ -154,3 +154,76 @@ fn bad_input_names_the_file_and_the_problem() {
     let e = fails(Some(&p("speed.npy")), &p("goal.npy"), &out, &["--order", "3"]);
     assert!(e.contains("--order"), "{e}");
 }
+
+#[test]
+fn fortran_order_arrays_solve_like_c_order_ones() {
+    // numpy writes `np.asfortranarray(a)` with fortran_order True; this used to panic in the
+    // solver's zero-copy view.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let speed = Array2::from_shape_fn((5, 7), |(r, c)| 1.0 + (r * 7 + c) as f64 / 10.0);
+    let fortran = speed.t().as_standard_layout().into_owned().reversed_axes();
+    assert!(!fortran.is_standard_layout() && fortran == speed);
+    let mut bytes = Vec::new();
+    fortran.write_npy(&mut bytes).unwrap();
+    std::fs::write(p("speed_f.npy"), bytes).unwrap();
+    write_npy(&p("speed_c.npy"), speed.view()).unwrap();
+    let mut goal = Array2::from_elem((5, 7), false);
+    goal[(4, 6)] = true;
+    let mut bytes = Vec::new();
+    goal.t()
+        .as_standard_layout()
+        .into_owned()
+        .reversed_axes()
+        .write_npy(&mut bytes)
+        .unwrap();
+    std::fs::write(p("goal_f.npy"), bytes).unwrap();
+    for (speed, out) in [("speed_f.npy", "phi_f.npy"), ("speed_c.npy", "phi_c.npy")] {
+        let o = crowdfield(&[
+            "eikonal",
+            "--speed",
+            s(&p(speed)),
+            "--goal",
+            s(&p("goal_f.npy")),
+            "--out",
+            s(&p(out)),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{speed}: {err}");
+    }
+    let (f, c) = (
+        read_npy_f64(&p("phi_f.npy")).unwrap(),
+        read_npy_f64(&p("phi_c.npy")).unwrap(),
+    );
+    assert_eq!(f, c);
+    assert_eq!(f[(4, 6)], 0.0);
+    assert!(f[(0, 0)].is_finite() && f[(0, 0)] > 0.0);
+}
+
+#[test]
+fn a_huge_finite_speed_stays_passable() {
+    // 1 / 1e308 rounds to 0 in f32, which the solver reads as a wall: every cell but the goal
+    // came out unreachable (+inf) although the documented rule makes them passable.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    write_npy(&p("speed.npy"), Array2::from_elem((4, 5), 1e308f64).view()).unwrap();
+    let mut goal = Array2::from_elem((4, 5), 0u8);
+    goal[(0, 0)] = 1;
+    write_npy(&p("goal.npy"), goal.view()).unwrap();
+    let o = crowdfield(&[
+        "eikonal",
+        "--speed",
+        s(&p("speed.npy")),
+        "--goal",
+        s(&p("goal.npy")),
+        "--out",
+        s(&p("phi.npy")),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let phi = read_npy_f64(&p("phi.npy")).unwrap();
+    assert!(
+        phi.iter().all(|v| v.is_finite() && *v >= 0.0 && *v < 1e-30),
+        "{phi:?}"
+    );
+    assert!(phi[(3, 4)] > 0.0, "still a distance, not a second source");
+}

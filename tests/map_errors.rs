@@ -449,6 +449,17 @@ fn params_are_checked() {
 }
 
 #[test]
+fn an_absurd_top_walking_speed_is_refused() {
+    // f_max sets the automatic time step (0.9 cell per step at f_max): 1e6 m/s made it so small
+    // that a run never ended.
+    let mut v = good();
+    v["params"] = json!({"f_max": 1e6});
+    assert_reported(&problems(&v), &["params.f_max", "1e6", "at most 15"]);
+    v["params"] = json!({"f_max": 15});
+    assert!(problems(&v).is_empty());
+}
+
+#[test]
 fn an_unsupported_version_is_refused() {
     let mut v = good();
     v["version"] = json!(2);
@@ -527,4 +538,36 @@ fn the_validate_command_prints_every_problem_and_fails() {
     );
     assert!(stdout.contains("map.json: grid.cols: 0"), "{stdout}");
     assert!(stdout.contains("map.json: groups[0].radius: 0.0 m"), "{stdout}");
+}
+
+#[test]
+fn spawn_areas_too_small_for_their_bodies_are_reported_with_the_file() {
+    // 10 agents on 24 free cells pass the cell count, but at a 1 m radius the 2 m x 6 m area
+    // holds only a few: `validate` said ok and `simulate` named the map's "name", not its file.
+    let mut v = good();
+    v["groups"][0]["radius"] = json!(1.0);
+    let (dir, path) = write(&serde_json::to_string(&v).unwrap());
+    let crowdfield = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+            .args(args)
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let out = crowdfield(&["validate"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let want = format!("{}: groups[0].spawns[0]", path.display());
+    assert!(
+        stdout.contains(&want) && stdout.contains("holds at most"),
+        "{stdout}"
+    );
+    let out_dir = dir.path().join("out");
+    let out = crowdfield(&["simulate", "--quiet", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&want) && stderr.contains("10 are asked for"),
+        "{stderr}"
+    );
 }

@@ -8,6 +8,10 @@ use rayon::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Most maps run at once: far more than the cores of any machine a batch runs on; a larger
+/// `--jobs` is a typo that would start that many threads.
+const MAX_JOBS: usize = 1024;
+
 /// Arguments of `crowdfield batch`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -44,8 +48,17 @@ pub struct Args {
 /// Runs `crowdfield batch`. Exits non-zero when any map failed.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
-    if args.jobs == Some(0) {
-        anyhow::bail!("--jobs 0: expected at least 1");
+    match args.jobs {
+        Some(0) => anyhow::bail!("--jobs 0: expected at least 1"),
+        Some(j) if j > MAX_JOBS => anyhow::bail!("--jobs {j}: expected at most {MAX_JOBS}"),
+        _ => {}
+    }
+    if args.simulate && !(args.max_time.is_finite() && args.max_time > 0.0) {
+        // Checked before any map is solved, not once per map after its solve.
+        anyhow::bail!(
+            "--max-time {}: expected a positive number of seconds",
+            args.max_time
+        );
     }
     let all = batch::expand_inputs(&args.inputs)?;
     let maps = match shard {
@@ -71,7 +84,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(j) = args.jobs {
-        pool = pool.num_threads(j);
+        // More threads than maps would only sit idle.
+        pool = pool.num_threads(j.min(maps.len()).max(1));
     }
     let pool = pool.build()?;
     let outcomes: Vec<MapOutcome> = pool.install(|| {
@@ -80,12 +94,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let o = batch::run_map(m, &args.out, &options, args.force);
                 bar.set_message(batch::stem(m));
                 bar.inc(1);
-                if o.status == "failed" {
-                    bar.println(format!(
-                        "failed: {}: {}",
-                        o.map,
-                        o.error.as_deref().unwrap_or("unknown error")
-                    ));
+                if o.status == "failed" && !args.quiet {
+                    let error = o.error.as_deref().unwrap_or("unknown error");
+                    // Most errors already start with the map's path.
+                    let line = if error.starts_with(&o.map) {
+                        format!("failed: {error}")
+                    } else {
+                        format!("failed: {}: {error}", o.map)
+                    };
+                    // A bar not drawn (stderr is a log file, not a terminal) drops its println.
+                    if bar.is_hidden() {
+                        eprintln!("{line}");
+                    } else {
+                        bar.println(line);
+                    }
                 }
                 o
             })

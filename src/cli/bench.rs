@@ -72,6 +72,13 @@ fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyh
     println!("|---|---|---|---|---|---|");
     for &n in sizes {
         anyhow::ensure!(n >= 3, "--sizes {n}: expected at least 3 cells per side");
+        // The same bound as a map's grid: refused here rather than aborting on allocation.
+        anyhow::ensure!(
+            n.checked_mul(n)
+                .is_some_and(|cells| cells <= crowdfield::map::MAX_CELLS),
+            "--sizes {n}: {n} x {n} cells is too large: expected at most {} cells (2^28)",
+            crowdfield::map::MAX_CELLS
+        );
         let cost = cost_from_speed(Array2::from_elem((n, n), 1.0).view());
         let mut goal = Array2::from_elem((n, n), false);
         let (sr, sc) = (n / 2, n / 2);
@@ -106,7 +113,9 @@ fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyh
 fn sim(map: &std::path::Path, steps: usize) -> anyhow::Result<ExitCode> {
     let scene = crowdfield::map::load(map)?;
     let cells = scene.grid.len();
-    let mut sim = Simulation::new(scene, SimConfig::default())?;
+    let name = scene.name.clone();
+    let mut sim = Simulation::new(scene, SimConfig::default())
+        .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
     let agents = sim.agents.len();
     for _ in 0..5 {
         if sim.finished() {

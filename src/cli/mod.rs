@@ -49,8 +49,39 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text the message already
+/// ends with (the library's I/O errors print their cause themselves: "PATH: Not a directory").
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.ends_with(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = crowdfield::error::Error::Io {
+            path: "out/x.json".into(),
+            source: std::io::Error::other("disk full"),
+        };
+        let e = anyhow::Error::new(io).context("writing out");
+        assert_eq!(error_chain(&e), "writing out: out/x.json: disk full");
+        let e = anyhow::anyhow!("plain");
+        assert_eq!(error_chain(&e), "plain");
     }
 }

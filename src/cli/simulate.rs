@@ -116,7 +116,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Potential frames show the whole field; otherwise a march stops past the walkers.
         full_potentials: args.frames.is_some() && args.frame_field == FrameField::Potential,
     };
-    let mut sim = Simulation::new(scene, config)?;
+    let scene_name = scene.name.clone();
+    let mut sim = Simulation::new(scene, config)
+        .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
     let solver_note = match args.backend {
         Backend::Cpu => "cpu: fast marching".to_string(),
         Backend::Gpu | Backend::Auto => match GpuContext::new() {

@@ -147,13 +147,18 @@ pub fn solve_groups_near(
 /// Unit cost `1 / speed` per cell; `+inf` where speed <= 0 or not finite (and where `1 / speed`
 /// overflows `f32`, i.e. speed below about `3e-39`). See [`isotropic`] to solve with it.
 pub fn cell_cost_from_speed(speed: ArrayView2<f64>) -> Array2<f32> {
-    speed.mapv(|f| {
-        if f > 0.0 && f.is_finite() {
-            (1.0 / f) as f32
-        } else {
-            f32::INFINITY
-        }
-    })
+    speed.mapv(unit_cost)
+}
+
+/// `1 / speed` as `f32`: `+inf` for an impassable speed (<= 0 or not finite), and never 0 for a
+/// passable one. A speed above `f32::MAX` would round its cost to 0, which the solvers read as
+/// impassable; it is kept at the smallest normal `f32` instead, so the cell stays passable.
+fn unit_cost(speed: f64) -> f32 {
+    if speed > 0.0 && speed.is_finite() {
+        ((1.0 / speed) as f32).max(f32::MIN_POSITIVE)
+    } else {
+        f32::INFINITY
+    }
 }
 
 /// A per-cell cost seen as the anisotropic `(rows, cols, 4)` cost the solvers take, the same
@@ -177,12 +182,7 @@ pub fn cost_from_speed(speed: ArrayView2<f64>) -> Array3<f32> {
     // conversion is inside the timed solve of `crowdfield eikonal`).
     let mut flat = Vec::with_capacity(rows * cols * 4);
     for &f in speed.iter() {
-        let c = if f > 0.0 && f.is_finite() {
-            (1.0 / f) as f32
-        } else {
-            f32::INFINITY
-        };
-        flat.extend_from_slice(&[c; 4]);
+        flat.extend_from_slice(&[unit_cost(f); 4]);
     }
     Array3::from_shape_vec((rows, cols, 4), flat).expect("rows * cols * 4 values")
 }

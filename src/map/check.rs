@@ -247,6 +247,15 @@ impl Checker<'_> {
             self.ensure(p.f_min <= p.f_max, "params.f_max", || {
                 format!("{}: expected at least f_min ({})", num(p.f_max), num(p.f_min))
             });
+            // f_max bounds every walker's speed and so sets the automatic time step: a huge one
+            // would make the step tiny and a run endless.
+            self.ensure(p.f_max <= MAX_WALK_SPEED, "params.f_max", || {
+                format!(
+                    "{} m/s: expected a walking speed of at most {} m/s",
+                    num(p.f_max),
+                    num(MAX_WALK_SPEED)
+                )
+            });
         }
         if self.number(p.s_min, "params.s_min", |_| true, "")
             & self.number(p.s_max, "params.s_max", |_| true, "")

@@ -3,8 +3,9 @@
 //!
 //! Each map writes into `OUT/<map stem>/`. The completion marker `done.json` is written last and
 //! records a hash of the map file's bytes and of the options; a rerun skips a map whose marker
-//! matches and redoes any other (an interrupted map has no marker: its folder is cleared and it
-//! runs again, which also removes temporary files a killed run left behind).
+//! matches and redoes any other (an interrupted map has no marker: the outputs in its folder are removed and
+//! it runs again, which also removes temporary files a killed run left behind; a folder holding
+//! anything else fails the map and is left as it is).
 
 use super::output::{self, write_json};
 use super::{SimConfig, Simulation};
@@ -254,12 +255,7 @@ fn read_marker(dir: &Path) -> Option<DoneMarker> {
 /// when asked. Outputs: `potential_<group>.npy` (float64, row = y), `solve.json`, and with
 /// simulation the files of [`output::write_run`].
 fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut MapOutcome) -> Result<()> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
+    clear_map_dir(dir)?;
     let scene = crate::map::load(map)?;
     let grid = scene.grid;
     let t0 = Instant::now();
@@ -287,12 +283,80 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
     });
     write_json(&dir.join("solve.json"), &summary)?;
     if options.simulate {
-        let mut sim = Simulation::new(scene, options.sim.clone())?;
+        let name = scene.name.clone();
+        let mut sim = Simulation::new(scene, options.sim.clone())
+            .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;
         let report = output::write_run(dir, &sim)?;
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
+    }
+    Ok(())
+}
+
+/// Files a batch writes into a map's folder: `potential_<g>.npy`, the JSON and PNG outputs of
+/// [`process_map`] and [`output::write_run`], the marker, and the temporary files of
+/// [`crate::io::write_atomic`] (`.<name>.<pid>.tmp`) a killed run leaves behind.
+fn is_batch_output(name: &str) -> bool {
+    const FILES: [&str; 6] = [
+        "solve.json",
+        DONE_FILE,
+        "report.json",
+        "timings.json",
+        "arrivals.png",
+        "peak_density.png",
+    ];
+    FILES.contains(&name)
+        || (name.starts_with("potential_") && name.ends_with(".npy"))
+        || (name.starts_with('.') && name.ends_with(".tmp"))
+}
+
+/// Removes the outputs of an earlier (interrupted or outdated) run from a map's folder. Anything
+/// else in it (a file the user put there, a sub-folder) is left alone and the map fails with an
+/// error naming it, so a batch never deletes what it did not write.
+fn clear_map_dir(dir: &Path) -> Result<()> {
+    let io_err = |source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(Error::invalid(
+            dir.display().to_string(),
+            "--out",
+            "exists and is not a folder: expected the map's output folder; move it or choose another --out",
+        ));
+    }
+    let mut ours = Vec::new();
+    let mut foreign = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let entry = entry.map_err(io_err)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_file = entry.file_type().map_err(io_err)?.is_file();
+        if is_file && is_batch_output(&name) {
+            ours.push(entry.path());
+        } else {
+            foreign.push(name);
+        }
+    }
+    if !foreign.is_empty() {
+        foreign.sort();
+        return Err(Error::invalid(
+            dir.display().to_string(),
+            "--out",
+            format!(
+                "holds {} that batch did not write ({}): expected an empty folder or one from an earlier \
+                 batch; nothing was deleted, move them or choose another --out",
+                if foreign.len() == 1 { "an entry" } else { "entries" },
+                foreign.join(", ")
+            ),
+        ));
+    }
+    for path in ours {
+        std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
     }
     Ok(())
 }

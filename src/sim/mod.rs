@@ -51,6 +51,12 @@ pub const AUTO_DT_CFL: f64 = 0.9;
 /// Default time limit of a run, seconds (10 minutes covers every bundled evacuation).
 pub const DEFAULT_MAX_TIME: f64 = 600.0;
 
+/// Most steps a run may take (`max_time / dt`): ten million steps is about three hours at the
+/// thousand steps per second of a small map, and days on a large one. A longer run is almost
+/// surely a time step typed in the wrong unit or a time limit meant as "forever"; refusing it up
+/// front beats a run that never ends.
+pub const MAX_STEPS: f64 = 1.0e7;
+
 /// Pairs may end a step this fraction of their minimum distance closer than it (1 %): the
 /// separation iterations stop once every pair is within half of this slack.
 pub const SEPARATION_SLACK: f64 = 0.01;
@@ -291,6 +297,18 @@ impl Simulation {
                 dt
             }
         };
+        let steps = (config.max_time / dt).ceil();
+        if steps > MAX_STEPS {
+            return Err(Error::invalid(
+                "<options>",
+                "--max-time",
+                format!(
+                    "{:e} s at a time step of {dt:e} s is {steps:e} steps: expected at most {MAX_STEPS:e} \
+                     steps; lower --max-time or raise --dt",
+                    config.max_time
+                ),
+            ));
+        }
         let goal_masks: Vec<Array2<bool>> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
         let faces = fields::SceneFaces::new(&scene);
         let mut spawned = vec![0usize; scene.groups.len()];

@@ -1,0 +1,60 @@
+//! Command-line edge cases of `simulate` and `solve` through the binary: each gives a clear error
+//! and exit status 1, never a panic or a run that does not end.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn corridor() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/corridor.json")
+}
+
+/// Runs the binary, expects exit status 1 and returns stderr.
+fn fails(args: &[&str], out: &Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg(corridor())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    err
+}
+
+#[test]
+fn a_run_of_too_many_steps_is_refused_up_front() {
+    // --dt 1e-12 or --max-time 1e300 used to start a run that never ended.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let e = fails(&["simulate", "--quiet", "--max-time", "1", "--dt", "1e-12"], &out);
+    assert!(
+        e.contains("--max-time") && e.contains("1e12 steps") && e.contains("at most 1e7"),
+        "{e}"
+    );
+    let e = fails(&["simulate", "--quiet", "--max-time", "1e300"], &out);
+    assert!(e.contains("1e300 s") && e.contains("raise --dt"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_output_path_that_is_a_file_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("taken");
+    std::fs::write(&file, "mine").unwrap();
+    for (cmd, out) in [
+        (&["simulate", "--quiet", "--max-time", "1"][..], file.clone()),
+        (&["solve", "--quiet"][..], file.join("sub")),
+    ] {
+        let e = fails(cmd, &out);
+        let want = format!("{} is a file, not a folder", file.display());
+        assert!(e.contains(&want), "{cmd:?}: {e}");
+        assert_eq!(
+            e.matches("a file, not a folder").count(),
+            1,
+            "the cause is not repeated: {e}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
