@@ -7,47 +7,101 @@
 use crate::error::{Error, Result};
 use ndarray::{Array2, ArrayView2};
 use ndarray_npy::{ReadNpyExt, WriteNpyExt};
-use std::io::{Cursor, Write};
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufWriter, Cursor, Write};
+use std::path::{Path, PathBuf};
 
 /// Writes a file atomically: `fill` writes into a temporary file beside `path`, which is
 /// flushed, synced and renamed over `path`. Parent folders are created.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let io_err = |source| Error::Io {
+    let mut file = AtomicFile::create(path)?;
+    fill(file.writer()).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
-        // create_dir_all would say "File exists" or "Not a directory" without saying which.
-        return Err(io_err(std::io::Error::new(
-            std::io::ErrorKind::NotADirectory,
-            format!(
-                "{} is a file, not a folder: expected a folder to write into",
-                file.display()
-            ),
-        )));
+    })?;
+    file.commit()
+}
+
+/// A file written in pieces and put in place atomically: the bytes go to a temporary file
+/// beside `path` as they come (nothing is held in memory), and [`AtomicFile::commit`] flushes,
+/// syncs and renames it over `path`. Dropped without a commit (after an error), the temporary
+/// file is removed and `path` is left as it was.
+#[derive(Debug)]
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Opens the temporary file for `path`, creating the parent folders.
+    pub fn create(path: &Path) -> Result<Self> {
+        let io_err = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+            // create_dir_all would say "File exists" or "Not a directory" without saying which.
+            return Err(io_err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!(
+                    "{} is a file, not a folder: expected a folder to write into",
+                    file.display()
+                ),
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(io_err)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let file = File::create(&tmp).map_err(io_err)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            tmp,
+            file: Some(BufWriter::new(file)),
+        })
     }
-    std::fs::create_dir_all(dir).map_err(io_err)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        fill(&mut file)?;
-        let file = file.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+
+    /// Where the bytes go (buffered).
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        self.file.as_mut().expect("an AtomicFile is open until committed")
     }
-    result.map_err(io_err)
+
+    /// The error of a write through [`AtomicFile::writer`], naming the target file.
+    pub fn error(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Flushes, syncs and renames the temporary file over the target.
+    pub fn commit(mut self) -> Result<()> {
+        let writer = self.file.take().expect("an AtomicFile is open until committed");
+        let result = (|| {
+            let file = writer.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            std::fs::rename(&self.tmp, &self.path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        result.map_err(|source| self.error(source))
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Writes `bytes` to `path` atomically.
@@ -188,6 +242,49 @@ fn check_npy_data_length(bytes: &[u8]) -> std::result::Result<(), String> {
 mod tests {
     use super::*;
     use ndarray::array;
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn an_atomic_file_appears_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/out.csv");
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        std::fs::write(&path, "old").unwrap();
+        // Dropped without a commit: the old file stays, no temporary file is left.
+        {
+            let mut f = AtomicFile::create(&path).unwrap();
+            writeln!(f.writer(), "half").unwrap();
+            assert_eq!(
+                names(&dir.path().join("sub")).len(),
+                2,
+                "the temporary file is beside it"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(names(&dir.path().join("sub")), ["out.csv"]);
+        // Written in pieces and committed: the new content, nothing else.
+        let mut f = AtomicFile::create(&path).unwrap();
+        for i in 0..3 {
+            writeln!(f.writer(), "row {i}").unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "old",
+            "not before the commit"
+        );
+        f.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "row 0\nrow 1\nrow 2\n");
+        assert_eq!(names(&dir.path().join("sub")), ["out.csv"]);
+    }
 
     #[test]
     fn npy_round_trip_through_every_accepted_dtype() {

@@ -454,10 +454,13 @@ fn a_time_step_crossing_more_than_a_cell_is_refused() {
 fn frames_and_trajectories_are_written() {
     let dir = tempfile::tempdir().unwrap();
     let mut sim = Simulation::new(corridor(3, 1.34), config(2.0, 1)).unwrap();
-    let mut traj = output::TrajectoryRecorder::default();
+    let csv_path = dir.path().join("trajectories.csv");
+    let mut traj = output::TrajectoryRecorder::create(&csv_path).unwrap();
     let mut frames = 0;
     sim.run(|s| {
-        traj.record(s);
+        traj.record(s)?;
+        // Streamed to a temporary file: nothing at the final path before the end.
+        assert!(!csv_path.exists());
         if s.steps % 10 == 0 {
             output::write_frame(dir.path(), frames, s, Default::default())?;
             frames += 1;
@@ -465,7 +468,7 @@ fn frames_and_trajectories_are_written() {
         Ok(())
     })
     .unwrap();
-    traj.write(&dir.path().join("trajectories.csv")).unwrap();
+    traj.finish().unwrap();
     let csv = std::fs::read_to_string(dir.path().join("trajectories.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("t,id,group,x,y,vx,vy"));
@@ -473,6 +476,31 @@ fn frames_and_trajectories_are_written() {
     assert_eq!(frames, 2);
     let img = image::open(dir.path().join("frames/frame_00001.png")).unwrap();
     assert!(img.width() >= 84 && img.height() >= 4);
+}
+
+#[test]
+fn a_rerun_with_frames_removes_the_stale_frames_of_a_longer_run_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let frames = dir.path().join("frames");
+    std::fs::create_dir_all(&frames).unwrap();
+    for name in [
+        "frame_00000.png",
+        "frame_00099.png",
+        "frame_123456.png",
+        "notes.txt",
+        "frame_x.png",
+    ] {
+        std::fs::write(frames.join(name), "earlier").unwrap();
+    }
+    assert_eq!(output::clear_frames(dir.path()).unwrap(), 3);
+    let mut left: Vec<_> = std::fs::read_dir(&frames)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["frame_x.png", "notes.txt"]);
+    // No frames folder: nothing to do.
+    assert_eq!(output::clear_frames(&dir.path().join("none")).unwrap(), 0);
 }
 
 // ---- Images (sim::draw, drawn with export's layout, font, colour maps and colour bar) ----

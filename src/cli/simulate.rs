@@ -166,9 +166,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} agents out  {msg}  [{elapsed_precise}]")
             .expect("static progress template"),
     );
-    let mut traj = args.trajectories.then(TrajectoryRecorder::default);
+    let mut traj = match args.trajectories {
+        true => Some(TrajectoryRecorder::create(&args.out.join("trajectories.csv"))?),
+        false => None,
+    };
     if let Some(t) = traj.as_mut() {
-        t.record(&sim);
+        t.record(&sim)?;
+    }
+    if args.frames.is_some() {
+        output::clear_frames(&args.out)?;
     }
     let out = args.out.clone();
     let mut frame_index = 0usize;
@@ -176,7 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bar.set_position(s.arrivals.len() as u64);
         bar.set_message(format!("t = {:.1} s", s.time));
         if let Some(t) = traj.as_mut() {
-            t.record(s);
+            t.record(s)?;
         }
         if let Some(every) = args.frames
             && (s.steps - 1).is_multiple_of(every)
@@ -190,7 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report =
         output::write_run(&args.out, &sim).with_context(|| format!("writing {}", args.out.display()))?;
     if let Some(t) = traj {
-        t.write(&args.out.join("trajectories.csv"))?;
+        t.finish()?;
     }
     if !args.quiet {
         let t = &report.total;

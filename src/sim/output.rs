@@ -6,9 +6,9 @@ use super::draw::{self, FrameField};
 use super::{Simulation, StageTimes};
 use crate::error::{Error, Result};
 use crate::export::save_png;
-use crate::io::{write_atomic, write_bytes_atomic};
+use crate::io::{AtomicFile, write_bytes_atomic};
 use serde::Serialize;
-use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 
 /// Wall-clock figures of a run (kept out of `report.json`, which must be reproducible).
@@ -90,37 +90,73 @@ pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
     Ok(report)
 }
 
-/// Trajectories gathered in memory as CSV (`t,id,group,x,y,vx,vy`), written once at the end.
-#[derive(Clone, Debug)]
+/// Trajectories as CSV (`t,id,group,x,y,vx,vy`), streamed to a temporary file step by step and
+/// put in place at the end.
+#[derive(Debug)]
 pub struct TrajectoryRecorder {
-    csv: String,
-}
-
-impl Default for TrajectoryRecorder {
-    fn default() -> Self {
-        Self {
-            csv: "t,id,group,x,y,vx,vy\n".to_string(),
-        }
-    }
+    file: AtomicFile,
 }
 
 impl TrajectoryRecorder {
-    /// Appends one row per agent still walking.
-    pub fn record(&mut self, sim: &Simulation) {
-        let a = &sim.agents;
-        for i in 0..a.len() {
-            let _ = writeln!(
-                self.csv,
-                "{:.3},{},{},{:.4},{:.4},{:.4},{:.4}",
-                sim.time, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i]
-            );
-        }
+    /// Starts `path` (written beside it as a temporary file, renamed into place by
+    /// [`TrajectoryRecorder::finish`]) with the header row.
+    pub fn create(path: &Path) -> Result<Self> {
+        let mut file = AtomicFile::create(path)?;
+        writeln!(file.writer(), "t,id,group,x,y,vx,vy").map_err(|e| file.error(e))?;
+        Ok(Self { file })
     }
 
-    /// Writes the CSV atomically.
-    pub fn write(&self, path: &Path) -> Result<()> {
-        write_atomic(path, |w| w.write_all(self.csv.as_bytes()))
+    /// Appends one row per agent still walking (streamed to the file, not kept in memory: a
+    /// long run of a large crowd writes gigabytes).
+    pub fn record(&mut self, sim: &Simulation) -> Result<()> {
+        let a = &sim.agents;
+        let w = self.file.writer();
+        let result = (0..a.len()).try_for_each(|i| {
+            writeln!(
+                w,
+                "{:.3},{},{},{:.4},{:.4},{:.4},{:.4}",
+                sim.time, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i]
+            )
+        });
+        result.map_err(|e| self.file.error(e))
     }
+
+    /// Puts the file in place.
+    pub fn finish(self) -> Result<()> {
+        self.file.commit()
+    }
+}
+
+/// Removes the frames (`frame_NNNNN.png`) an earlier run left in `dir/frames`, so that a
+/// shorter run does not leave stale frames after its own; anything else there is kept.
+/// Returns how many were removed.
+pub fn clear_frames(dir: &Path) -> Result<usize> {
+    let frames = dir.join("frames");
+    let io_err = |source| Error::Io {
+        path: frames.clone(),
+        source,
+    };
+    if !frames.is_dir() {
+        return Ok(0);
+    }
+    let mut removed = 0;
+    for entry in std::fs::read_dir(&frames).map_err(io_err)? {
+        let entry = entry.map_err(io_err)?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let is_frame = name
+            .strip_prefix("frame_")
+            .and_then(|n| n.strip_suffix(".png"))
+            .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()));
+        if is_frame && entry.file_type().map_err(io_err)?.is_file() {
+            std::fs::remove_file(entry.path()).map_err(|source| Error::Io {
+                path: entry.path(),
+                source,
+            })?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// Writes frame number `index` of `sim` as `dir/frames/frame_NNNNN.png`.
