@@ -95,6 +95,25 @@ fn unknown_fields_are_named_with_their_path() {
 }
 
 #[test]
+fn a_key_given_twice_is_reported_with_its_path() {
+    // serde_json would keep the last value silently; the loader names each repeat.
+    let text = serde_json::to_string_pretty(&good()).unwrap();
+    let text = text
+        .replacen(
+            "\"name\": \"walkers\",",
+            "\"name\": \"walkers\", \"name\": \"others\",",
+            1,
+        )
+        .replacen("\"cols\": 20,", "\"cols\": 20, \"cols\": 40,", 1);
+    let p = problems_of_text(&text);
+    assert_reported(&p, &["groups[0].name", "given twice"]);
+    assert_reported(&p, &["grid.cols", "given twice"]);
+    assert_eq!(p.len(), 2, "{p:#?}");
+    // The same key in two different objects is fine.
+    assert!(problems(&good()).is_empty());
+}
+
+#[test]
 fn wrong_types_name_the_path_the_value_and_the_expected_type() {
     let mut v = good();
     v["grid"]["cols"] = json!("twenty");

@@ -115,16 +115,33 @@ impl IndexedHeap {
             if first >= len {
                 break;
             }
-            let end = (first + ARITY).min(len);
-            let mut best = first;
-            let mut best_key = self.nodes[first].key;
-            for child in first + 1..end {
-                let k = self.nodes[child].key;
-                if k < best_key {
-                    best = child;
-                    best_key = k;
+            let (best, best_key) = match self.nodes.get(first..first + ARITY) {
+                // A full node (all but at most one per pop): four keys from one slice, one
+                // bounds check, the first smallest by a chain of strict comparisons.
+                Some(kids) => {
+                    let mut best = 0;
+                    let mut best_key = kids[0].key;
+                    for (i, kid) in kids.iter().enumerate().skip(1) {
+                        if kid.key < best_key {
+                            best = i;
+                            best_key = kid.key;
+                        }
+                    }
+                    (first + best, best_key)
                 }
-            }
+                None => {
+                    let mut best = first;
+                    let mut best_key = self.nodes[first].key;
+                    for child in first + 1..len {
+                        let k = self.nodes[child].key;
+                        if k < best_key {
+                            best = child;
+                            best_key = k;
+                        }
+                    }
+                    (best, best_key)
+                }
+            };
             if node.key <= best_key {
                 break;
             }

@@ -28,21 +28,131 @@ pub(crate) fn parse_map(text: &str, file: &str) -> Result<MapFile, Vec<Error>> {
         Ok(v) => v,
         Err(e) => return Err(vec![syntax_error(file, &e)]),
     };
+    let duplicates = duplicate_keys(text);
     let first = match serde_path_to_error::deserialize::<_, MapFile>(&value) {
-        Ok(map) => return Ok(map),
-        Err(e) => e,
+        Ok(map) if duplicates.is_empty() => return Ok(map),
+        Ok(_) => None,
+        Err(e) => Some(e),
     };
     let mut c = Collector {
         file,
         errors: Vec::new(),
     };
-    c.root(&value);
-    if c.errors.is_empty() {
-        // The piecewise walk is meant to find at least what the whole deserialisation found;
-        // should it ever miss it, report the whole-map error rather than nothing.
-        c.push_de_error("", &first);
+    for at in duplicates {
+        let key = at.rsplit('.').next().unwrap_or(&at).to_string();
+        c.push(
+            &at,
+            format!(
+                "key `{key}` given twice in one object: expected each key once (JSON keeps only \
+                 the last, so the first value would be lost without a word)"
+            ),
+        );
+    }
+    if let Some(first) = first {
+        let before = c.errors.len();
+        c.root(&value);
+        if c.errors.len() == before {
+            // The piecewise walk is meant to find at least what the whole deserialisation
+            // found; should it ever miss it, report the whole-map error rather than nothing.
+            c.push_de_error("", &first);
+        }
     }
     Err(c.errors)
+}
+
+/// The JSON paths of the keys given more than once in one object (each repeat once).
+/// `serde_json` keeps the last value of a repeated key; in a map file a repeat is almost surely
+/// an edit gone wrong (two `radius` in a group), so the loader refuses it. The text is known to
+/// be valid JSON here.
+fn duplicate_keys(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = serde::de::DeserializeSeed::deserialize(
+        DuplicateKeys {
+            path: String::new(),
+            found: &mut found,
+        },
+        &mut de,
+    );
+    found
+}
+
+/// A walk over any JSON value that records repeated keys (see [`duplicate_keys`]).
+struct DuplicateKeys<'a> {
+    /// JSON path of the value walked.
+    path: String,
+    found: &'a mut Vec<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for DuplicateKeys<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for DuplicateKeys<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let found = self.found;
+        let mut i = 0;
+        while seq
+            .next_element_seed(DuplicateKeys {
+                path: format!("{}[{i}]", self.path),
+                found: &mut *found,
+            })?
+            .is_some()
+        {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let found = self.found;
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = join_path(&self.path, &key);
+            if !seen.insert(key) {
+                found.push(path.clone());
+            }
+            map.next_value_seed(DuplicateKeys {
+                path,
+                found: &mut *found,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// A JSON syntax error with its line and column.
