@@ -71,32 +71,9 @@ impl Shard {
 /// sharing a stem are refused, since their outputs would share a folder.
 pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut maps = Vec::new();
+    let mut manifests = Vec::new();
     for input in inputs {
-        let io_err = |source| Error::Io {
-            path: input.clone(),
-            source,
-        };
-        if input.is_dir() {
-            for entry in std::fs::read_dir(input).map_err(io_err)? {
-                let path = entry.map_err(io_err)?.path();
-                let schema = path.to_string_lossy().ends_with(".schema.json");
-                if path.is_file() && path.extension().is_some_and(|e| e == "json") && !schema {
-                    maps.push(absolute(&path));
-                }
-            }
-        } else if input.extension().is_some_and(|e| e == "txt") {
-            let text = std::fs::read_to_string(input).map_err(io_err)?;
-            let base = input.parent().unwrap_or(Path::new("."));
-            for line in text.lines() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                maps.push(absolute(&base.join(line)));
-            }
-        } else {
-            maps.push(absolute(input));
-        }
+        expand_input(input, &mut maps, &mut manifests)?;
     }
     maps.sort();
     maps.dedup();
@@ -116,6 +93,51 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(maps)
+}
+
+/// One input of [`expand_inputs`]: a folder gives its `.json` maps (not `*.schema.json`), a
+/// `.txt` manifest gives each of its lines (relative to the manifest; blank lines and `#`
+/// comments skipped) expanded the same way, so a manifest may list folders and other
+/// manifests; anything else is a map. `manifests` holds the manifests being read, so one that
+/// lists itself (directly or not) is an error instead of an endless loop.
+fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Vec<PathBuf>) -> Result<()> {
+    let io_err = |source| Error::Io {
+        path: input.to_path_buf(),
+        source,
+    };
+    if input.is_dir() {
+        for entry in std::fs::read_dir(input).map_err(io_err)? {
+            let path = entry.map_err(io_err)?.path();
+            let schema = path.to_string_lossy().ends_with(".schema.json");
+            if path.is_file() && path.extension().is_some_and(|e| e == "json") && !schema {
+                maps.push(absolute(&path));
+            }
+        }
+    } else if input.extension().is_some_and(|e| e == "txt") {
+        let key = absolute(input);
+        if manifests.contains(&key) {
+            return Err(Error::invalid(
+                input.display().to_string(),
+                "manifest",
+                "lists itself (directly or through another manifest): expected maps, folders or \
+                 other manifests",
+            ));
+        }
+        let text = std::fs::read_to_string(input).map_err(io_err)?;
+        let base = input.parent().unwrap_or(Path::new("."));
+        manifests.push(key);
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            expand_input(&base.join(line), maps, manifests)?;
+        }
+        manifests.pop();
+    } else {
+        maps.push(absolute(input));
+    }
+    Ok(())
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -436,6 +458,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("same file stem"), "{e}");
+    }
+
+    #[test]
+    fn manifests_may_list_folders_and_other_manifests_but_not_themselves() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("site/maps")).unwrap();
+        for n in ["x.json", "y.json"] {
+            std::fs::write(d.join("site/maps").join(n), "{}").unwrap();
+        }
+        std::fs::write(d.join("z.json"), "{}").unwrap();
+        std::fs::write(d.join("site/more.txt"), "../z.json\n").unwrap();
+        std::fs::write(d.join("all.txt"), "site/maps\nsite/more.txt\n").unwrap();
+        let maps = expand_inputs(&[d.join("all.txt")]).unwrap();
+        let names: Vec<String> = maps.iter().map(|p| stem(p)).collect();
+        assert_eq!(names, ["x", "y", "z"]);
+        // A manifest listing itself, through another one.
+        std::fs::write(d.join("site/more.txt"), "../all.txt\n").unwrap();
+        let e = expand_inputs(&[d.join("all.txt")]).unwrap_err().to_string();
+        assert!(e.contains("all.txt") && e.contains("lists itself"), "{e}");
     }
 
     #[test]
