@@ -71,6 +71,10 @@ pub const STUCK_DISTANCE: f64 = 0.1;
 /// ...for this long (seconds) while its potential is finite counts as stuck.
 pub const STUCK_TIME: f64 = 10.0;
 
+/// How far around each walker's cell (chessboard distance, cells) a march that stops past the
+/// walkers must have accepted every cell; see `Simulation::needed_cells`.
+const NEEDED_REACH: usize = 2;
+
 /// What a run does, beyond the scene itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimConfig {
@@ -84,11 +88,13 @@ pub struct SimConfig {
     pub replan_every: usize,
     /// Order of the fast-marching update.
     pub order: Order,
-    /// Solve every potential over the whole grid. By default (false) each CPU march stops once
-    /// it has reached every walker of its group with the margin the next `replan_every` steps
-    /// need ([`eikonal::solve_groups_near`]): the walkers see the same fields and walk the same
+    /// Solve every potential over the whole grid. By default (false), when the potentials are
+    /// recomputed every step, each CPU march stops once it has reached every walker of its
+    /// group ([`eikonal::solve_groups_near`]): the walkers see the same fields and walk the same
     /// paths, bit for bit, but [`Simulation::potentials`] is `+inf` beyond the farthest walker,
-    /// so whatever draws or saves whole potentials sets this.
+    /// so whatever draws or saves whole potentials sets this. With `replan_every` above 1 the
+    /// marches always cover the whole grid (walkers read a potential for several steps, and
+    /// the separation may push one further than any fixed margin).
     #[serde(default)]
     pub full_potentials: bool,
 }
@@ -215,8 +221,12 @@ pub struct Simulation {
     pub arrivals: Vec<Arrival>,
     /// Fields of the last step (`None` before the first step).
     pub fields: Option<Fields>,
-    /// Potential of each group from the last solve (empty before the first step).
+    /// Potential of each group from the last solve (empty before the first step); `+inf` beyond
+    /// the walkers when the marches stopped there (see [`SimConfig::full_potentials`] and
+    /// [`Simulation::whole_potential_at`]).
     pub potentials: Vec<Array2<f64>>,
+    /// Whether the last solve stopped its marches past the walkers.
+    potentials_partial: bool,
     /// Wall time per stage.
     pub times: StageTimes,
     goal_masks: Vec<Array2<bool>>,
@@ -341,6 +351,7 @@ impl Simulation {
             arrivals: Vec::new(),
             fields: None,
             potentials: Vec::new(),
+            potentials_partial: false,
             times: StageTimes::default(),
             goal_masks,
             faces,
@@ -408,6 +419,8 @@ impl Simulation {
         let (density, speed, cost, t3) = match on_gpu {
             Some((fields, solutions)) => {
                 if let Some(solutions) = solutions {
+                    // The GPU solves the whole grid.
+                    self.potentials_partial = false;
                     self.adopt_potentials(solutions, &fields.cost);
                 }
                 let t3 = Instant::now();
@@ -429,7 +442,9 @@ impl Simulation {
                 // 3. Potentials and gradients.
                 if replan {
                     let h = grid.cell_size;
-                    let solutions = if self.config.full_potentials {
+                    let whole = self.config.full_potentials || self.config.replan_every > 1;
+                    self.potentials_partial = !whole;
+                    let solutions = if whole {
                         eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.config.order)
                     } else {
                         let needed = self.needed_cells();
@@ -497,15 +512,13 @@ impl Simulation {
         }
     }
 
-    /// Per group, the cells whose potential (and upwind gradient) its walkers read until the next
-    /// replan: the cells within `replan_every + 1` cells (chessboard distance) of each walker's
-    /// cell. Within one step a walker reads the direction of its cell and of the four cell
-    /// centres around it (one cell away), and it moves at most one cell per step (the time
-    /// step is checked for that), so `replan_every` steps on it reads within `replan_every`
-    /// cells; the extra one is a margin for the separation and rounding at cell edges.
+    /// Per group, the cells whose potential (and upwind gradient) its walkers read in this
+    /// step: the cells within [`NEEDED_REACH`] cells (chessboard distance) of each walker's
+    /// cell. A walker reads the direction of its cell and of the four cell centres around it,
+    /// one cell away at most; the second cell is a margin for rounding at cell edges.
     fn needed_cells(&self) -> Vec<Array2<bool>> {
         let grid = self.scene.grid;
-        let reach = self.config.replan_every.max(1) + 1;
+        let reach = NEEDED_REACH;
         let mut needed = vec![Array2::from_elem(grid.shape(), false); self.scene.groups.len()];
         if grid.is_empty() {
             return needed;
@@ -522,6 +535,33 @@ impl Simulation {
             mask.slice_mut(ndarray::s![r0..=r1, c0..=c1]).fill(true);
         }
         needed
+    }
+
+    /// The potential of `group` at cell `rc` as a whole-grid march of the last solve gives it:
+    /// the stored value where the march reached the cell, else (a cell the last march stopped
+    /// short of: a walker pushed far since, or no walker near) a whole-grid march of that group
+    /// on the last step's cost, solved here. The CPU march is deterministic, so this is the
+    /// value a run with [`SimConfig::full_potentials`] holds; the report uses it to tell
+    /// unreachable walkers from the others.
+    pub fn whole_potential_at(&self, group: usize, rc: (usize, usize)) -> f64 {
+        let Some(phi) = self.potentials.get(group) else {
+            return f64::INFINITY;
+        };
+        let value = phi[rc];
+        if value.is_finite() || !self.potentials_partial {
+            return value;
+        }
+        let Some(fields) = &self.fields else {
+            return value;
+        };
+        let h = self.scene.grid.cell_size;
+        eikonal::solve_fmm(
+            fields.cost.view(),
+            self.goal_masks[group].view(),
+            h,
+            self.config.order,
+        )
+        .phi[rc]
     }
 
     /// Takes new potentials: their upwind gradients on `cost`, groups in parallel.

@@ -288,8 +288,9 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
         let phi = scene
             .grid
             .cell_of(a.x[i] as f64, a.y[i] as f64)
-            .and_then(|rc| sim.potentials.get(a.group[i] as usize).map(|p| p[rc]))
-            .unwrap_or(f64::INFINITY);
+            .map_or(f64::INFINITY, |rc| {
+                sim.whole_potential_at(a.group[i] as usize, rc)
+            });
         if !phi.is_finite() {
             remaining.unreachable += 1;
         } else if sim.time - sim.log.anchor[a.id[i] as usize].2 >= STUCK_TIME {
