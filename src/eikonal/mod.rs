@@ -74,7 +74,11 @@ pub struct Solution {
 /// 4 billion cells or more.
 pub fn solve_fmm(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f64, order: Order) -> Solution {
     let start = Instant::now();
-    let marched = fmm::march(cost, goal, cell_size, order == Order::Second);
+    fmm_solution(fmm::march(cost, goal, cell_size, order == Order::Second), start)
+}
+
+/// The [`Solution`] of a CPU march that began at `start`.
+fn fmm_solution(marched: fmm::Marched, start: Instant) -> Solution {
     Solution {
         phi: marched.phi,
         unreachable: marched.unreachable,
@@ -126,20 +130,9 @@ pub fn solve_groups_near(
         .zip(needed)
         .map(|(goal, needed)| {
             let start = Instant::now();
-            let marched = fmm::march_near(
-                cost,
-                goal.view(),
-                needed.view(),
-                cell_size,
-                order == Order::Second,
-            );
-            Solution {
-                phi: marched.phi,
-                unreachable: marched.unreachable,
-                solver: "fmm-cpu",
-                passes: 1,
-                seconds: start.elapsed().as_secs_f64(),
-            }
+            let second = order == Order::Second;
+            let marched = fmm::march_near(cost, goal.view(), needed.view(), cell_size, second);
+            fmm_solution(marched, start)
         })
         .collect()
 }
