@@ -227,6 +227,9 @@ pub struct Simulation {
     pub potentials: Vec<Array2<f64>>,
     /// Whether the last solve stopped its marches past the walkers.
     potentials_partial: bool,
+    /// Per group, the whole-grid march of the last solve, solved on first need by
+    /// [`Simulation::whole_potential_at`] (at most once per group and solve).
+    whole_potentials: Vec<std::sync::OnceLock<Array2<f64>>>,
     /// Wall time per stage.
     pub times: StageTimes,
     goal_masks: Vec<Array2<bool>>,
@@ -352,6 +355,7 @@ impl Simulation {
             fields: None,
             potentials: Vec::new(),
             potentials_partial: false,
+            whole_potentials: Vec::new(),
             times: StageTimes::default(),
             goal_masks,
             faces,
@@ -540,7 +544,7 @@ impl Simulation {
     /// The potential of `group` at cell `rc` as a whole-grid march of the last solve gives it:
     /// the stored value where the march reached the cell, else (a cell the last march stopped
     /// short of: a walker pushed far since, or no walker near) a whole-grid march of that group
-    /// on the last step's cost, solved here. The CPU march is deterministic, so this is the
+    /// on the last step's cost, solved here once per group. The CPU march is deterministic, so this is the
     /// value a run with [`SimConfig::full_potentials`] holds; the report uses it to tell
     /// unreachable walkers from the others.
     pub fn whole_potential_at(&self, group: usize, rc: (usize, usize)) -> f64 {
@@ -551,17 +555,20 @@ impl Simulation {
         if value.is_finite() || !self.potentials_partial {
             return value;
         }
-        let Some(fields) = &self.fields else {
+        let (Some(fields), Some(cache)) = (&self.fields, self.whole_potentials.get(group)) else {
             return value;
         };
-        let h = self.scene.grid.cell_size;
-        eikonal::solve_fmm(
-            fields.cost.view(),
-            self.goal_masks[group].view(),
-            h,
-            self.config.order,
-        )
-        .phi[rc]
+        let whole = cache.get_or_init(|| {
+            let h = self.scene.grid.cell_size;
+            eikonal::solve_fmm(
+                fields.cost.view(),
+                self.goal_masks[group].view(),
+                h,
+                self.config.order,
+            )
+            .phi
+        });
+        whole[rc]
     }
 
     /// Takes new potentials: their upwind gradients on `cost`, groups in parallel.
@@ -572,6 +579,11 @@ impl Simulation {
             .map(|s| gradient::gradient(s.phi.view(), cost.view(), h))
             .collect();
         self.potentials = solutions.into_iter().map(|s| s.phi).collect();
+        self.whole_potentials = self
+            .potentials
+            .iter()
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
     }
 
     /// Peak density bookkeeping (before agents move, so densities match positions).
