@@ -22,6 +22,39 @@ pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::R
     file.commit()
 }
 
+/// Creates `dir` and its parents; an ancestor that is a file is named in the error (where
+/// `create_dir_all` would only say "File exists" or "Not a directory").
+fn create_folder(dir: &Path) -> std::io::Result<()> {
+    if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!(
+                "{} is a file, not a folder: expected a folder to write into",
+                file.display()
+            ),
+        ));
+    }
+    std::fs::create_dir_all(dir)
+}
+
+/// Makes sure the output folder `dir` exists and can be written to, by creating it and a
+/// probe file in it (removed again). Commands call this before any long work, so a mistyped
+/// or read-only `--out` fails at once instead of after the run.
+///
+/// # Errors
+/// [`Error::Io`] naming `dir` when it (or an ancestor) is a file, cannot be created, or does
+/// not accept a new file.
+pub fn prepare_output_dir(dir: &Path) -> Result<()> {
+    let io_err = |source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    create_folder(dir).map_err(io_err)?;
+    let probe = dir.join(format!(".crowdfield-write-probe.{}", std::process::id()));
+    File::create(&probe).map_err(io_err)?;
+    std::fs::remove_file(&probe).map_err(io_err)
+}
+
 /// A file written in pieces and put in place atomically: the bytes go to a temporary file
 /// beside `path` as they come (nothing is held in memory), and [`AtomicFile::commit`] flushes,
 /// syncs and renames it over `path`. Dropped without a commit (after an error), the temporary
@@ -44,17 +77,7 @@ impl AtomicFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        if let Some(file) = dir.ancestors().find(|a| a.is_file()) {
-            // create_dir_all would say "File exists" or "Not a directory" without saying which.
-            return Err(io_err(std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!(
-                    "{} is a file, not a folder: expected a folder to write into",
-                    file.display()
-                ),
-            )));
-        }
-        std::fs::create_dir_all(dir).map_err(io_err)?;
+        create_folder(dir).map_err(io_err)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -375,6 +398,30 @@ mod tests {
         for target in [blocker.join("x.json"), blocker.join("sub/x.json")] {
             let e = write_bytes_atomic(&target, b"{}").unwrap_err().to_string();
             assert!(e.contains("x.json"), "{e}");
+            assert!(
+                e.contains(&format!("{} is a file, not a folder", blocker.display())),
+                "{e}"
+            );
+        }
+        assert_eq!(std::fs::read(&blocker).unwrap(), b"mine");
+    }
+
+    #[test]
+    fn output_folders_are_checked_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("a/b");
+        prepare_output_dir(&out).unwrap();
+        assert!(out.is_dir());
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            0,
+            "the probe is removed"
+        );
+        prepare_output_dir(&out).unwrap();
+        let blocker = dir.path().join("map.json");
+        std::fs::write(&blocker, b"mine").unwrap();
+        for target in [blocker.clone(), blocker.join("sub")] {
+            let e = prepare_output_dir(&target).unwrap_err().to_string();
             assert!(
                 e.contains(&format!("{} is a file, not a folder", blocker.display())),
                 "{e}"

@@ -90,12 +90,15 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
         let row = status_of(good);
         assert_eq!(row["status"], "ok", "{row}");
         assert_eq!(row["agents_out"], 5, "{row}");
+        assert_eq!(row["complete"], true, "{row}");
         assert!(out.join(good).join("report.json").is_file());
         assert!(out.join(good).join("potential_0.npy").is_file());
         assert!(out.join(good).join("done.json").is_file());
     }
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(csv.starts_with("map,status,error,seconds,evacuation_time,agents_out,agents_remaining\n"));
+    assert!(
+        csv.starts_with("map,status,error,seconds,evacuation_time,agents_out,agents_remaining,complete\n")
+    );
     assert_eq!(csv.lines().count(), 4);
     check_outputs(&out);
 

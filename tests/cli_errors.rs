@@ -58,3 +58,40 @@ fn an_output_path_that_is_a_file_is_named_once() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
+
+/// A run stopped by its time limit with people inside says so, even with `--quiet`, in its
+/// report, its plot's title and a batch's summary; it still exits 0 (the run itself worked).
+#[test]
+fn an_evacuation_cut_short_is_flagged_not_passed_off_as_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
+    let out = dir.path().join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["simulate", "--quiet", "--max-time", "2", "--out"])
+        .arg(&out)
+        .arg(&map)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("warning:") && err.contains("still inside") && err.contains("did not complete"),
+        "{err}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["complete"], false, "{report}");
+
+    let batch_out = dir.path().join("batch");
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["batch", "--simulate", "--quiet", "--max-time", "2", "--out"])
+        .arg(&batch_out)
+        .arg(&map)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(batch_out.join("summary.csv")).unwrap();
+    let row = csv.lines().nth(1).unwrap();
+    assert!(row.ends_with(",no"), "{csv}");
+    assert!(row.contains(",ok,"), "{csv}");
+}

@@ -288,3 +288,38 @@ fn twin_and_gpu_agree_with_fast_marching_on_random_fields_with_walls() {
         }
     }
 }
+
+/// `--backend auto` never picks a software rasteriser (it would run every pass on the CPU,
+/// far slower than the CPU solvers): with only lavapipe present (CI) `Auto` solves on the CPU
+/// and says why; with a hardware GPU it takes that one.
+#[test]
+fn auto_passes_over_software_adapters() {
+    let Some(any) = gpu() else { return };
+    let cost = uniform(9, 9, 1.0);
+    let mut goal = Array2::from_elem((9, 9), false);
+    goal[(4, 4)] = true;
+    let (sols, used) = gpu::solve_eikonal(
+        gpu::Backend::Auto,
+        None,
+        cost.view(),
+        std::slice::from_ref(&goal),
+        1.0,
+        crowdfield::eikonal::Order::First,
+    )
+    .expect("auto always solves");
+    assert_eq!(sols[0].phi[(4, 8)], 4.0, "one solve, either backend");
+    if std::env::var_os("WGPU_ADAPTER_NAME").is_some() {
+        return; // a named adapter is taken even when it is a software one
+    }
+    match gpu::GpuContext::for_auto() {
+        Ok(ctx) => {
+            assert!(!ctx.adapter().is_software(), "{}", ctx.adapter());
+            assert!(used.starts_with("gpu:"), "{used}");
+        }
+        Err(e) => {
+            assert!(any.adapter().is_software(), "{}", any.adapter());
+            assert!(e.to_string().contains("software"), "{e}");
+            assert!(used.starts_with("cpu:") && used.contains("software"), "{used}");
+        }
+    }
+}

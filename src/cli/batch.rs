@@ -60,6 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.max_time
         );
     }
+    crowdfield::io::prepare_output_dir(&args.out)?;
     let all = batch::expand_inputs(&args.inputs)?;
     let maps = match shard {
         Some(s) => s.slice(&all).to_vec(),

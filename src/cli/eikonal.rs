@@ -75,7 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The adapter is opened before the clock starts: solve_seconds is the solve alone.
     let ctx = match args.backend {
         Backend::Cpu => None,
-        Backend::Gpu | Backend::Auto => GpuContext::new().ok(),
+        Backend::Gpu => GpuContext::new().ok(),
+        Backend::Auto => GpuContext::for_auto().ok(),
     };
     let start = Instant::now();
     let cost = cell_cost_from_speed(speed.view());

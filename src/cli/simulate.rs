@@ -119,9 +119,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scene_name = scene.name.clone();
     let mut sim = Simulation::new(scene, config)
         .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
+    // A mistyped or read-only --out fails now, not after the run.
+    crowdfield::io::prepare_output_dir(&args.out)?;
     let solver_note = match args.backend {
         Backend::Cpu => "cpu: fast marching".to_string(),
-        Backend::Gpu | Backend::Auto => match GpuContext::new() {
+        Backend::Gpu | Backend::Auto => match if args.backend == Backend::Gpu {
+            GpuContext::new()
+        } else {
+            GpuContext::for_auto()
+        } {
             Ok(ctx) => {
                 let note = format!("gpu: splat, fields and block FIM on {}", ctx.adapter());
                 sim.set_gpu(Arc::new(ctx));
@@ -198,6 +204,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(t) = traj {
         t.finish()?;
     }
+    let inside = report.total.remaining.total - report.total.remaining.no_goal;
+    if inside > 0 {
+        // Said even with --quiet: a run cut short is not an evacuation time.
+        eprintln!(
+            "warning: {inside} agent(s) still inside when the run stopped at {:.1} s: the evacuation \
+             did not complete (see `remaining` in report.json; raise --max-time if they were still walking)",
+            report.end_time
+        );
+    }
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     if !args.quiet {
         let t = &report.total;
         match t.evacuation_time {
@@ -240,8 +258,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         let q = &report.quality;
         eprintln!(
-            "collisions: {:.2} pairs/step (max {}), mean depth {:.3} m; longest jam {:.1} s",
-            q.collisions_per_step, q.max_collisions, q.mean_collision_depth, q.longest_jam
+            "collisions: {:.2} pairs/step (max {}, mean depth {:.1} mm); in contact (within {:.0} % of \
+             their distance): {:.2} pairs/step; longest jam {:.1} s",
+            q.collisions_per_step,
+            q.max_collisions,
+            q.mean_collision_depth * 1000.0,
+            q.contact_slack * 100.0,
+            q.contacts_per_step,
+            q.longest_jam
         );
         eprintln!("wrote {}", args.out.display());
     }

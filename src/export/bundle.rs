@@ -75,6 +75,7 @@ pub fn write_solve_bundle_on(
     opts: &ImageOptions,
     log: &mut dyn FnMut(&str),
 ) -> Result<serde_json::Value> {
+    crate::io::prepare_output_dir(out)?;
     let grid = scene.grid;
     let t = Instant::now();
     let fields = Fields::compute(scene, &Agents::default());

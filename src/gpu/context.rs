@@ -36,6 +36,13 @@ pub struct AdapterReport {
     pub driver: String,
 }
 
+impl AdapterReport {
+    /// True for a software rasteriser (a CPU device, e.g. Mesa's llvmpipe/lavapipe).
+    pub fn is_software(&self) -> bool {
+        self.device_type == format!("{:?}", wgpu::DeviceType::Cpu)
+    }
+}
+
 impl std::fmt::Display for AdapterReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({}, {}", self.name, self.backend, self.device_type)?;
@@ -127,10 +134,22 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Gpu`] when no usable adapter exists or the device cannot be opened.
     pub fn new() -> Result<Self> {
-        pollster::block_on(Self::open())
+        pollster::block_on(Self::open(true))
     }
 
-    async fn open() -> Result<Self> {
+    /// A context for the `auto` backends: as [`GpuContext::new`], but software adapters (a
+    /// CPU device such as Mesa's llvmpipe/lavapipe, which runs every GPU pass on the CPU's
+    /// cores, far slower than the CPU solvers) are passed over unless `WGPU_ADAPTER_NAME` names
+    /// one.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] as [`GpuContext::new`], and when the only usable adapters are software
+    /// ones (the message names them).
+    pub fn for_auto() -> Result<Self> {
+        pollster::block_on(Self::open(std::env::var_os("WGPU_ADAPTER_NAME").is_some()))
+    }
+
+    async fn open(allow_software: bool) -> Result<Self> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let mut adapters: Vec<wgpu::Adapter> = instance
             .enumerate_adapters(wgpu::Backends::all())
@@ -155,6 +174,22 @@ impl GpuContext {
                     } else {
                         found.join(", ")
                     }
+                )));
+            }
+        }
+        if !allow_software {
+            let software: Vec<String> = adapters
+                .iter()
+                .map(|a| a.get_info())
+                .filter(|i| i.device_type == wgpu::DeviceType::Cpu)
+                .map(|i| i.name)
+                .collect();
+            adapters.retain(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
+            if adapters.is_empty() && !software.is_empty() {
+                return Err(Error::Gpu(format!(
+                    "only a software GPU was found ({}), which is slower than the CPU path \
+                     (--backend gpu uses it anyway)",
+                    software.join(", ")
                 )));
             }
         }

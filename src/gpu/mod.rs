@@ -57,7 +57,8 @@ pub enum Backend {
     Cpu,
     /// GPU block fast iterative method; an error when no GPU adapter can be opened.
     Gpu,
-    /// The GPU when one can be opened, else the CPU (with a note saying why).
+    /// A hardware GPU when one can be opened, else the CPU (with a note saying why). Software
+    /// adapters (llvmpipe/lavapipe) are passed over: see [`GpuContext::for_auto`].
     Auto,
 }
 
@@ -115,7 +116,7 @@ pub fn solve_eikonal(
             let owned;
             let c = match ctx {
                 Some(c) => c,
-                None => match GpuContext::new() {
+                None => match GpuContext::for_auto() {
                     Ok(c) => {
                         owned = c;
                         &owned

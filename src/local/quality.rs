@@ -26,8 +26,12 @@ pub const DEFAULT_JAM_SECONDS: f32 = 5.0;
 /// Collisions at one instant.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CollisionStats {
-    /// Pairs closer than the sum of their radii (each pair once).
+    /// Pairs closer than the sum of their radii by more than the counter's slack (each pair
+    /// once; with no slack, every pair closer than the sum of their radii).
     pub pairs: usize,
+    /// Pairs closer than the sum of their radii by no more than the slack: bodies in contact,
+    /// not counted in `pairs` (always 0 with no slack).
+    pub contacts: usize,
     /// Mean penetration depth `r_i + r_j - d` of those pairs, m (0 when none).
     pub mean_depth: f32,
     /// Largest penetration depth, m (0 when none).
@@ -38,10 +42,21 @@ pub struct CollisionStats {
 #[derive(Clone, Debug, Default)]
 pub struct CollisionCounter {
     grid: NeighborGrid,
-    per_agent: Vec<(u32, f64, f32)>,
+    per_agent: Vec<(u32, u32, f64, f32)>,
+    slack: f32,
 }
 
 impl CollisionCounter {
+    /// A counter for which a pair overlapping by at most `slack` times the sum of its radii is
+    /// a contact, not a collision (the simulation's separation leaves pairs within its own
+    /// slack, [`crate::sim::SEPARATION_SLACK`]). The default counter has no slack.
+    pub fn with_slack(slack: f64) -> Self {
+        Self {
+            slack: slack.clamp(0.0, 1.0) as f32,
+            ..Self::default()
+        }
+    }
+
     /// Collisions among `agents` now. Deterministic: per-agent figures are summed in agent
     /// order.
     pub fn count(&mut self, agents: &Agents) -> CollisionStats {
@@ -58,10 +73,11 @@ impl CollisionCounter {
         self.grid = NeighborGrid::new(w, h, bin);
         self.grid.rebuild(&agents.x, &agents.y);
         let grid = &self.grid;
-        self.per_agent.resize(n, (0, 0.0, 0.0));
+        self.per_agent.resize(n, (0, 0, 0.0, 0.0));
+        let slack = self.slack;
         self.per_agent.par_iter_mut().enumerate().for_each(|(i, out)| {
             let p = V2::new(agents.x[i], agents.y[i]);
-            let mut acc = (0u32, 0.0f64, 0.0f32);
+            let mut acc = (0u32, 0u32, 0.0f64, 0.0f32);
             grid.for_each_near(p.x, p.y, |j| {
                 let j = j as usize;
                 if j <= i {
@@ -70,21 +86,27 @@ impl CollisionCounter {
                 let r = agents.radius[i] + agents.radius[j];
                 let d = (V2::new(agents.x[j], agents.y[j]) - p).len();
                 if d < r {
+                    if r - d <= slack * r {
+                        acc.1 += 1;
+                        return;
+                    }
                     acc.0 += 1;
-                    acc.1 += (r - d) as f64;
-                    acc.2 = acc.2.max(r - d);
+                    acc.2 += (r - d) as f64;
+                    acc.3 = acc.3.max(r - d);
                 }
             });
             *out = acc;
         });
-        let (mut pairs, mut sum, mut max) = (0usize, 0.0f64, 0.0f32);
-        for &(c, s, m) in &self.per_agent {
+        let (mut pairs, mut contacts, mut sum, mut max) = (0usize, 0usize, 0.0f64, 0.0f32);
+        for &(c, t, s, m) in &self.per_agent {
             pairs += c as usize;
+            contacts += t as usize;
             sum += s;
             max = max.max(m);
         }
         CollisionStats {
             pairs,
+            contacts,
             mean_depth: if pairs > 0 {
                 (sum / pairs as f64) as f32
             } else {
@@ -195,8 +217,22 @@ mod tests {
         a.push(2, 3.0, 1.0, 0, 0.3, 1.0); // alone
         a.push(3, 3.5, 1.0, 0, 0.2, 1.0); // touches 2 at 0.5 = 0.3 + 0.2: not closer
         let c = CollisionCounter::default().count(&a);
-        assert_eq!(c.pairs, 1);
+        assert_eq!((c.pairs, c.contacts), (1, 0));
         assert!((c.mean_depth - 0.2).abs() < 1e-5 && (c.max_depth - 0.2).abs() < 1e-5);
+    }
+
+    #[test]
+    fn overlaps_within_the_slack_are_contacts() {
+        let mut a = Agents::default();
+        a.push(0, 1.0, 1.0, 0, 0.25, 1.0);
+        a.push(1, 1.497, 1.0, 0, 0.25, 1.0); // 3 mm deep: within 1 % of 0.5 m
+        a.push(2, 3.0, 1.0, 0, 0.25, 1.0);
+        a.push(3, 3.49, 1.0, 0, 0.25, 1.0); // 10 mm deep: beyond it
+        let strict = CollisionCounter::default().count(&a);
+        assert_eq!((strict.pairs, strict.contacts), (2, 0));
+        let c = CollisionCounter::with_slack(0.01).count(&a);
+        assert_eq!((c.pairs, c.contacts), (1, 1));
+        assert!((c.max_depth - 0.01).abs() < 1e-4, "{c:?}");
     }
 
     #[test]

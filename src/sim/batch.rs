@@ -177,6 +177,10 @@ pub struct MapOutcome {
     pub agents_out: Option<usize>,
     /// Agents left at the time limit (simulation only).
     pub agents_remaining: Option<usize>,
+    /// Whether every agent with a goal got out before the time limit (simulation only): a
+    /// map whose run was cut short is `ok` (it ran) but not complete.
+    #[serde(default)]
+    pub complete: Option<bool>,
 }
 
 /// The completion marker of one map.
@@ -221,6 +225,7 @@ pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> M
         evacuation_time: None,
         agents_out: None,
         agents_remaining: None,
+        complete: None,
     };
     let bytes = match std::fs::read(map) {
         Ok(b) => b,
@@ -313,6 +318,8 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
+        let r = &report.total.remaining;
+        outcome.complete = Some(r.total == r.no_goal);
     }
     Ok(())
 }
@@ -386,11 +393,12 @@ fn clear_map_dir(dir: &Path) -> Result<()> {
 /// Writes `summary<suffix>.json` and `summary<suffix>.csv` into `out`.
 pub fn write_summary(out: &Path, suffix: &str, outcomes: &[MapOutcome]) -> Result<()> {
     write_json(&out.join(format!("summary{suffix}.json")), &outcomes)?;
-    let mut csv = String::from("map,status,error,seconds,evacuation_time,agents_out,agents_remaining\n");
+    let mut csv =
+        String::from("map,status,error,seconds,evacuation_time,agents_out,agents_remaining,complete\n");
     let opt = |v: Option<String>| v.unwrap_or_default();
     for o in outcomes {
         csv.push_str(&format!(
-            "{},{},{},{:.3},{},{},{}\n",
+            "{},{},{},{:.3},{},{},{},{}\n",
             csv_field(&o.map),
             o.status,
             csv_field(o.error.as_deref().unwrap_or("")),
@@ -398,6 +406,7 @@ pub fn write_summary(out: &Path, suffix: &str, outcomes: &[MapOutcome]) -> Resul
             opt(o.evacuation_time.map(|v| format!("{v:.2}"))),
             opt(o.agents_out.map(|v| v.to_string())),
             opt(o.agents_remaining.map(|v| v.to_string())),
+            opt(o.complete.map(|v| if v { "yes" } else { "no" }.to_string())),
         ));
     }
     crate::io::write_bytes_atomic(&out.join(format!("summary{suffix}.csv")), csv.as_bytes())

@@ -133,11 +133,17 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
         series.push(("total", report.total.arrival_curve.as_slice(), INK));
     }
     let l = PlotLayout::new(series.len());
-    let mut img = blank_canvas(
-        l.width,
-        l.height,
-        &format!("{}: agents out over time", report.map),
-    );
+    let inside = report.total.remaining.total - report.total.remaining.no_goal;
+    let title = if inside > 0 {
+        // A run cut short by its time limit must not read as a finished evacuation.
+        format!(
+            "{}: agents out over time, NOT COMPLETE: {inside} still inside at {:.0} s",
+            report.map, report.end_time
+        )
+    } else {
+        format!("{}: agents out over time", report.map)
+    };
+    let mut img = blank_canvas(l.width, l.height, &title);
     let t_max = report
         .end_time
         .max(report.total.last_arrival.unwrap_or(0.0))
@@ -210,8 +216,9 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
 pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f64)) -> RgbaImage {
     let max = peak_map.iter().fold(0.0f32, |m, &v| m.max(v)) as f64;
     let title = format!(
-        "{}: peak density over the run, max {max:.2} persons/m²",
-        scene.name
+        "{}: peak density (per {:.2} m²), max {max:.2} persons/m²",
+        scene.name,
+        crate::sim::measure::window_area_m2(scene.grid.cell_size)
     );
     let spec = FieldSpec {
         title: &title,

@@ -20,6 +20,7 @@
 pub mod batch;
 pub mod draw;
 pub mod local_bridge;
+pub mod measure;
 pub mod output;
 pub mod report;
 pub mod spawn;
@@ -27,7 +28,7 @@ pub mod spawn;
 use crate::agents::Agents;
 use crate::eikonal::{self, Order};
 use crate::error::{Error, Result};
-use crate::fields::{self, Density, Fields};
+use crate::fields::{self, Fields};
 use crate::gpu::GpuContext;
 use crate::gradient::{self, Gradient};
 use crate::local::quality::{CollisionCounter, JamTracker};
@@ -125,6 +126,7 @@ pub trait LocalLayer: Send {
 pub(crate) struct QualityLog {
     pub steps: usize,
     pub pairs: usize,
+    pub contacts: usize,
     pub max_pairs: usize,
     pub depth_sum: f64,
     pub max_jammed: usize,
@@ -132,9 +134,11 @@ pub(crate) struct QualityLog {
 }
 
 impl QualityLog {
-    fn record(&mut self, pairs: usize, mean_depth: f32, jammed: usize, longest_s: f32) {
+    fn record(&mut self, c: &crate::local::quality::CollisionStats, jammed: usize, longest_s: f32) {
+        let (pairs, mean_depth) = (c.pairs, c.mean_depth);
         self.steps += 1;
         self.pairs += pairs;
+        self.contacts += c.contacts;
         self.max_pairs = self.max_pairs.max(pairs);
         self.depth_sum += mean_depth as f64 * pairs as f64;
         self.max_jammed = self.max_jammed.max(jammed);
@@ -191,7 +195,7 @@ pub(crate) struct AgentLog {
 /// Density statistics gathered over the run.
 #[derive(Clone, Debug)]
 pub(crate) struct DensityLog {
-    /// Highest density seen in each cell, persons/m².
+    /// Highest measured density seen in each cell, persons/m² over the measurement window.
     pub peak_map: Array2<f32>,
     /// Highest density overall: value, cell (row, col), time.
     pub peak: (f32, (usize, usize), f64),
@@ -365,7 +369,8 @@ impl Simulation {
             gpu: None,
             gpu_fallback: None,
             preferred: Vec::new(),
-            collisions: CollisionCounter::default(),
+            // Pairs within the separation's slack are in contact, not colliding.
+            collisions: CollisionCounter::with_slack(SEPARATION_SLACK),
             jams: JamTracker::default(),
             quality: QualityLog::default(),
             log,
@@ -469,7 +474,7 @@ impl Simulation {
         };
 
         // 4. Advection.
-        self.record_density(&density);
+        self.record_density();
         let (old_x, old_y) = (self.agents.x.clone(), self.agents.y.clone());
         self.advect(&speed);
         let t4 = Instant::now();
@@ -483,12 +488,7 @@ impl Simulation {
         // 6. Quality figures (collisions after separation, jams), bookkeeping and arrivals.
         let collisions = self.collisions.count(&self.agents);
         let jams = self.jams.update(&self.agents, &self.preferred, self.dt as f32);
-        self.quality.record(
-            collisions.pairs,
-            collisions.mean_depth,
-            jams.jammed,
-            jams.longest_s,
-        );
+        self.quality.record(&collisions, jams.jammed, jams.longest_s);
         self.time = (self.steps + 1) as f64 * self.dt;
         self.steps += 1;
         self.track_motion(&old_x, &old_y);
@@ -586,10 +586,14 @@ impl Simulation {
             .collect();
     }
 
-    /// Peak density bookkeeping (before agents move, so densities match positions).
-    fn record_density(&mut self, density: &Density) {
+    /// Peak density bookkeeping (before agents move), in measured densities: persons counted
+    /// in at least 1 m² ([`measure::measured_density`]), not the model's splat.
+    fn record_density(&mut self) {
+        let grid = &self.scene.grid;
+        let persons = measure::persons_per_cell(grid, &self.agents.x, &self.agents.y);
+        let measured = measure::measured_density(persons.view(), grid.cell_size);
         let log = &mut self.density_log;
-        for ((rc, &rho), peak) in density.rho.indexed_iter().zip(log.peak_map.iter_mut()) {
+        for ((rc, &rho), peak) in measured.indexed_iter().zip(log.peak_map.iter_mut()) {
             if rho > *peak {
                 *peak = rho;
             }
@@ -597,11 +601,10 @@ impl Simulation {
                 log.peak = (rho, rc, self.time);
             }
         }
-        let grid = &self.scene.grid;
         for i in 0..self.agents.len() {
             if let Some(rc) = grid.cell_of(self.agents.x[i] as f64, self.agents.y[i] as f64) {
                 let g = self.agents.group[i] as usize;
-                let rho = density.rho[rc];
+                let rho = measured[rc];
                 if rho > log.group_peak[g].0 {
                     log.group_peak[g] = (rho, rc, self.time);
                 }

@@ -35,14 +35,62 @@ pub struct Report {
     pub groups: Vec<GroupReport>,
     /// Local-layer quality figures: collisions and jams.
     pub quality: Quality,
+    /// Figures outside what pedestrian experiments measure (see [`plausibility_warnings`]),
+    /// in words; empty when none.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
-/// Collisions (pairs closer than the sum of their radii, counted after each step) and jams
+/// Highest specific flow through a bottleneck that pedestrian experiments report, persons/(m·s):
+/// laboratory bottleneck and door experiments measure about 1.3 to 1.9 (Seyfried et al. 2009,
+/// "New insights into pedestrian flow through bottlenecks"; Kretz et al. 2006; Weidmann's
+/// fundamental diagram peaks at about 1.2 in corridors). A model exit above this is faster than
+/// people have been seen to leave.
+pub const MAX_PLAUSIBLE_SPECIFIC_FLOW: f64 = 2.0;
+
+/// An exit's flow is judged only once this many agents used it: two arrivals a step apart give
+/// a meaningless rate.
+const MIN_ARRIVALS_FOR_FLOW_CHECK: usize = 10;
+
+/// Warnings, in words, for figures of `total` a planner should not take at face value: exits
+/// whose specific flow exceeds [`MAX_PLAUSIBLE_SPECIFIC_FLOW`] (the continuum model moves
+/// people through a door at the speed the field allows, so its door capacity depends on its
+/// calibration: see the README's section on calibration).
+pub fn plausibility_warnings(total: &GroupReport) -> Vec<String> {
+    total
+        .exits
+        .iter()
+        .filter(|e| e.arrivals >= MIN_ARRIVALS_FOR_FLOW_CHECK)
+        .filter_map(|e| {
+            let q = e.specific_flow?;
+            (q > MAX_PLAUSIBLE_SPECIFIC_FLOW).then(|| {
+                format!(
+                    "exit {} ({:.2} m wide) passed {q:.2} persons/(m·s), above the {MAX_PLAUSIBLE_SPECIFIC_FLOW} \
+                     measured in bottleneck experiments: the evacuation time is likely too short \
+                     (try --speed-law weidmann; see the README on calibration)",
+                    e.name, e.width
+                )
+            })
+        })
+        .collect()
+}
+
+/// Collisions (pairs closer than the sum of their radii beyond the separation's slack, counted
+/// after each step), contacts (within the slack) and jams
 /// (agents that want to move but stood still for longer than the jam time).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Quality {
-    /// Mean colliding pairs per step.
+    /// Mean colliding pairs per step: pairs closer than the sum of their radii by more than
+    /// `contact_slack` of it.
     pub collisions_per_step: f64,
+    /// Mean pairs per step in contact: closer than the sum of their radii by at most
+    /// `contact_slack` of it (the tolerance of the minimum-distance step; not collisions).
+    #[serde(default)]
+    pub contacts_per_step: f64,
+    /// The fraction of a pair's minimum distance (sum of radii) an overlap may reach and still
+    /// count as a contact.
+    #[serde(default)]
+    pub contact_slack: f64,
     /// Most colliding pairs in one step.
     pub max_collisions: usize,
     /// Mean penetration depth of the colliding pairs, m (0 when none).
@@ -104,8 +152,12 @@ pub struct ExitReport {
 /// Where and when the density peaked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PeakDensity {
-    /// Peak density, persons/m².
+    /// Peak density, persons/m², measured over a window of at least 1 m² around the cell
+    /// (`measurement_area_m2`; see [`crate::sim::measure`]), not over one grid cell.
     pub persons_per_m2: f64,
+    /// The area the density is averaged over, m².
+    #[serde(default)]
+    pub measurement_area_m2: f64,
     /// Centre of the cell, metres.
     pub x: f64,
     /// See `x`.
@@ -148,9 +200,10 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         steps: sim.steps,
         end_time: sim.time,
         complete: sim.agents.is_empty(),
-        total,
         groups,
         quality: sim.quality(),
+        warnings: plausibility_warnings(&total),
+        total,
     }
 }
 
@@ -165,6 +218,12 @@ impl Simulation {
             } else {
                 0.0
             },
+            contacts_per_step: if q.steps > 0 {
+                q.contacts as f64 / q.steps as f64
+            } else {
+                0.0
+            },
+            contact_slack: crate::sim::SEPARATION_SLACK,
             max_collisions: q.max_pairs,
             mean_collision_depth: if q.pairs > 0 {
                 q.depth_sum / q.pairs as f64
@@ -244,6 +303,7 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
     let (x, y) = scene.grid.cell_center(r, c);
     let peak_density = PeakDensity {
         persons_per_m2: rho as f64,
+        measurement_area_m2: crate::sim::measure::window_area_m2(scene.grid.cell_size),
         x,
         y,
         time: t,
