@@ -280,3 +280,10 @@ fn a_rerun_without_trajectories_removes_the_earlier_runs_file() {
     assert!(!traj.exists(), "a stale trajectories.csv is left");
     assert!(out.join("report.json").is_file());
 }
+
+#[test]
+fn the_order_of_the_update_reads_as_words() {
+    use crowdfield::eikonal::Order;
+    assert_eq!(Order::First.to_string(), "first order");
+    assert_eq!(Order::Second.to_string(), "second order");
+}

@@ -169,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if !matches!(args.local, LocalMode::Boids | LocalMode::BoidsOrca) {
             for g in sim.scene.groups.iter().filter(|g| g.goals.is_empty()) {
                 eprintln!(
-                    "note: group '{}' has no goals: it moves only under a boids layer (--local boids)",
+                    "note: group {:?} has no goals: it moves only under a boids layer (--local boids)",
                     g.name
                 );
             }
