@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// Maps run at once (default: every core).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub jobs: Option<usize>,
     /// Run only slice I of N of the sorted map list (I is 0-based: 0/4 .. 3/4).
     #[arg(long, value_name = "I/N")]
@@ -35,10 +35,10 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
     /// Simulation time limit, seconds (with --simulate).
-    #[arg(long, default_value_t = DEFAULT_MAX_TIME)]
+    #[arg(long, default_value_t = DEFAULT_MAX_TIME, allow_negative_numbers = true)]
     pub max_time: f64,
     /// Simulation seed (with --simulate).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
     /// No progress bar.
     #[arg(long)]
@@ -61,7 +61,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     crowdfield::io::prepare_output_dir(&args.out)?;
-    let all = batch::expand_inputs(&args.inputs)?;
+    let mut all = batch::expand_inputs(&args.inputs)?;
+    // With --out inside an input folder, an earlier run's summary would pass for a map.
+    all.retain(|m| !batch::is_summary_of(m, &args.out));
     let maps = match shard {
         Some(s) => s.slice(&all).to_vec(),
         None => all,
@@ -121,8 +123,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let skipped = outcomes.iter().filter(|o| o.status == "skipped").count();
     if !args.quiet {
         eprintln!(
-            "{} maps: {} done, {} already complete, {} failed; summary in {}",
-            outcomes.len(),
+            "{}: {} done, {} already complete, {} failed; summary in {}",
+            super::count_of(outcomes.len(), "map", "maps"),
             outcomes.len() - failed - skipped,
             skipped,
             failed,

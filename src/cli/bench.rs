@@ -27,13 +27,13 @@ enum What {
     /// Eikonal solve on N x N uniform grids with a point source at the centre.
     Eikonal {
         /// Grid sizes (cells per side).
-        #[arg(long, num_args = 1.., default_values_t = [512usize, 1024, 2048])]
+        #[arg(long, num_args = 1.., default_values_t = [512usize, 1024, 2048], allow_negative_numbers = true)]
         sizes: Vec<usize>,
         /// Order of the fast-marching update (1 or 2).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
         order: u8,
         /// Solves per size; the fastest is reported.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
         repeats: usize,
         /// cpu, gpu or auto.
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
@@ -44,7 +44,7 @@ enum What {
         /// The map (JSON).
         map: PathBuf,
         /// Steps to time (after 5 warm-up steps).
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
         steps: usize,
     },
 }
@@ -64,12 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyhow::Result<ExitCode> {
     let order_kind = if order == 2 { Order::Second } else { Order::First };
-    let ctx = match backend {
-        Backend::Cpu => None,
-        _ => GpuContext::new().ok(),
-    };
-    println!("| grid | order | solver | best s | mean abs error (cells) | max abs error (cells) |");
-    println!("|---|---|---|---|---|---|");
+    // Every size is checked before the table starts, so an error is not printed under a header.
     for &n in sizes {
         anyhow::ensure!(n >= 3, "--sizes {n}: expected at least 3 cells per side");
         // The same bound as a map's grid: refused here rather than aborting on allocation.
@@ -79,6 +74,14 @@ fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyh
             "--sizes {n}: {n} x {n} cells is too large: expected at most {} cells (2^28)",
             crowdfield::map::MAX_CELLS
         );
+    }
+    let ctx = match backend {
+        Backend::Cpu => None,
+        _ => GpuContext::new().ok(),
+    };
+    println!("| grid | order | solver | best s | mean abs error (cells) | max abs error (cells) |");
+    println!("|---|---|---|---|---|---|");
+    for &n in sizes {
         let cost = cost_from_speed(Array2::from_elem((n, n), 1.0).view());
         let mut goal = Array2::from_elem((n, n), false);
         let (sr, sc) = (n / 2, n / 2);

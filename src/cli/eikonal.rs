@@ -25,19 +25,36 @@ pub struct Args {
     #[arg(long, value_name = "PHI.npy")]
     out: PathBuf,
     /// Edge length of one cell (metres); phi is in seconds when speed is in metres per second.
-    #[arg(long, value_name = "H", default_value_t = 1.0)]
+    #[arg(long, value_name = "H", default_value_t = 1.0, allow_negative_numbers = true)]
     cell_size: f64,
     /// Order of the fast-marching update: 1 or 2.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=2),
+        allow_negative_numbers = true
+    )]
     order: u8,
-    /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast iterative method
-    /// on the wgpu adapter), auto (the GPU when one opens, else the CPU). The one used is printed.
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast
+    /// iterative method on the wgpu adapter; an error when none opens), auto (the GPU when one
+    /// opens, else the CPU). The one used is printed.
+    // The values' own help (shared with `solve`) speaks of groups, which a raw solve has not.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu, hide_possible_values = true)]
     pub backend: Backend,
     /// Print one JSON line on stdout: {"rows","cols","order","solver","solve_seconds"}; the
     /// solve time excludes file I/O.
     #[arg(long)]
     timing: bool,
+}
+
+/// The `--timing` line, its fields in the order the README documents.
+#[derive(serde::Serialize)]
+struct TimingLine {
+    rows: usize,
+    cols: usize,
+    order: u8,
+    solver: &'static str,
+    solve_seconds: f64,
 }
 
 /// Runs `crowdfield eikonal`.
@@ -54,10 +71,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let goal_values = read_npy_f64(&args.goal).context("reading --goal")?;
     if goal_values.dim() != speed.dim() {
         bail!(
-            "{}: shape {:?} differs from the shape {:?} of {}",
+            "{}: shape ({}, {}) differs from the shape ({}, {}) of {}",
             args.goal.display(),
-            goal_values.dim(),
-            speed.dim(),
+            goal_values.nrows(),
+            goal_values.ncols(),
+            speed.nrows(),
+            speed.ncols(),
             args.speed.display()
         );
     }
@@ -99,14 +118,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.order, solution.unreachable
     );
     if args.timing {
-        let line = serde_json::json!({
-            "rows": rows,
-            "cols": cols,
-            "order": args.order,
-            "solver": solution.solver,
-            "solve_seconds": solve_seconds,
-        });
-        println!("{line}");
+        let line = TimingLine {
+            rows,
+            cols,
+            order: args.order,
+            solver: solution.solver,
+            solve_seconds,
+        };
+        println!("{}", serde_json::to_string(&line)?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,22 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `count` followed by `singular` or, for any count but 1, `plural`: "1 agent", "3 agents".
+fn count_of(count: usize, singular: &str, plural: &str) -> String {
+    format!("{count} {}", if count == 1 { singular } else { plural })
+}
+
+/// The error that `validate`, `solve` and `simulate` give for a map with `"groups": []`. The map
+/// loader accepts such a map (the editor opens and saves maps whose groups are not drawn yet),
+/// but there is nothing to solve or walk on it.
+fn no_groups_error(map: &std::path::Path) -> crowdfield::error::Error {
+    crowdfield::error::Error::invalid(
+        map.display().to_string(),
+        "groups",
+        "no groups: a map needs at least one group with a goal",
+    )
+}
+
 /// The error and its causes joined by ": ", leaving out a cause whose text the message already
 /// ends with (the library's I/O errors print their cause themselves: "PATH: Not a directory").
 fn error_chain(e: &anyhow::Error) -> String {
@@ -83,5 +99,12 @@ mod tests {
         assert_eq!(error_chain(&e), "writing out: out/x.json: disk full");
         let e = anyhow::anyhow!("plain");
         assert_eq!(error_chain(&e), "plain");
+    }
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        assert_eq!(count_of(1, "agent", "agents"), "1 agent");
+        assert_eq!(count_of(0, "agent", "agents"), "0 agents");
+        assert_eq!(count_of(2, "map", "maps"), "2 maps");
     }
 }

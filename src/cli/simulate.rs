@@ -24,32 +24,38 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// Stop at this simulated time, seconds.
-    #[arg(long, default_value_t = DEFAULT_MAX_TIME)]
+    #[arg(long, default_value_t = DEFAULT_MAX_TIME, allow_negative_numbers = true)]
     pub max_time: f64,
     /// Time step, seconds. Default: 0.1 s, lowered so the fastest walker crosses at most 0.9 of
     /// a cell per step. A given step that lets a walker cross more than one cell is refused.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub dt: Option<f64>,
     /// Seed of the spawn positions and speeds.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
     /// Write trajectories.csv (t, id, group, x, y, vx, vy for every agent and step).
     #[arg(long)]
     pub trajectories: bool,
     /// Write frames/frame_NNNNN.png every this many steps.
-    #[arg(long, value_name = "EVERY")]
+    #[arg(long, value_name = "EVERY", allow_negative_numbers = true)]
     pub frames: Option<usize>,
     /// What frames show under the agents.
     #[arg(long, value_enum, default_value_t = FrameField::Density)]
     pub frame_field: FrameField,
     /// Recompute the potentials every K steps (1 = every step, the reference).
-    #[arg(long, value_name = "K", default_value_t = 1)]
+    #[arg(long, value_name = "K", default_value_t = 1, allow_negative_numbers = true)]
     pub replan_every: usize,
     /// Speed–density law: the continuum-crowds linear blend or Weidmann's fundamental diagram.
+    /// [default: the map's `params.speed_law`, linear when the map does not set it]
     #[arg(long, value_enum)]
     pub speed_law: Option<SpeedLawArg>,
     /// Order of the fast-marching update (1 or 2).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=2),
+        allow_negative_numbers = true
+    )]
     pub order: u8,
     /// Where the potentials are solved: cpu (fast marching), gpu (block fast iterative method),
     /// auto (the GPU when one opens, else the CPU). The one used is printed.
@@ -69,6 +75,16 @@ pub struct Args {
 
 fn parse_local(s: &str) -> Result<LocalMode, String> {
     LocalMode::parse(s).map_err(|e| e.to_string())
+}
+
+/// The `--local` spelling of a local layer, for messages.
+fn local_name(mode: LocalMode) -> &'static str {
+    match mode {
+        LocalMode::None => "none",
+        LocalMode::Boids => "boids",
+        LocalMode::Orca => "orca",
+        LocalMode::BoidsOrca => "boids+orca",
+    }
 }
 
 /// `--local-backend` values.
@@ -97,6 +113,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--frames 0: expected a number of steps of at least 1");
     }
     let mut scene = crowdfield::map::load(&args.map)?;
+    if scene.groups.is_empty() {
+        return Err(super::no_groups_error(&args.map).into());
+    }
     if let Some(law) = args.speed_law {
         scene.params.speed_law = match law {
             SpeedLawArg::Linear => SpeedLaw::Linear,
@@ -150,8 +169,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.quiet {
         eprintln!(
-            "potentials: {solver_note}; local layer: {:?}{local_note}",
-            args.local
+            "potentials: {solver_note}; local layer: {}{local_note}",
+            local_name(args.local)
         );
         if !matches!(args.local, LocalMode::Boids | LocalMode::BoidsOrca) {
             for g in sim.scene.groups.iter().filter(|g| g.goals.is_empty()) {
@@ -181,6 +200,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.frames.is_some() {
         output::clear_frames(&args.out)?;
+    }
+    if !args.trajectories {
+        // An earlier run's trajectories would pass for this run's.
+        output::remove_stale_trajectories(&args.out)?;
     }
     let out = args.out.clone();
     let mut frame_index = 0usize;
@@ -220,8 +243,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let t = &report.total;
         match t.evacuation_time {
             Some(e) => eprintln!(
-                "{}: all {} agents out in {e:.1} s ({} steps)",
-                report.map, t.agents, report.steps
+                "{}: {} out in {e:.1} s ({})",
+                report.map,
+                match t.agents {
+                    1 => "1 agent".to_string(),
+                    n => format!("all {n} agents"),
+                },
+                super::count_of(report.steps, "step", "steps")
             ),
             None => {
                 let r = &t.remaining;
@@ -231,12 +259,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     String::new()
                 };
                 eprintln!(
-                    "{}: {} of {} agents out by {:.1} s; {} remain ({no_goal}{} unreachable, {} stuck, {} walking)",
+                    "{}: {} of {} out by {:.1} s; {} ({no_goal}{} unreachable, {} stuck, {} walking)",
                     report.map,
                     t.arrived,
-                    t.agents,
+                    super::count_of(t.agents, "agent", "agents"),
                     report.end_time,
-                    r.total,
+                    if r.total == 1 {
+                        "1 remains".to_string()
+                    } else {
+                        format!("{} remain", r.total)
+                    },
                     r.unreachable,
                     r.stuck,
                     r.walking

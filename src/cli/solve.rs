@@ -41,6 +41,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let scene = crowdfield::map::load(&args.map)?;
+    if scene.groups.is_empty() {
+        return Err(super::no_groups_error(&args.map).into());
+    }
     log(&format!(
         "loaded {} in {:.3} s",
         args.map.display(),

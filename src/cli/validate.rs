@@ -17,12 +17,16 @@ pub struct Args {
     maps: Vec<PathBuf>,
 }
 
-/// Whether the map's spawn areas hold their agents without overlap (a body radius larger than a
-/// cell, or spawn areas sharing cells, can fit fewer agents than free cells). Placed as
-/// `simulate` does with seed 0; empty when they fit.
+/// Whether the map has a group at all (the loader accepts `"groups": []`, a map being drawn in
+/// the editor, but `solve` and `simulate` refuse it) and whether its spawn areas hold their
+/// agents without overlap (a body radius larger than a cell, or spawn areas sharing cells, can
+/// fit fewer agents than free cells). Placed as `simulate` does with seed 0; empty when they fit.
 fn spawn_problems(path: &std::path::Path) -> Vec<crowdfield::error::Error> {
     let file = path.display().to_string();
     let result = crowdfield::map::load(path).and_then(|scene| {
+        if scene.groups.is_empty() {
+            return Err(super::no_groups_error(path));
+        }
         crowdfield::sim::spawn::spawn_agents(&scene, 0).map_err(|e| e.relabel(&scene.name, &file))
     });
     match result {
@@ -50,7 +54,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     if bad > 0 {
-        eprintln!("{bad} of {} map(s) have problems", args.maps.len());
+        let verb = if bad == 1 { "has" } else { "have" };
+        eprintln!(
+            "{bad} of {} {verb} problems",
+            super::count_of(args.maps.len(), "map", "maps")
+        );
         Ok(ExitCode::FAILURE)
     } else {
         Ok(ExitCode::SUCCESS)

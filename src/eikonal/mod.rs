@@ -46,6 +46,16 @@ pub enum Order {
     Second,
 }
 
+impl std::fmt::Display for Order {
+    /// "first order" or "second order", for messages (the CLI's `--order` takes 1 or 2).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Order::First => "first order",
+            Order::Second => "second order",
+        })
+    }
+}
+
 /// The result of one solve.
 #[derive(Clone, Debug)]
 pub struct Solution {

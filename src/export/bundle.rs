@@ -91,8 +91,9 @@ pub fn write_solve_bundle_on(
         crate::gpu::solve_eikonal(backend, None, fields.cost.view(), &goals, grid.cell_size, order)?;
     let solve_wall = t.elapsed().as_secs_f64();
     log(&format!(
-        "solved {} group(s) in {:.3} s on {backend_used}",
+        "solved {} {} in {:.3} s on {backend_used}",
         solutions.len(),
+        if solutions.len() == 1 { "group" } else { "groups" },
         solve_wall
     ));
 
@@ -134,10 +135,11 @@ pub fn write_solve_bundle_on(
             .filter(|&(p, &o)| !o && !p.is_finite())
             .count();
         log(&format!(
-            "group '{}' -> {dir}/: solve {:.3} s, {} unreachable cell(s) ({} free), phi {} .. {} s, files {:.3} s",
+            "group '{}' -> {dir}/: solve {:.3} s, {} unreachable {} ({} free), phi {:.3} .. {:.3} s, files {:.3} s",
             group.name,
             sol.seconds,
             sol.unreachable,
+            if sol.unreachable == 1 { "cell" } else { "cells" },
             unreachable_free,
             lo,
             hi,

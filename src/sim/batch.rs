@@ -144,6 +144,32 @@ fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
 }
 
+/// Whether `path` is a summary a batch writes into `out` (`summary.json`, or
+/// `summary-shard-I-of-N.json` with `--shard`), which a folder input that holds `out` lists
+/// beside the maps.
+pub fn is_summary_of(path: &Path, out: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shard_summary = name
+        .strip_prefix("summary-shard-")
+        .and_then(|rest| rest.strip_suffix(".json"))
+        .and_then(|rest| rest.split_once("-of-"))
+        .is_some_and(|(i, n)| {
+            [i, n]
+                .iter()
+                .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        });
+    if name != "summary.json" && !shard_summary {
+        return false;
+    }
+    match (path.parent(), std::fs::canonicalize(out)) {
+        (Some(dir), Ok(out)) => absolute(dir) == out,
+        _ => false,
+    }
+}
+
 /// The output folder name of a map: its file stem.
 pub fn stem(path: &Path) -> String {
     path.file_stem()

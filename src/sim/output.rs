@@ -159,6 +159,17 @@ pub fn clear_frames(dir: &Path) -> Result<usize> {
     Ok(removed)
 }
 
+/// Removes `dir/trajectories.csv` left by an earlier run, for a run that records none: it
+/// would pass for this run's. Returns whether there was one to remove.
+pub fn remove_stale_trajectories(dir: &Path) -> Result<bool> {
+    let path = dir.join("trajectories.csv");
+    if !path.is_file() {
+        return Ok(false);
+    }
+    std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+    Ok(true)
+}
+
 /// Writes frame number `index` of `sim` as `dir/frames/frame_NNNNN.png`.
 pub fn write_frame(dir: &Path, index: usize, sim: &Simulation, field: FrameField) -> Result<()> {
     save_png(

@@ -1,0 +1,289 @@
+//! What the commands print for a user: layer names as the flags spell them, numbers rounded,
+//! counts with the right plural, negative numbers reported by the program's own checks, the
+//! documented `--timing` key order, help texts, maps without groups, and reruns into the same
+//! output folder.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn corridor() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/corridor.json")
+}
+
+fn crowdfield(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn simulate_names_the_local_layer_as_the_flag_does_and_counts_one_agent_in_the_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = crowdfield(&["simulate", s(&corridor()), "--out", s(&out), "--local", "orca"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("local layer: orca on "), "{err}");
+    assert!(!err.contains("Orca"), "{err}");
+    assert!(err.contains(": 1 agent out in "), "{err}");
+    assert!(!err.contains("1 agents"), "{err}");
+    let o = crowdfield(&["simulate", s(&corridor()), "--out", s(&out), "--max-time", "1"]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("local layer: none;") || err.contains("local layer: none\n"),
+        "{err}"
+    );
+    assert!(err.contains("0 of 1 agent out by 1.0 s; 1 remains"), "{err}");
+}
+
+#[test]
+fn solve_prints_the_potential_range_to_three_decimals() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = crowdfield(&["solve", s(&corridor()), "--out", s(&dir.path().join("out"))]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains(" phi "))
+        .expect("a phi range line");
+    let range = line.split(" phi ").nth(1).unwrap().split(" s,").next().unwrap();
+    let (lo, hi) = range.split_once(" .. ").expect("phi LO .. HI");
+    for v in [lo, hi] {
+        let decimals = v.split_once('.').map_or(0, |(_, d)| d.len());
+        assert_eq!(decimals, 3, "{line}");
+        assert!(v.parse::<f64>().unwrap() >= 0.0, "{line}");
+    }
+    assert!(err.contains("solved 1 group in"), "{err}");
+}
+
+#[test]
+fn negative_numbers_reach_the_programs_own_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let missing = dir.path().join("missing.npy");
+    let map = corridor();
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["simulate", s(&map), "--out", s(&out), "--max-time", "-5"],
+            "--max-time: -5: expected a positive number of seconds",
+        ),
+        (
+            vec!["simulate", s(&map), "--out", s(&out), "--dt", "-0.5"],
+            "--dt: -0.5",
+        ),
+        (
+            vec![
+                "eikonal",
+                "--speed",
+                s(&missing),
+                "--goal",
+                s(&missing),
+                "--out",
+                s(&out),
+                "--cell-size",
+                "-1",
+            ],
+            "--cell-size: -1 is not a positive finite length",
+        ),
+        (
+            vec![
+                "batch",
+                s(&map),
+                "--out",
+                s(&out),
+                "--simulate",
+                "--max-time",
+                "-3",
+            ],
+            "--max-time -3: expected a positive number of seconds",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = crowdfield(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(
+            !err.contains("unexpected argument") && !err.contains("'--"),
+            "{args:?}: {err}"
+        );
+    }
+    // A negative whole number is named as an invalid value, not as an unexpected argument.
+    let o = crowdfield(&["simulate", s(&map), "--out", s(&out), "--seed", "-1"]);
+    let err = stderr(&o);
+    assert!(err.contains("invalid value '-1' for '--seed"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn eikonal_timing_keys_come_in_the_documented_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (speed, goal, out) = (
+        dir.path().join("speed.npy"),
+        dir.path().join("goal.npy"),
+        dir.path().join("phi.npy"),
+    );
+    crowdfield::io::write_npy(&speed, ndarray::Array2::from_elem((4, 5), 1.0f64).view()).unwrap();
+    let mut g = ndarray::Array2::from_elem((4, 5), false);
+    g[(0, 0)] = true;
+    crowdfield::io::write_npy(&goal, g.view()).unwrap();
+    let o = crowdfield(&[
+        "eikonal",
+        "--speed",
+        s(&speed),
+        "--goal",
+        s(&goal),
+        "--out",
+        s(&out),
+        "--timing",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = String::from_utf8(o.stdout).unwrap();
+    let keys = [
+        "\"rows\":4",
+        "\"cols\":5",
+        "\"order\":1",
+        "\"solver\":",
+        "\"solve_seconds\":",
+    ];
+    let at: Vec<usize> = keys
+        .iter()
+        .map(|k| line.find(k).unwrap_or_else(|| panic!("{k} missing: {line}")))
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{line}");
+}
+
+#[test]
+fn bench_eikonal_prints_no_table_before_a_bad_size() {
+    let o = crowdfield(&["bench", "eikonal", "--sizes", "17", "1", "--repeats", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "", "nothing on stdout");
+    assert!(
+        stderr(&o).contains("--sizes 1: expected at least 3"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn help_texts_fit_their_command_and_show_defaults() {
+    let help = String::from_utf8(crowdfield(&["eikonal", "--help"]).stdout).unwrap();
+    assert!(help.contains("--backend"), "{help}");
+    assert!(
+        !help.contains("over groups"),
+        "a raw solve has one source set: {help}"
+    );
+    let help = String::from_utf8(crowdfield(&["simulate", "--help"]).stdout).unwrap();
+    let speed_law = help.split("--speed-law").nth(1).unwrap();
+    let speed_law = speed_law.split("\n      --").next().unwrap();
+    assert!(speed_law.contains("[default: the map's"), "{speed_law}");
+}
+
+/// A map the loader accepts but that has nothing to solve or walk: `"groups": []`.
+fn map_without_groups(dir: &Path) -> PathBuf {
+    let path = dir.join("empty.json");
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "name": "empty", "grid": {"cols": 8, "rows": 4, "cell_size": 0.5}, "groups": []}"#,
+    )
+    .unwrap();
+    assert!(crowdfield::map::load(&path).is_ok(), "the loader accepts it");
+    path
+}
+
+#[test]
+fn a_map_without_groups_is_an_error_for_validate_solve_and_simulate() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = map_without_groups(dir.path());
+    let want = format!(
+        "{}: groups: no groups: a map needs at least one group with a goal",
+        map.display()
+    );
+    let o = crowdfield(&["validate", s(&map)]);
+    assert_eq!(o.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains(&want), "{stdout}");
+    assert!(!stdout.contains(": ok"), "{stdout}");
+    assert!(stderr(&o).contains("1 of 1 map has problems"), "{}", stderr(&o));
+    let out = dir.path().join("out");
+    for cmd in ["solve", "simulate"] {
+        let o = crowdfield(&[cmd, s(&map), "--out", s(&out)]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(err.contains(&want), "{cmd}: {err}");
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_batch_writing_into_its_input_folder_skips_its_own_summary_on_a_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(corridor(), dir.path().join("corridor.json")).unwrap();
+    for run in 0..2 {
+        let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+            .args(["batch", ".", "--out", ".", "--quiet"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "run {run}: {}", stderr(&o));
+        let summary = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+        let outcomes: serde_json::Value = serde_json::from_str(&summary).unwrap();
+        let outcomes = outcomes.as_array().unwrap();
+        assert_eq!(outcomes.len(), 1, "run {run}: only the map: {summary}");
+        assert!(outcomes[0]["map"].as_str().unwrap().ends_with("corridor.json"));
+    }
+    // A file named like a summary outside the output folder is still a map input.
+    let elsewhere = tempfile::tempdir().unwrap();
+    assert!(!crowdfield::sim::batch::is_summary_of(
+        &dir.path().join("summary.json"),
+        elsewhere.path()
+    ));
+    assert!(crowdfield::sim::batch::is_summary_of(
+        &dir.path().join("summary-shard-0-of-4.json"),
+        dir.path()
+    ));
+    assert!(!crowdfield::sim::batch::is_summary_of(
+        &dir.path().join("corridor.json"),
+        dir.path()
+    ));
+}
+
+#[test]
+fn a_rerun_without_trajectories_removes_the_earlier_runs_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let traj = out.join("trajectories.csv");
+    let map = corridor();
+    let base = [
+        "simulate",
+        s(&map),
+        "--out",
+        s(&out),
+        "--quiet",
+        "--max-time",
+        "2",
+    ];
+    let o = crowdfield(&[&base[..], &["--trajectories"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(traj.is_file());
+    let o = crowdfield(&base);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!traj.exists(), "a stale trajectories.csv is left");
+    assert!(out.join("report.json").is_file());
+}
+
+#[test]
+fn the_order_of_the_update_reads_as_words() {
+    use crowdfield::eikonal::Order;
+    assert_eq!(Order::First.to_string(), "first order");
+    assert_eq!(Order::Second.to_string(), "second order");
+}
