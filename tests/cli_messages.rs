@@ -287,3 +287,29 @@ fn the_order_of_the_update_reads_as_words() {
     assert_eq!(Order::First.to_string(), "first order");
     assert_eq!(Order::Second.to_string(), "second order");
 }
+
+/// A walking speed typed in km/h, or above `params.f_max`, is valid but warned about by
+/// `validate` (still `ok`, exit 0) and by `simulate` before its run.
+#[test]
+fn walking_speeds_that_look_wrong_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(corridor()).unwrap();
+    for (speed, want) in [("5", "km/h"), ("2", "params.f_max")] {
+        let map = dir.path().join(format!("fast{speed}.json"));
+        std::fs::write(&map, text.replace("\"max\": 1.34", &format!("\"max\": {speed}"))).unwrap();
+        let o = crowdfield(&["validate", s(&map)]);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{stdout}");
+        assert!(stdout.contains(": ok"), "{stdout}");
+        assert!(
+            stdout.contains("warning: groups[0].speed.max") && stdout.contains(want),
+            "{stdout}"
+        );
+        let out = dir.path().join("out");
+        let o = crowdfield(&["simulate", "--quiet", s(&map), "--out", s(&out)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+    let o = crowdfield(&["validate", s(&corridor())]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
+}

@@ -4,7 +4,7 @@
 //! reported for agents left at the time limit.
 
 use crowdfield::export::Colormap;
-use crowdfield::export::render::{INK, LEGEND_ROW_H, MARGIN, OBSTACLE, TITLE_H};
+use crowdfield::export::render::{INK, LEGEND_ROW_H, LegendEntry, MARGIN, OBSTACLE, TITLE_H};
 use crowdfield::grid::Grid;
 use crowdfield::params::OrcaParams;
 use crowdfield::scene::{Area, Group, Scene, Spawn};
@@ -739,9 +739,16 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
     assert_eq!(rgb_at(&img, l.map_x + l.map_w - 1, l.map_y + l.map_h / 2), color);
     let far = rgb_at(&img, l.map_x + l.map_w - 5 * l.scale, l.map_y + l.map_h / 2);
     assert_eq!(far, draw::DENSITY_COLORMAP.rgb(0.0));
-    // The potential frame: viridis from 0 at the goal, an "unreachable" legend row more.
+    // The potential frame: viridis from 0 at the goal, two legend rows more ("unreachable",
+    // and whose potential it is).
+    let legend = draw::frame_legend(&sim.scene, FrameField::Potential);
+    assert_eq!(legend.len(), 4);
+    assert!(
+        matches!(&legend[2], LegendEntry::Outline(c, text) if *c == color && text.contains(&sim.scene.groups[0].name)),
+        "{legend:?}"
+    );
     let img = draw::frame(&sim, FrameField::Potential);
-    let l = draw::map_layout(&sim.scene, 3);
+    let l = draw::map_layout(&sim.scene, 4);
     assert_eq!((img.width(), img.height()), (l.width, l.height));
     assert_colour_bar(&img, &l, draw::POTENTIAL_COLORMAP);
     let goal_centre = (l.map_x + l.map_w - l.scale - l.scale / 2, l.map_y + l.map_h / 2);

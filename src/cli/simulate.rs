@@ -113,6 +113,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--frames 0: expected a number of steps of at least 1");
     }
     let mut scene = crowdfield::map::load(&args.map)?;
+    for w in crowdfield::map::warnings(&scene) {
+        eprintln!("warning: {}: {w}", args.map.display());
+    }
     if scene.groups.is_empty() {
         return Err(super::no_groups_error(&args.map).into());
     }

@@ -46,6 +46,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         if problems.is_empty() {
             println!("{}: ok", path.display());
+            if let Ok(scene) = crowdfield::map::load(path) {
+                for w in crowdfield::map::warnings(&scene) {
+                    println!("{}: warning: {w}", path.display());
+                }
+            }
         } else {
             bad += 1;
             for p in &problems {

@@ -54,8 +54,12 @@ fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     }
     Some(if hi - lo > 0.0 {
         (lo, hi)
+    } else if lo == 0.0 {
+        // An all-zero field (an empty crowd's density): a bar from 0 up, never below 0.
+        (0.0, 1.0)
     } else {
-        (lo - 0.5, hi + 0.5)
+        // A constant field: a bar of half its magnitude either side, keeping its sign.
+        (lo - 0.5 * lo.abs(), hi + 0.5 * hi.abs())
     })
 }
 
@@ -458,6 +462,18 @@ pub fn mean_finite_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
 mod tests {
     use super::*;
     use ndarray::array;
+
+    #[test]
+    fn colour_bar_ranges_of_constant_fields_keep_their_sign() {
+        assert_eq!(finite_range([0.0, 0.0].into_iter()), Some((0.0, 1.0)));
+        assert_eq!(finite_range([2.0, 2.0].into_iter()), Some((1.0, 3.0)));
+        assert_eq!(finite_range([-2.0].into_iter()), Some((-3.0, -1.0)));
+        assert_eq!(
+            finite_range([1.0, f64::INFINITY, 3.0].into_iter()),
+            Some((1.0, 3.0))
+        );
+        assert_eq!(finite_range([f64::NAN].into_iter()), None);
+    }
 
     #[test]
     fn bilinear_interpolates_and_falls_back_to_nearest() {

@@ -52,7 +52,7 @@ use ndarray::{Array2, ArrayView3};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
-    /// CPU fast marching (rayon over groups).
+    /// CPU fast marching (the groups solved in parallel).
     #[default]
     Cpu,
     /// GPU block fast iterative method; an error when no GPU adapter can be opened.
@@ -92,7 +92,7 @@ pub fn solve_eikonal(
     let cpu = |note: String| -> Result<(Vec<Solution>, String)> {
         check_shapes(cost, goals)?;
         let sols = crate::eikonal::solve_groups(cost, goals, cell_size, order);
-        Ok((sols, format!("cpu: fast marching ({order:?} order){note}")))
+        Ok((sols, format!("cpu: fast marching ({order}){note}")))
     };
     let gpu = |ctx: &GpuContext| -> Result<(Vec<Solution>, String)> {
         let sols = ctx.solve_fim(cost, goals, cell_size)?;

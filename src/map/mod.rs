@@ -93,6 +93,35 @@ pub fn validate(path: &Path) -> Vec<Error> {
     }
 }
 
+/// A walking speed above this (m/s) is almost surely a value in km/h: Weidmann's free speed is
+/// 1.34 m/s and a fast run about 5 m/s, which is 4.8 and 18 km/h.
+const PLAUSIBLE_WALKING_SPEED: f64 = 2.5;
+
+/// Values a valid map may hold but that probably do not mean what the author meant, as
+/// `JSON.PATH: message` lines: a group whose top speed exceeds `params.f_max` (its walkers never
+/// exceed `f_max` on the potential field, so the extra speed has no effect there) or looks like
+/// km/h. `validate` prints them after `ok`; `simulate` prints them before the run.
+pub fn warnings(scene: &Scene) -> Vec<String> {
+    let f_max = scene.params.f_max;
+    let mut out = Vec::new();
+    for (i, g) in scene.groups.iter().enumerate() {
+        if g.speed_max > PLAUSIBLE_WALKING_SPEED {
+            out.push(format!(
+                "groups[{i}].speed.max: {} m/s is faster than people walk ({} km/h): speeds are in m/s",
+                g.speed_max,
+                g.speed_max * 3.6
+            ));
+        } else if g.speed_max > f_max {
+            out.push(format!(
+                "groups[{i}].speed.max: {} m/s is above params.f_max ({f_max} m/s): walkers follow the \
+                 potential at most at f_max, so the extra speed has no effect (raise params.f_max to allow it)",
+                g.speed_max
+            ));
+        }
+    }
+    out
+}
+
 /// Checks `map` and rasterises it into a [`Scene`]. Raster files are resolved relative to
 /// `base_dir`; `file_label` names the map in errors. Every problem is reported (an
 /// [`Error::Many`] when there are several).

@@ -265,6 +265,10 @@ pub fn frame_legend(scene: &Scene, field: FrameField) -> Vec<LegendEntry> {
     let mut legend = vec![LegendEntry::Swatch(OBSTACLE, "obstacle".into())];
     if field == FrameField::Potential {
         legend.push(LegendEntry::Hatched("unreachable".into()));
+        // The field shown is the first group's: say whose, next to its goals' outline colour.
+        if let Some(g) = scene.groups.first() {
+            legend.push(LegendEntry::Outline(g.color, format!("potential: {}", g.name)));
+        }
     }
     legend.extend(
         scene

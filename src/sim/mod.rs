@@ -303,7 +303,7 @@ impl Simulation {
                         "<options>",
                         "--dt",
                         format!(
-                            "{dt} s lets the fastest walker ({v_max} m/s) move {:.3} m per step, more than \
+                            "{dt} s lets the fastest walker ({v_max:.3} m/s) move {:.3} m per step, more than \
                              one cell ({} m): use --dt <= {:.4} (or leave --dt out to pick it automatically)",
                             dt * v_max,
                             grid.cell_size,
