@@ -2,6 +2,18 @@
 
 use std::path::PathBuf;
 
+/// The `file` of an [`Error::Invalid`] about a command-line option rather than a file.
+pub const OPTIONS: &str = "<options>";
+
+/// `"FILE: "`, or nothing for [`OPTIONS`].
+fn source_prefix(file: &str) -> String {
+    if file == OPTIONS {
+        String::new()
+    } else {
+        format!("{file}: ")
+    }
+}
+
 /// Everything the library can fail with. Messages name the file, the place in it (a JSON path
 /// such as `groups[1].goals[0].rect.min`), the offending value and what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -16,9 +28,10 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Input that does not describe a valid map or array.
-    #[error("{file}: {at}: {message}")]
+    #[error("{}{at}: {message}", source_prefix(file))]
     Invalid {
-        /// The file (or a description such as "`<memory>`").
+        /// The file (or a description such as "`<memory>`"; [`OPTIONS`] for a command-line
+        /// option, which is not shown: the option's name in `at` says it all).
         file: String,
         /// Where in the file: a JSON path, an array name.
         at: String,
@@ -63,3 +76,16 @@ impl Error {
 
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_errors_name_the_option_not_a_file() {
+        let e = Error::invalid(OPTIONS, "--dt", "-1: expected a positive time step");
+        assert_eq!(e.to_string(), "--dt: -1: expected a positive time step");
+        let e = Error::invalid("maps/a.json", "grid.cols", "0: expected at least 1");
+        assert_eq!(e.to_string(), "maps/a.json: grid.cols: 0: expected at least 1");
+    }
+}

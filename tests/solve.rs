@@ -54,6 +54,24 @@ fn bundle_writes_every_file_with_consistent_contents() {
     for f in ["density.png", "speed.png", "cost.png", "summary.json"] {
         assert!(dir.path().join(f).is_file(), "{f}");
     }
+    assert!(
+        !dir.path().join("height.png").exists(),
+        "a flat map has no terrain picture"
+    );
+    // A slope gets one.
+    let mut hill = corridor();
+    hill.height = ndarray::Array2::from_shape_fn(hill.grid.shape(), |(_, c)| c as f32 * 0.1);
+    let hill_dir = tempfile::tempdir().unwrap();
+    write_solve_bundle(
+        &hill,
+        hill_dir.path(),
+        Order::First,
+        &ImageOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let img = image::open(hill_dir.path().join("height.png")).unwrap();
+    assert!(img.width() > 24 && img.height() > 12);
     let names = ["West_exit___main", "east"];
     for (i, name) in names.iter().enumerate() {
         let gdir = dir.path().join(name);

@@ -6,7 +6,8 @@
 //! This is the field a walker would follow before any crowd is simulated.
 
 use super::{
-    Colormap, ImageOptions, field_png, gradient_png, max_over_dirs, mean_finite_over_dirs, potential_png,
+    Colormap, ImageOptions, field_png, gradient_png, mean_finite_over_dirs, mean_open_over_dirs,
+    potential_png,
 };
 use crate::agents::Agents;
 use crate::eikonal::Order;
@@ -53,7 +54,8 @@ pub fn sanitize_names(names: &[&str]) -> Vec<String> {
 /// (groups in parallel) and writes everything under `out`:
 /// `<group>/potential.npy` (f64, `+inf` unreachable), `<group>/gradient_x.npy`,
 /// `<group>/gradient_y.npy` (f32, per metre), `<group>/potential.png`, `<group>/gradient.png`,
-/// `density.png`, `speed.png`, `cost.png` and `summary.json`, which is also returned.
+/// `density.png`, `speed.png` (mean over open directions), `cost.png`, `height.png` (only when
+/// the terrain is not flat) and `summary.json`, which is also returned.
 /// `log` receives one line per stage with its timing.
 pub fn write_solve_bundle(
     scene: &Scene,
@@ -177,12 +179,30 @@ pub fn write_solve_bundle_on(
     field_png(
         &out.join("speed.png"),
         scene,
-        max_over_dirs(fields.speed.view()).view(),
-        "walking speed, fastest direction",
+        mean_open_over_dirs(fields.speed.view()).view(),
+        "walking speed, mean over open directions",
         "speed, m/s",
         Colormap::Cividis,
         opts,
     )?;
+    // Terrain: only a map with a slope somewhere has a height worth a picture.
+    let (h_lo, h_hi) = scene
+        .height
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
+            (lo.min(h), hi.max(h))
+        });
+    if h_hi > h_lo {
+        field_png(
+            &out.join("height.png"),
+            scene,
+            scene.height.view(),
+            "terrain height",
+            "height, m",
+            Colormap::Magma,
+            opts,
+        )?;
+    }
     field_png(
         &out.join("cost.png"),
         scene,

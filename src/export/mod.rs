@@ -442,6 +442,19 @@ pub fn max_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
     })
 }
 
+/// Per cell, the mean of the positive finite directional values, 0 where there is none (the
+/// mean walking speed over the faces a walker can cross: on a slope it shows the slope's
+/// steepness, where the fastest direction, downhill, would be `f_max` everywhere).
+pub fn mean_open_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
+    field.map_axis(Axis(2), |lane| {
+        let (sum, n) = lane
+            .iter()
+            .filter(|v| v.is_finite() && **v > 0.0)
+            .fold((0.0f64, 0u32), |(s, n), &v| (s + v as f64, n + 1));
+        if n == 0 { 0.0 } else { (sum / n as f64) as f32 }
+    })
+}
+
 /// Per cell, the mean of the finite directional values; `+inf` where none is finite (e.g. the
 /// mean unit cost of the faces a walker can cross).
 pub fn mean_finite_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
@@ -462,6 +475,15 @@ pub fn mean_finite_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
 mod tests {
     use super::*;
     use ndarray::array;
+
+    #[test]
+    fn mean_open_speed_skips_closed_faces() {
+        let f = ndarray::Array3::from_shape_vec((1, 2, 4), vec![1.0, 2.0, 0.0, 3.0, 0.0, 0.0, 0.0, f32::NAN])
+            .unwrap();
+        let m = mean_open_over_dirs(f.view());
+        assert_eq!(m[(0, 0)], 2.0);
+        assert_eq!(m[(0, 1)], 0.0);
+    }
 
     #[test]
     fn colour_bar_ranges_of_constant_fields_keep_their_sign() {

@@ -35,7 +35,7 @@ pub struct Shard {
 impl Shard {
     /// Parses `I/N` (0-based `I < N`).
     pub fn parse(text: &str) -> Result<Shard> {
-        let bad = |m: String| Error::invalid("<options>", "--shard", format!("{text:?}: {m}"));
+        let bad = |m: String| Error::invalid(crate::error::OPTIONS, "--shard", format!("{text:?}: {m}"));
         let (i, n) = text
             .split_once('/')
             .ok_or_else(|| bad("expected I/N, e.g. 0/4 (I is 0-based)".into()))?;

@@ -265,14 +265,14 @@ impl Simulation {
         let grid = scene.grid;
         if config.replan_every == 0 {
             return Err(Error::invalid(
-                "<options>",
+                crate::error::OPTIONS,
                 "--replan-every",
                 "0: expected at least 1",
             ));
         }
         if !(config.max_time.is_finite() && config.max_time > 0.0) {
             return Err(Error::invalid(
-                "<options>",
+                crate::error::OPTIONS,
                 "--max-time",
                 format!("{}: expected a positive number of seconds", config.max_time),
             ));
@@ -293,14 +293,14 @@ impl Simulation {
             Some(dt) => {
                 if !(dt.is_finite() && dt > 0.0) {
                     return Err(Error::invalid(
-                        "<options>",
+                        crate::error::OPTIONS,
                         "--dt",
                         format!("{dt}: expected a positive time step"),
                     ));
                 }
                 if dt * v_max > grid.cell_size {
                     return Err(Error::invalid(
-                        "<options>",
+                        crate::error::OPTIONS,
                         "--dt",
                         format!(
                             "{dt} s lets the fastest walker ({v_max:.3} m/s) move {:.3} m per step, more than \
@@ -317,7 +317,7 @@ impl Simulation {
         let steps = (config.max_time / dt).ceil();
         if steps > MAX_STEPS {
             return Err(Error::invalid(
-                "<options>",
+                crate::error::OPTIONS,
                 "--max-time",
                 format!(
                     "{:e} s at a time step of {dt:e} s is {steps:e} steps: expected at most {MAX_STEPS:e} \
@@ -489,7 +489,9 @@ impl Simulation {
         let collisions = self.collisions.count(&self.agents);
         let jams = self.jams.update(&self.agents, &self.preferred, self.dt as f32);
         self.quality.record(&collisions, jams.jammed, jams.longest_s);
-        self.time = (self.steps + 1) as f64 * self.dt;
+        // Rounded to the nanosecond: 299 * 0.1 is 29.900000000000002 in binary, and reports,
+        // trajectories and plots should read 29.9.
+        self.time = ((self.steps + 1) as f64 * self.dt * 1e9).round() / 1e9;
         self.steps += 1;
         self.track_motion(&old_x, &old_y);
         let arrived = self.remove_arrivals();

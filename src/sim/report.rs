@@ -231,7 +231,8 @@ impl Simulation {
                 0.0
             },
             max_jammed: q.max_jammed,
-            longest_jam: q.longest_jam_s as f64,
+            // Summed in f32 over steps: to the millisecond, not 5.099997520446777.
+            longest_jam: (q.longest_jam_s as f64 * 1e3).round() / 1e3,
         }
     }
 }
