@@ -837,7 +837,7 @@ fn implausible_door_flows_are_flagged_and_densities_are_per_square_metre() {
         r.warnings
     );
     for w in &r.warnings {
-        assert!(w.contains("persons/(m·s)") && w.contains("calibration"), "{w}");
+        assert!(w.contains("persons/(m·s)") && w.contains("Calibration"), "{w}");
     }
     let json = serde_json::to_value(&r).unwrap();
     assert!(json["warnings"].is_array());

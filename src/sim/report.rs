@@ -67,7 +67,7 @@ pub fn plausibility_warnings(total: &GroupReport) -> Vec<String> {
                 format!(
                     "exit {} ({:.2} m wide) passed {q:.2} persons/(m·s), above the {MAX_PLAUSIBLE_SPECIFIC_FLOW} \
                      measured in bottleneck experiments: the evacuation time is likely too short \
-                     (try --speed-law weidmann; see the README on calibration)",
+                     (the model is not calibrated for door capacity: see Calibration in the README)",
                     e.name, e.width
                 )
             })
