@@ -590,3 +590,27 @@ fn spawn_areas_too_small_for_their_bodies_are_reported_with_the_file() {
         "{stderr}"
     );
 }
+
+/// A map saved in Latin-1 (here an "é" in a group name on line 3) is named with the line and
+/// column of the first byte that is not UTF-8, by `validate` and `load` alike.
+#[test]
+fn a_map_that_is_not_utf8_names_the_line_and_column() {
+    let text = serde_json::to_string_pretty(&good()).unwrap();
+    let mut bytes = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if i == 2 {
+            bytes.extend_from_slice(b"  \"name\": \"caf");
+            bytes.push(0xe9);
+            bytes.extend_from_slice(b"\",");
+        }
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("map.json");
+    std::fs::write(&path, bytes).unwrap();
+    let problems = problems_at(&path);
+    assert_reported(&problems, &["line 3, column 15", "0xe9", "UTF-8"]);
+    let e = map::load(&path).unwrap_err().to_string();
+    assert!(e.contains("line 3, column 15"), "{e}");
+}

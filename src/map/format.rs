@@ -372,10 +372,7 @@ impl MapFile {
     /// and column, unknown fields, wrong types, each with its JSON path). Ranges are checked by
     /// [`crate::map::compile`], not here.
     pub fn from_path(path: &Path) -> Result<MapFile> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = super::read_map_text(path)?;
         Self::from_json(&text, &path.display().to_string())
     }
 

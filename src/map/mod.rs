@@ -69,6 +69,32 @@ pub const MAX_RADIUS: f64 = 2.0;
 /// Most ORCA neighbours per agent: far more than ORCA ever needs (10 is typical).
 pub const MAX_ORCA_NEIGHBORS: usize = 1000;
 
+/// The text of the map file at `path`. A file that is not UTF-8 is an error naming the line
+/// and column of the first bad byte (a map saved as Latin-1 or UTF-16 by an editor).
+pub(crate) fn read_map_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let before = &bytes[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        // Columns count characters, as JSON parse errors do.
+        let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        Error::invalid(
+            path.display().to_string(),
+            format!("line {line}, column {column}"),
+            format!(
+                "byte 0x{:02x} is not UTF-8 text: save the map as UTF-8",
+                bytes[at]
+            ),
+        )
+    })
+}
+
 /// Loads, validates and compiles the map at `path` (rasters resolved relative to it).
 pub fn load(path: &Path) -> Result<Scene> {
     let map = MapFile::from_path(path)?;
@@ -78,14 +104,9 @@ pub fn load(path: &Path) -> Result<Scene> {
 /// Every problem found in the map at `path` (empty when it is valid).
 pub fn validate(path: &Path) -> Vec<Error> {
     let file = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_map_text(path) {
         Ok(t) => t,
-        Err(source) => {
-            return vec![Error::Io {
-                path: path.to_path_buf(),
-                source,
-            }];
-        }
+        Err(e) => return vec![e],
     };
     match parse::parse_map(&text, &file) {
         Ok(map) => check::check(&map, base_dir(path), &file).1,
