@@ -10,7 +10,7 @@
 //! keys of its context (`value`/`op` in a layer, `name`/`width` for a goal, `name`/`count` for a
 //! spawn area), for example `{"rect": {"min": [0, 0], "max": [2, 1]}, "value": 1}`.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::{BoidsParams, OrcaParams, Params};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
