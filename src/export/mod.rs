@@ -177,12 +177,18 @@ fn draw_isolines(img: &mut RgbaImage, layout: &Layout, phi: ArrayView2<f64>, ste
     }
 }
 
-fn potential_legend() -> Vec<LegendEntry> {
-    vec![
-        LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
-        LegendEntry::Hatched("unreachable".into()),
-        LegendEntry::Outline(GOAL, "goal".into()),
-    ]
+/// The legend of the potential images; the "unreachable" row only when some open cell of
+/// `phi` is unreachable (`+inf`), so the legend never names a mark the image does not show.
+fn potential_legend(scene: &Scene, phi: ArrayView2<f64>) -> Vec<LegendEntry> {
+    let mut legend = vec![LegendEntry::Swatch(OBSTACLE, "obstacle".into())];
+    let unreachable = phi
+        .indexed_iter()
+        .any(|((r, c), v)| !v.is_finite() && !scene.obstacle.get((r, c)).copied().unwrap_or(false));
+    if unreachable {
+        legend.push(LegendEntry::Hatched("unreachable".into()));
+    }
+    legend.push(LegendEntry::Outline(GOAL, "goal".into()));
+    legend
 }
 
 /// The potential `phi` (seconds) colour-mapped (viridis) with isolines at a round interval,
@@ -196,7 +202,7 @@ pub fn potential_image(
     opts: &ImageOptions,
 ) -> RgbaImage {
     let (rows, cols) = phi.dim();
-    let legend = potential_legend();
+    let legend = potential_legend(scene, phi);
     let layout = Layout::new(rows, cols, legend.len(), opts);
     let range = finite_range(phi.iter().copied()).unwrap_or((0.0, 1.0));
     let step = nice_step((range.1 - range.0) / ISOLINE_INTERVALS);
@@ -237,7 +243,7 @@ pub fn gradient_image(
     opts: &ImageOptions,
 ) -> RgbaImage {
     let (rows, cols) = phi.dim();
-    let legend = potential_legend();
+    let legend = potential_legend(scene, phi);
     let layout = Layout::new(rows, cols, legend.len(), opts);
     let mut img = layout.canvas(title);
     if rows == 0 || cols == 0 {
@@ -475,6 +481,21 @@ pub fn mean_finite_over_dirs(field: ArrayView3<f32>) -> Array2<f32> {
 mod tests {
     use super::*;
     use ndarray::array;
+
+    #[test]
+    fn the_unreachable_legend_row_only_when_something_is_unreachable() {
+        let mut scene = Scene::empty("t", crate::grid::Grid::new(3, 2, 1.0));
+        let mut phi = ndarray::Array2::from_elem((2, 3), 1.0f64);
+        let hatched = |l: &[LegendEntry]| l.iter().any(|e| matches!(e, LegendEntry::Hatched(_)));
+        assert!(!hatched(&potential_legend(&scene, phi.view())));
+        // A wall is +inf but drawn as a wall, not as unreachable.
+        phi[(0, 0)] = f64::INFINITY;
+        scene.obstacle[(0, 0)] = true;
+        assert!(!hatched(&potential_legend(&scene, phi.view())));
+        phi[(1, 2)] = f64::INFINITY;
+        assert_eq!(potential_legend(&scene, phi.view()).len(), 3);
+        assert!(hatched(&potential_legend(&scene, phi.view())));
+    }
 
     #[test]
     fn mean_open_speed_skips_closed_faces() {
