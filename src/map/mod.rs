@@ -119,9 +119,9 @@ pub fn validate(path: &Path) -> Vec<Error> {
 const PLAUSIBLE_WALKING_SPEED: f64 = 2.5;
 
 /// Values a valid map may hold but that probably do not mean what the author meant, as
-/// `JSON.PATH: message` lines: a group whose top speed exceeds `params.f_max` (its walkers never
-/// exceed `f_max` on the potential field, so the extra speed has no effect there) or looks like
-/// km/h. `validate` prints them after `ok`; `simulate` prints them before the run.
+/// `JSON.PATH: message` lines: a group with goals whose top speed exceeds `params.f_max` (its
+/// walkers never exceed `f_max` on the potential field, so the extra speed has no effect there;
+/// a goal-less flock does not follow a potential) or a speed that looks like km/h. `validate` prints them after `ok`; `simulate` prints them before the run.
 pub fn warnings(scene: &Scene) -> Vec<String> {
     let f_max = scene.params.f_max;
     let mut out = Vec::new();
@@ -132,7 +132,7 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
                 g.speed_max,
                 g.speed_max * 3.6
             ));
-        } else if g.speed_max > f_max {
+        } else if g.speed_max > f_max && !g.goals.is_empty() {
             out.push(format!(
                 "groups[{i}].speed.max: {} m/s is above params.f_max ({f_max} m/s): walkers follow the \
                  potential at most at f_max, so the extra speed has no effect (raise params.f_max to allow it)",

@@ -216,9 +216,9 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
 pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f64)) -> RgbaImage {
     let max = peak_map.iter().fold(0.0f32, |m, &v| m.max(v)) as f64;
     let title = format!(
-        "{}: peak density (per {:.2} m²), max {max:.2} persons/m²",
+        "{}: peak density (per {} m²), max {max:.1}/m²",
         scene.name,
-        crate::sim::measure::window_area_m2(scene.grid.cell_size)
+        (crate::sim::measure::window_area_m2(scene.grid.cell_size) * 100.0).round() / 100.0
     );
     let spec = FieldSpec {
         title: &title,
