@@ -22,6 +22,9 @@ pub struct Agents {
     pub radius: Vec<f32>,
     /// Preferred (maximum) walking speed, m/s.
     pub max_speed: Vec<f32>,
+    /// Simulated time, s, before which the agent stands still (its pre-movement time); 0 for
+    /// agents that walk from the start.
+    pub start_time: Vec<f32>,
 }
 
 impl Agents {
@@ -46,6 +49,7 @@ impl Agents {
         self.group.push(group);
         self.radius.push(radius);
         self.max_speed.push(max_speed);
+        self.start_time.push(0.0);
     }
 
     /// Keeps the agents for which `keep(i)` is true, preserving order.
@@ -67,6 +71,7 @@ impl Agents {
         filter(&mut self.group, &flags);
         filter(&mut self.radius, &flags);
         filter(&mut self.max_speed, &flags);
+        filter(&mut self.start_time, &flags);
     }
 }
 
@@ -85,6 +90,7 @@ mod tests {
         assert_eq!(a.x, vec![0.0, 2.0, 4.0]);
         assert_eq!(a.y, vec![10.0, 12.0, 14.0]);
         assert_eq!(a.group, vec![0, 0, 0]);
+        assert_eq!(a.start_time, vec![0.0; 3]);
         assert_eq!(a.len(), 3);
     }
 }

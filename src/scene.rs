@@ -25,6 +25,9 @@ pub struct Spawn {
     pub area: Area,
     /// How many agents start there.
     pub count: usize,
+    /// Pre-movement time range `[min, max]`, seconds: each agent waits a time drawn uniformly in
+    /// it before walking. `[0, 0]`: everyone walks from the start.
+    pub premovement: [f64; 2],
 }
 
 /// One group of walkers sharing goals (one potential field per group).

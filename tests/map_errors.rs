@@ -454,6 +454,54 @@ fn group_fields_are_checked() {
 }
 
 #[test]
+fn pre_movement_times_are_checked() {
+    let mut v = good();
+    let spawn = v["groups"][0]["spawns"][0].clone();
+    let with = |premovement: Value| {
+        let mut s = spawn.clone();
+        s["premovement"] = premovement;
+        s
+    };
+    v["groups"][0]["spawns"] = json!([
+        with(json!({"min": 30, "max": 10})),
+        with(json!({"min": -1, "max": 10})),
+        with(json!({"min": 0, "max": 1e9})),
+    ]);
+    let p = problems(&v);
+    assert_reported(
+        &p,
+        &[
+            "groups[0].spawns[0].premovement.max",
+            "10.0 s",
+            "at least premovement.min (30.0 s)",
+        ],
+    );
+    assert_reported(
+        &p,
+        &[
+            "groups[0].spawns[1].premovement.min",
+            "-1.0",
+            "in [0, 86400.0] seconds",
+        ],
+    );
+    assert_reported(
+        &p,
+        &["groups[0].spawns[2].premovement.max", "in [0, 86400.0] seconds"],
+    );
+    // Shape errors (the file's structure) are reported alone, with their path.
+    v["groups"][0]["spawns"] = json!([with(json!({"min": 0}))]);
+    assert_reported(&problems(&v), &["groups[0].spawns[0].premovement", "max"]);
+    v["groups"][0]["spawns"] = json!([with(json!({"min": 0, "max": 5, "mean": 2}))]);
+    assert_reported(&problems(&v), &["groups[0].spawns[0].premovement", "mean"]);
+    // A valid range is accepted and reaches the scene.
+    let mut v = good();
+    v["groups"][0]["spawns"][0]["premovement"] = json!({"min": 5, "max": 60});
+    let (_dir, path) = write(&v.to_string());
+    let scene = crowdfield::map::load(&path).unwrap();
+    assert_eq!(scene.groups[0].spawns[0].premovement, [5.0, 60.0]);
+}
+
+#[test]
 fn params_are_checked() {
     let mut v = good();
     v["params"] = json!({"rho_min": 5, "rho_max": 2, "f_min": 0, "lambda": -1, "speed_law": "fast"});

@@ -32,7 +32,11 @@ fn group(name: &str, goals: Vec<Area>, spawn: Area, count: usize, speed: (f64, f
         name: name.into(),
         color: [220, 60, 30],
         goals,
-        spawns: vec![Spawn { area: spawn, count }],
+        spawns: vec![Spawn {
+            area: spawn,
+            count,
+            premovement: [0.0, 0.0],
+        }],
         speed_min: speed.0,
         speed_max: speed.1,
         radius,
@@ -93,6 +97,77 @@ fn single_walker_crosses_40_m_in_30_s() {
         (report.total.mean_speed - 1.34).abs() < 0.05,
         "{}",
         report.total.mean_speed
+    );
+}
+
+#[test]
+fn a_pre_movement_time_delays_the_walker_and_not_its_walking_speed() {
+    // RiMEA test 10's idea: the same walker, told to wait 10 s first, arrives 10 s later.
+    let mut scene = corridor(1, 1.34);
+    scene.groups[0].spawns[0].premovement = [10.0, 10.0];
+    let mut sim = Simulation::new(scene, config(60.0, 3)).unwrap();
+    let x0 = sim.agents.x[0] as f64;
+    assert_eq!(sim.agents.start_time, vec![10.0]);
+    // Standing still through the wait (nothing else moves it).
+    for _ in 0..50 {
+        sim.step();
+    }
+    assert_eq!(sim.agents.x[0] as f64, x0, "moved during its pre-movement time");
+    sim.run(|_| Ok(())).unwrap();
+    let report = sim.report();
+    let t = report.total.evacuation_time.expect("the walker arrives");
+    let expected = 10.0 + (41.0 - x0) / 1.34;
+    assert!(
+        (t - expected).abs() <= 0.5,
+        "arrived at {t} s, expected {expected} s"
+    );
+    // Speeds count the walking only.
+    assert!(
+        (report.total.mean_speed - 1.34).abs() < 0.05,
+        "{}",
+        report.total.mean_speed
+    );
+    assert!(
+        (report.total.min_speed - 1.34).abs() < 0.1,
+        "{}",
+        report.total.min_speed
+    );
+}
+
+#[test]
+fn pre_movement_times_spread_the_arrivals_and_unstarted_walkers_are_reported_waiting() {
+    // 20 walkers with waits uniform in [0, 40] s: the arrivals spread over about 40 s, where
+    // without waits the whole group arrives within a few seconds.
+    let spread = |premovement: [f64; 2]| {
+        let mut scene = corridor(20, 1.34);
+        scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
+        scene.groups[0].spawns[0].premovement = premovement;
+        let mut sim = Simulation::new(scene, config(200.0, 5)).unwrap();
+        sim.run(|_| Ok(())).unwrap();
+        let curve = &sim.report().total.arrival_curve;
+        assert_eq!(curve.last().map(|p| p[1] as usize), Some(20), "everyone arrives");
+        let first = curve.iter().find(|p| p[1] >= 1.0).unwrap()[0];
+        (first, sim.report().total.evacuation_time.unwrap() - first)
+    };
+    let (first_now, spread_now) = spread([0.0, 0.0]);
+    let (first_later, spread_later) = spread([0.0, 40.0]);
+    assert!(spread_now < 10.0, "no waits: arrivals over {spread_now} s");
+    assert!(
+        spread_later > 25.0,
+        "waits over 40 s: arrivals over only {spread_later} s"
+    );
+    assert!(first_later >= first_now - 1.0);
+
+    // A run that stops before the waits end reports the walkers as waiting, not stuck.
+    let mut scene = corridor(3, 1.34);
+    scene.groups[0].spawns[0].premovement = [100.0, 120.0];
+    let mut sim = Simulation::new(scene, config(80.0, 1)).unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let remaining = sim.report().total.remaining;
+    assert_eq!(
+        (remaining.waiting, remaining.stuck, remaining.walking),
+        (3, 0, 0),
+        "{remaining:?}"
     );
 }
 

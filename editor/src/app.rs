@@ -451,6 +451,7 @@ impl EditorApp {
                         name: None,
                         shape,
                         count,
+                        premovement: None,
                     });
                     self.changed();
                 }

@@ -6,6 +6,7 @@
 //! [`Scene`] with [`Document::to_scene`] for the field pipeline and the simulation.
 
 use crowdfield::grid::Grid;
+use crowdfield::map::Premovement;
 use crowdfield::params::{BoidsParams, OrcaParams, Params};
 use crowdfield::scene::{Area, Group, Scene, Spawn};
 use ndarray::Array2;
@@ -147,6 +148,8 @@ pub struct SpawnArea {
     pub shape: AreaShape,
     /// Number of walkers.
     pub count: usize,
+    /// Pre-movement time range, seconds (kept from the map file; `None` starts everyone at once).
+    pub premovement: Option<Premovement>,
 }
 
 /// One group of walkers as edited.
@@ -269,6 +272,7 @@ impl Document {
                             width: s.shape.longer_side(),
                         },
                         count: s.count,
+                        premovement: s.premovement.map_or([0.0, 0.0], |p| [p.min, p.max]),
                     })
                     .collect(),
                 speed_min: g.speed_min,
@@ -332,6 +336,7 @@ impl Document {
                 max: [0.15 * w, 0.8 * h],
             },
             count: 40,
+            premovement: None,
         });
         let mut north = GroupDoc::new("northbound", 1);
         north.goals.push(GoalArea {
@@ -349,6 +354,7 @@ impl Document {
                 radius: 0.1 * h,
             },
             count: 20,
+            premovement: None,
         });
         // At most one walker per free cell of a spawn area, as the map format requires.
         for g in [&mut east, &mut north] {

@@ -67,6 +67,7 @@ pub fn load(path: &Path) -> Result<Document> {
                     name: s.name.clone(),
                     shape: area_shape(s, &label, &at("spawns", i))?,
                     count: s.count,
+                    premovement: s.premovement,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -198,6 +199,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
                     let mut spec = SpawnSpec {
                         name: a.name.clone(),
                         count: a.count,
+                        premovement: a.premovement,
                         ..Default::default()
                     };
                     spec.set_shape(to_shape(&a.shape));

@@ -24,6 +24,7 @@ fn corridor() -> Document {
         name: None,
         shape: AreaShape::rect_from_corners([0.0, 0.0], [2.0, 4.0]),
         count: 8,
+        premovement: None,
     });
     doc.groups.push(g);
     doc
@@ -109,6 +110,7 @@ fn head_on() -> Document {
             name: None,
             shape: AreaShape::rect_from_corners(spawn.0, spawn.1),
             count: 6,
+            premovement: None,
         });
         doc.groups.push(g);
     }

@@ -261,8 +261,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 } else {
                     String::new()
                 };
+                let waiting = if r.waiting > 0 {
+                    format!(", {} not started (pre-movement)", r.waiting)
+                } else {
+                    String::new()
+                };
                 eprintln!(
-                    "{}: {} of {} out by {:.1} s; {} ({no_goal}{} unreachable, {} stuck, {} walking)",
+                    "{}: {} of {} out by {:.1} s; {} ({no_goal}{} unreachable, {} stuck, {} walking{waiting})",
                     report.map,
                     t.arrived,
                     super::count_of(t.agents, "agent", "agents"),

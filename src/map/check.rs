@@ -9,7 +9,8 @@ use super::format::{FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster,
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
 use super::{
     BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS,
-    MAX_ORCA_NEIGHBORS, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE, VALUE_LIMIT,
+    MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE,
+    VALUE_LIMIT,
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
@@ -662,6 +663,23 @@ impl Checker<'_> {
         for (k, spawn) in g.spawns.iter().enumerate() {
             let at = format!("{at}.spawns[{k}]");
             let shape = self.shape(spawn, &at, false);
+            let premovement = spawn.premovement.map_or([0.0, 0.0], |p| [p.min, p.max]);
+            if let Some(p) = spawn.premovement {
+                let (min_at, max_at) = (format!("{at}.premovement.min"), format!("{at}.premovement.max"));
+                let in_range = |v: f64| (0.0..=MAX_PREMOVEMENT).contains(&v);
+                let expected = format!("in [0, {}] seconds", num(MAX_PREMOVEMENT));
+                let ok = self.number(p.min, &min_at, in_range, &expected)
+                    & self.number(p.max, &max_at, in_range, &expected);
+                if ok {
+                    self.ensure(p.min <= p.max, &max_at, || {
+                        format!(
+                            "{} s: expected at least premovement.min ({} s)",
+                            num(p.max),
+                            num(p.min)
+                        )
+                    });
+                }
+            }
             let (Some(shape), Some(grid), Some(obstacle)) = (shape, grid, obstacle) else {
                 continue;
             };
@@ -689,6 +707,7 @@ impl Checker<'_> {
                     width: default_width(shape),
                 },
                 count: spawn.count,
+                premovement,
             });
         }
         if self.errors.len() != before {

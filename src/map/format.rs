@@ -305,6 +305,22 @@ pub struct SpawnSpec {
     pub name: Option<String>,
     /// Number of walkers; at most the number of free cells in the area.
     pub count: usize,
+    /// Pre-movement time (the time from the alarm to the first step, RiMEA's "reaction
+    /// time"): each walker of the area waits a time drawn uniformly in `[min, max]` seconds
+    /// before it walks, standing where it was placed (it counts in the density and others
+    /// walk around it). Default: none, every walker starts at `t = 0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub premovement: Option<Premovement>,
+}
+
+/// A pre-movement time range, seconds, drawn uniformly per walker.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Premovement {
+    /// Shortest wait, s (at least 0).
+    pub min: f64,
+    /// Longest wait, s (at least `min`).
+    pub max: f64,
 }
 
 impl_shaped!(LayerShape);

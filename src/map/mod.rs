@@ -31,7 +31,7 @@ pub mod raster;
 
 pub use format::{
     Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Polygon,
-    Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange,
+    Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange,
 };
 
 use crate::error::{Error, Result};
@@ -64,6 +64,9 @@ pub const COORD_LIMIT: f64 = 1.0e6;
 pub const VALUE_LIMIT: f64 = 1.0e6;
 /// Fastest preferred walking speed, m/s: above any human sprint (about 12 m/s).
 pub const MAX_WALK_SPEED: f64 = 15.0;
+/// Longest pre-movement time, s: one day, beyond any evacuation (the time step and the float
+/// precision of the run's clock stay meaningful).
+pub const MAX_PREMOVEMENT: f64 = 86_400.0;
 /// Largest body radius, m: more than any person, wheelchair or trolley.
 pub const MAX_RADIUS: f64 = 2.0;
 /// Most ORCA neighbours per agent: far more than ORCA ever needs (10 is typical).

@@ -190,6 +190,8 @@ pub(crate) struct AgentLog {
     pub left_at: Vec<Option<f64>>,
     /// Point the agent has stayed near since `anchor_t` (for the stuck test).
     pub anchor: Vec<(f32, f32, f64)>,
+    /// Time the agent starts walking (its pre-movement time), seconds.
+    pub start_at: Vec<f64>,
 }
 
 /// Density statistics gathered over the run.
@@ -339,6 +341,7 @@ impl Simulation {
             walked: vec![0.0; n],
             left_at: vec![None; n],
             anchor: (0..n).map(|i| (agents.x[i], agents.y[i], 0.0)).collect(),
+            start_at: agents.start_time.iter().map(|&t| t as f64).collect(),
         };
         let groups = scene.groups.len();
         let density_log = DensityLog {
@@ -491,9 +494,10 @@ impl Simulation {
         self.quality.record(&collisions, jams.jammed, jams.longest_s);
         // Rounded to the nanosecond: 299 * 0.1 is 29.900000000000002 in binary, and reports,
         // trajectories and plots should read 29.9.
+        let step_began = self.time;
         self.time = ((self.steps + 1) as f64 * self.dt * 1e9).round() / 1e9;
         self.steps += 1;
-        self.track_motion(&old_x, &old_y);
+        self.track_motion(&old_x, &old_y, step_began);
         let arrived = self.remove_arrivals();
         self.times.advection += t5.elapsed().as_secs_f64();
         self.fields = Some(Fields { density, speed, cost });
@@ -619,9 +623,14 @@ impl Simulation {
         let grid = self.scene.grid;
         let agents = &self.agents;
         let gradients = &self.gradients;
+        let now = self.time;
         let (mut vx, mut vy): (Vec<f32>, Vec<f32>) = (0..agents.len())
             .into_par_iter()
             .map(|i| {
+                if now < agents.start_time[i] as f64 {
+                    // Pre-movement: standing where it was placed.
+                    return (0.0, 0.0);
+                }
                 let g = agents.group[i] as usize;
                 let [mut ux, mut uy] =
                     gradient::velocity_at(&grid, &gradients[g], speed.view(), agents.x[i], agents.y[i]);
@@ -726,12 +735,18 @@ impl Simulation {
         }
     }
 
-    /// Distance walked and the stuck-anchor of every agent.
-    fn track_motion(&mut self, old_x: &[f32], old_y: &[f32]) {
+    /// Distance walked and the stuck-anchor of every agent. An agent still in its pre-movement
+    /// time during this step (`step_began` is the time the step began) counts in neither the
+    /// speeds nor the stuck test (its anchor follows it: others may push it).
+    fn track_motion(&mut self, old_x: &[f32], old_y: &[f32], step_began: f64) {
         let a = &self.agents;
         let log = &mut self.log;
         for i in 0..a.len() {
             let id = a.id[i] as usize;
+            if step_began < a.start_time[i] as f64 {
+                log.anchor[id] = (a.x[i], a.y[i], self.time);
+                continue;
+            }
             let step = (((a.x[i] - old_x[i]).powi(2) + (a.y[i] - old_y[i]).powi(2)) as f64).sqrt();
             log.walked[id] += step;
             let g = a.group[i] as usize;

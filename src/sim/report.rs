@@ -121,9 +121,10 @@ pub struct GroupReport {
     /// Highest density met: for a group, in the cell of one of its agents; for the total,
     /// anywhere on the map.
     pub peak_density: PeakDensity,
-    /// Mean walking speed over every agent and step, m/s.
+    /// Mean walking speed over every agent and step once its pre-movement time is over, m/s.
     pub mean_speed: f64,
-    /// Lowest per-agent mean speed (distance walked / time in the simulation), m/s.
+    /// Lowest per-agent mean speed (distance walked / time since its pre-movement time ended),
+    /// m/s.
     pub min_speed: f64,
     /// Agents left when the run stopped.
     pub remaining: Remaining,
@@ -179,6 +180,9 @@ pub struct Remaining {
     pub unreachable: usize,
     /// With a finite potential, but within `STUCK_DISTANCE` of one point for `STUCK_TIME`.
     pub stuck: usize,
+    /// Not walking yet: the run stopped within their pre-movement time.
+    #[serde(default)]
+    pub waiting: usize,
     /// Still making progress.
     pub walking: usize,
 }
@@ -325,7 +329,8 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
         if !in_group(group_of_id[id]) {
             continue;
         }
-        let alive = sim.log.left_at[id].unwrap_or(sim.time);
+        // Time on the move: from the end of its pre-movement time to its arrival (or now).
+        let alive = sim.log.left_at[id].unwrap_or(sim.time) - sim.log.start_at[id];
         if alive > 0.0 {
             min_speed = min_speed.min(walked / alive);
         }
@@ -354,6 +359,8 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
             });
         if !phi.is_finite() {
             remaining.unreachable += 1;
+        } else if sim.time < a.start_time[i] as f64 {
+            remaining.waiting += 1;
         } else if sim.time - sim.log.anchor[a.id[i] as usize].2 >= STUCK_TIME {
             remaining.stuck += 1;
         } else {

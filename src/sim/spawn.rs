@@ -32,10 +32,18 @@ const SPACING_HEADROOM: f64 = 1.5;
 /// placed by earlier spawn areas, before falling back to the lattice point itself.
 const JITTER_TRIES: usize = 4;
 
+/// The ChaCha stream of the pre-movement times (stream 0 places the agents and draws speeds).
+const PREMOVEMENT_STREAM: u64 = 1;
+
 /// Places every group's agents. Agent ids are `0..n` in group order, then spawn-area order.
-/// Preferred speeds are uniform in the group's `[speed_min, speed_max]`.
+/// Preferred speeds are uniform in the group's `[speed_min, speed_max]`, pre-movement times
+/// uniform in the spawn area's range. The pre-movement times come from a random stream of their
+/// own (seeded from `seed`), so giving an area a pre-movement time moves no one's position or
+/// speed.
 pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut start_rng = ChaCha8Rng::seed_from_u64(seed);
+    start_rng.set_stream(PREMOVEMENT_STREAM);
     let mut agents = Agents::default();
     let max_radius = scene.groups.iter().map(|g| g.radius).fold(0.05, f64::max);
     let mut occupied = SpatialHash::new(2.0 * max_radius * (1.0 + SPAWN_CLEARANCE));
@@ -82,6 +90,15 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
                     group.radius as f32,
                     speed as f32,
                 );
+                let [early, late] = spawn.premovement;
+                if late > 0.0 {
+                    let wait = if late > early {
+                        start_rng.random_range(early..=late)
+                    } else {
+                        early
+                    };
+                    *agents.start_time.last_mut().expect("just pushed") = wait as f32;
+                }
                 occupied.insert(x, y, group.radius);
             }
         }
@@ -268,6 +285,7 @@ mod tests {
                     width: 0.0,
                 },
                 count,
+                premovement: [0.0, 0.0],
             }],
             speed_min: 1.0,
             speed_max: 1.4,
@@ -297,6 +315,38 @@ mod tests {
         }
         assert_eq!(a, spawn_agents(&scene, 7).unwrap());
         assert_ne!(a.x, spawn_agents(&scene, 8).unwrap().x);
+        assert!(a.start_time.iter().all(|&t| t == 0.0));
+    }
+
+    #[test]
+    fn premovement_times_are_uniform_in_the_range_and_move_no_one() {
+        let plain = scene_with_spawn(60, 0.2);
+        let mut waiting = plain.clone();
+        waiting.groups[0].spawns[0].premovement = [10.0, 40.0];
+        let (a, b) = (
+            spawn_agents(&plain, 3).unwrap(),
+            spawn_agents(&waiting, 3).unwrap(),
+        );
+        // Same places and speeds: the waits come from a stream of their own.
+        assert_eq!((&a.x, &a.y, &a.max_speed), (&b.x, &b.y, &b.max_speed));
+        assert!(
+            b.start_time.iter().all(|t| (10.0..=40.0).contains(t)),
+            "{:?}",
+            b.start_time
+        );
+        // Spread over the range, not one value: both thirds of the range are used.
+        assert!(b.start_time.iter().any(|&t| t < 20.0) && b.start_time.iter().any(|&t| t > 30.0));
+        assert_eq!(b, spawn_agents(&waiting, 3).unwrap(), "reproducible");
+        assert_ne!(b.start_time, spawn_agents(&waiting, 4).unwrap().start_time);
+        // A fixed wait.
+        waiting.groups[0].spawns[0].premovement = [5.0, 5.0];
+        assert!(
+            spawn_agents(&waiting, 3)
+                .unwrap()
+                .start_time
+                .iter()
+                .all(|&t| t == 5.0)
+        );
     }
 
     #[test]
