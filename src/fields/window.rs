@@ -1,0 +1,430 @@
+//! The density window: an opt-in to SPEC §2's per-cell splat ([`crate::params::Params::density_window`]).
+//! The speed field then reads the splat averaged over a square of a fixed area around each
+//! cell, so the density it sees no longer grows when the cells shrink (one person alone in a
+//! 0.25 m cell is 16 persons/m² by the splat, about 1 over a 1 m² window).
+//!
+//! Choices, written down:
+//! - **The window** is a square of exactly `density_window` m², centred on the cell's centre.
+//!   Its cells are the smallest odd square of cells covering at least that area ([`cells_covering`],
+//!   the window logic `sim::measure` uses for reported densities, made odd so that the window
+//!   is centred); the cells of its outer ring count with the fraction of them the square covers
+//!   ([`DensityWindow::edge`]), so the area is the same on any cell size (a 1 m² window is
+//!   `[0.5, 1, 0.5]` x `[0.5, 1, 0.5]` on 0.5 m cells and 5 x 5 cells with a half-weighted ring on
+//!   0.25 m). A window of at most one cell's area is the cell itself.
+//! - **Border and walls**: the average is over the open cells inside the grid. The persons the
+//!   splat put into a wall cell (an agent beside a wall) still count, so a crowd keeps its
+//!   mass, but the area divided by is the walkable area of the window: a crowd pressed into a
+//!   door reads the density of the door, not a mean with the wall around it. A cell whose
+//!   window holds no open cell (deep inside a thick wall) reads 0.
+//! - **Velocity**: the mean velocity is averaged over the same window, weighted by density (the
+//!   window's momentum over its mass), so the flow speed a face reads ahead is that of the same
+//!   persons whose density it reads; a lone walker at the window's edge counts with its weight,
+//!   not as the window's whole flow.
+//!
+//! The average is separable: weighted sums along each row, then along each column, each by
+//! prefix sums in f64 (cost independent of the window's size), rows in parallel; every value
+//! depends only on the input, so the result does not depend on the thread count. The GPU runs
+//! the same two passes (`shaders/density_window_rows.wgsl`, `density_window_cols.wgsl`).
+
+use super::Density;
+use crate::grid::Grid;
+use ndarray::{Array2, ArrayView2};
+use rayon::prelude::*;
+
+/// Cells are counted with this margin: `cells_covering` of an area that is exactly `k` cells
+/// across, give or take floating-point rounding in the division, is `k` (not `k + 1`).
+const ROUNDING_MARGIN: f64 = 1e-9;
+
+/// The least number of cells `k` along a side of a square of `k x k` cells of `cell_size`
+/// metres whose area is at least `area_m2`, at least 1: `ceil(sqrt(area) / cell_size)`.
+/// `sim::measure::window_cells` and [`DensityWindow`] share it.
+pub fn cells_covering(area_m2: f64, cell_size: f64) -> usize {
+    ((area_m2.sqrt() / cell_size) - ROUNDING_MARGIN).ceil().max(1.0) as usize
+}
+
+/// The geometry of a density window on a given cell size (see the module comment).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DensityWindow {
+    /// Cells on each side of the centre cell: the window is `2 * half + 1` cells across.
+    pub half: usize,
+    /// Weight of the outer ring's cells (those `half` cells from the centre along an axis), in
+    /// `(0, 1]`: the fraction of them inside the square. 1 when `half` is 0.
+    pub edge: f64,
+}
+
+impl DensityWindow {
+    /// The window of `area_m2` square metres on cells of `cell_size` metres; `None` (no
+    /// window: the per-cell splat, SPEC §2) when the area is not positive and finite.
+    pub fn new(area_m2: f64, cell_size: f64) -> Option<Self> {
+        if !(area_m2 > 0.0 && area_m2.is_finite() && cell_size > 0.0 && cell_size.is_finite()) {
+            return None;
+        }
+        // The smallest odd count covering the area: centred on the cell.
+        let cells = cells_covering(area_m2, cell_size) | 1;
+        let half = cells / 2;
+        if half == 0 {
+            return Some(Self { half, edge: 1.0 });
+        }
+        // The square's side in cells covers the centre cell, `half - 1` whole cells on each
+        // side and this fraction of the outer ring's cells; positive since the count is the
+        // least odd one covering the side (up to the rounding margin).
+        let side = area_m2.sqrt() / cell_size;
+        let edge = ((side - (cells - 2) as f64) / 2.0).clamp(f64::MIN_POSITIVE, 1.0);
+        Some(Self { half, edge })
+    }
+
+    /// The window's weight of a cell `offset` cells from the centre along one axis.
+    pub fn weight(&self, offset: usize) -> f64 {
+        if offset < self.half {
+            1.0
+        } else if offset == self.half {
+            self.edge
+        } else {
+            0.0
+        }
+    }
+
+    /// `half`, capped at `n` cells: on an axis of `n` cells, every cell further than `n` from
+    /// the centre is outside the grid, so a larger window gives the same sums.
+    pub fn half_on(&self, n: usize) -> usize {
+        self.half.min(n)
+    }
+}
+
+/// Weighted window sums of `src` (`rows x cols`, row-major) along each row: `out[r][c] =
+/// sum over the row's cells j of weight(|j - c|) src[r][j]`. Rows in parallel.
+fn sums_along_rows(src: &[f64], rows: usize, cols: usize, w: DensityWindow) -> Vec<f64> {
+    let mut out = vec![0.0; rows * cols];
+    let half = w.half_on(cols);
+    if half == 0 {
+        out.copy_from_slice(src);
+        return out;
+    }
+    out.par_chunks_mut(cols).zip(src.par_chunks(cols)).for_each_init(
+        || vec![0.0f64; cols + 1],
+        |prefix, (out_row, row)| {
+            for (c, &v) in row.iter().enumerate() {
+                prefix[c + 1] = prefix[c] + v;
+            }
+            for (c, out) in out_row.iter_mut().enumerate() {
+                *out = window_sum(prefix, |j| row[j], c, cols, half, w.edge);
+            }
+        },
+    );
+    out
+}
+
+/// Weighted window sums of `src` (`rows x cols`, row-major) along each column, as
+/// [`sums_along_rows`] does along rows: a column prefix table (built row by row), then the
+/// output rows in parallel.
+fn sums_along_cols(src: &[f64], rows: usize, cols: usize, w: DensityWindow) -> Vec<f64> {
+    let half = w.half_on(rows);
+    if half == 0 {
+        return src.to_vec();
+    }
+    // prefix[r][c] = sum of src[..r][c].
+    let mut prefix = vec![0.0f64; (rows + 1) * cols];
+    for r in 0..rows {
+        let (done, next) = prefix.split_at_mut((r + 1) * cols);
+        let last = &done[r * cols..];
+        for ((p, &a), &v) in next[..cols]
+            .iter_mut()
+            .zip(last)
+            .zip(&src[r * cols..(r + 1) * cols])
+        {
+            *p = a + v;
+        }
+    }
+    let mut out = vec![0.0; rows * cols];
+    out.par_chunks_mut(cols).enumerate().for_each(|(r, out_row)| {
+        for (c, out) in out_row.iter_mut().enumerate() {
+            let column_prefix = ColumnPrefix {
+                prefix: &prefix,
+                cols,
+                c,
+            };
+            *out = window_sum(&column_prefix, |i| src[i * cols + c], r, rows, half, w.edge);
+        }
+    });
+    out
+}
+
+/// Prefix sums of one line, indexed by position (`at(i)` = sum of the first `i` cells).
+trait Prefix {
+    fn at(&self, i: usize) -> f64;
+}
+
+impl Prefix for Vec<f64> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> f64 {
+        self[i]
+    }
+}
+
+/// Column `c` of a row-major prefix table.
+struct ColumnPrefix<'a> {
+    prefix: &'a [f64],
+    cols: usize,
+    c: usize,
+}
+
+impl Prefix for ColumnPrefix<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> f64 {
+        self.prefix[i * self.cols + self.c]
+    }
+}
+
+/// The window sum at position `i` of a line of `n > 0` cells, `half >= 1`: the cells within
+/// `half - 1` of `i` (from the prefix sums) plus `edge` times the two cells `half` away that lie
+/// on the line (`value(j)` is cell `j`).
+#[inline(always)]
+fn window_sum(
+    prefix: &impl Prefix,
+    value: impl Fn(usize) -> f64,
+    i: usize,
+    n: usize,
+    half: usize,
+    edge: f64,
+) -> f64 {
+    let lo = i.saturating_sub(half - 1);
+    let hi = (i + half).min(n); // one past the last whole cell
+    let mut sum = prefix.at(hi) - prefix.at(lo);
+    if i >= half {
+        sum += edge * value(i - half);
+    }
+    if i + half < n {
+        sum += edge * value(i + half);
+    }
+    sum
+}
+
+/// The window's weighted sum of `src` around every cell (both axes), `rows x cols` row-major.
+fn window_sums(src: &[f64], rows: usize, cols: usize, w: DensityWindow) -> Vec<f64> {
+    sums_along_cols(&sums_along_rows(src, rows, cols, w), rows, cols, w)
+}
+
+/// The open area of each cell's window, in cells (the window's weights of the open cells
+/// inside the grid), for `obstacle` (`rows x cols`). It depends on the scene alone:
+/// [`super::SceneFaces`] computes it once.
+pub fn open_area(obstacle: ArrayView2<bool>, w: DensityWindow) -> Vec<f64> {
+    let (rows, cols) = obstacle.dim();
+    let open: Vec<f64> = obstacle.iter().map(|&o| if o { 0.0 } else { 1.0 }).collect();
+    window_sums(&open, rows, cols, w)
+}
+
+/// The splat `density` averaged over the window `w` around every cell (see the module
+/// comment): density = the window's persons over its open area (`open`, from [`open_area`]),
+/// velocity = the window's momentum over its mass; 0 where the window holds no open cell, or no
+/// person for the velocity.
+pub fn window_average(grid: &Grid, density: &Density, open: &[f64], w: DensityWindow) -> Density {
+    let (rows, cols) = grid.shape();
+    assert_eq!(open.len(), rows * cols, "open area of another grid");
+    let mass: Vec<f64> = density.rho.iter().map(|&v| v as f64).collect();
+    let mom = |v: &Array2<f32>| -> Vec<f64> {
+        density
+            .rho
+            .iter()
+            .zip(v.iter())
+            .map(|(&rho, &v)| rho as f64 * v as f64)
+            .collect()
+    };
+    let (mom_x, mom_y) = (mom(&density.vx), mom(&density.vy));
+    let (mass, mom_x, mom_y) = (
+        window_sums(&mass, rows, cols, w),
+        window_sums(&mom_x, rows, cols, w),
+        window_sums(&mom_y, rows, cols, w),
+    );
+    let rho = (0..rows * cols)
+        .map(|i| {
+            if open[i] > 0.0 {
+                (mass[i] / open[i]).max(0.0) as f32
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let velocity = |m: &[f64]| -> Vec<f32> {
+        (0..rows * cols)
+            .map(|i| {
+                if mass[i] > 0.0 {
+                    (m[i] / mass[i]) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    };
+    let field = |v: Vec<f32>| Array2::from_shape_vec((rows, cols), v).expect("rows * cols values");
+    Density {
+        rho: field(rho),
+        vx: field(velocity(&mom_x)),
+        vy: field(velocity(&mom_y)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::Agents;
+    use crate::fields::splat;
+
+    #[test]
+    fn the_window_is_the_least_odd_square_with_a_fractional_ring() {
+        // 1 m² on 0.5 m cells: 3 x 3 cells, the ring half in (side 2 cells = 0.5 + 1 + 0.5).
+        assert_eq!(
+            DensityWindow::new(1.0, 0.5),
+            Some(DensityWindow { half: 1, edge: 0.5 })
+        );
+        // 0.25 m: 5 x 5, ring half in (side 4 = 0.5 + 3 + 0.5); 0.125 m: 9 x 9.
+        assert_eq!(
+            DensityWindow::new(1.0, 0.25),
+            Some(DensityWindow { half: 2, edge: 0.5 })
+        );
+        assert_eq!(
+            DensityWindow::new(1.0, 0.125),
+            Some(DensityWindow { half: 4, edge: 0.5 })
+        );
+        // An odd number of cells across: the ring is whole.
+        let w = DensityWindow::new(0.09 * 9.0, 0.3).unwrap();
+        assert_eq!(w.half, 1);
+        assert!((w.edge - 1.0).abs() < 1e-9);
+        // A cell or less: the cell itself.
+        assert_eq!(
+            DensityWindow::new(1.0, 1.0),
+            Some(DensityWindow { half: 0, edge: 1.0 })
+        );
+        assert_eq!(
+            DensityWindow::new(0.01, 0.5),
+            Some(DensityWindow { half: 0, edge: 1.0 })
+        );
+        // Off.
+        for a in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(DensityWindow::new(a, 0.5), None, "{a}");
+        }
+        // The weights always add up to the area, in cells, along each axis.
+        for h in [0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0] {
+            for area in [0.5, 1.0, 2.0, 3.3] {
+                let w = DensityWindow::new(area, h).unwrap();
+                let side: f64 = (0..=w.half)
+                    .map(|o| if o == 0 { 1.0 } else { 2.0 * w.weight(o) })
+                    .sum();
+                let want = (area.sqrt() / h).max(1.0);
+                assert!((side - want).abs() < 1e-6, "{h} {area}: {side} vs {want}");
+                assert!(w.edge > 0.0 && w.edge <= 1.0);
+            }
+        }
+    }
+
+    /// The window sum of one cell by the definition: every cell of the grid with its weight.
+    fn direct(src: &[f64], rows: usize, cols: usize, w: DensityWindow, r: usize, c: usize) -> f64 {
+        let mut sum = 0.0;
+        for i in 0..rows {
+            for j in 0..cols {
+                sum += w.weight(i.abs_diff(r)) * w.weight(j.abs_diff(c)) * src[i * cols + j];
+            }
+        }
+        sum
+    }
+
+    #[test]
+    fn window_sums_match_the_definition_including_borders_and_huge_windows() {
+        let (rows, cols) = (9, 13);
+        let src: Vec<f64> = (0..rows * cols)
+            .map(|i| ((i * 7919) % 23) as f64 * 0.37)
+            .collect();
+        for w in [
+            DensityWindow { half: 0, edge: 1.0 },
+            DensityWindow { half: 1, edge: 0.5 },
+            DensityWindow { half: 2, edge: 0.3 },
+            DensityWindow { half: 5, edge: 1.0 },
+            DensityWindow { half: 40, edge: 0.5 },
+        ] {
+            let got = window_sums(&src, rows, cols, w);
+            for r in 0..rows {
+                for c in 0..cols {
+                    let want = direct(&src, rows, cols, w, r, c);
+                    assert!((got[r * cols + c] - want).abs() < 1e-9, "{w:?} ({r}, {c})");
+                }
+            }
+        }
+    }
+
+    fn constant(grid: &Grid, rho: f32, vx: f32) -> Density {
+        Density {
+            rho: Array2::from_elem(grid.shape(), rho),
+            vx: Array2::from_elem(grid.shape(), vx),
+            vy: Array2::from_elem(grid.shape(), -0.5),
+        }
+    }
+
+    #[test]
+    fn the_window_average_of_a_constant_density_is_that_constant() {
+        for h in [0.125, 0.25, 0.4, 0.5, 1.0] {
+            let grid = Grid::new(17, 11, h);
+            let mut obstacle = Array2::from_elem(grid.shape(), false);
+            // A wall across, with a gap: open cells beside it average over the open cells only.
+            for r in 0..11 {
+                obstacle[(r, 8)] = r != 5;
+            }
+            let w = DensityWindow::new(1.0, h).unwrap();
+            for obstacle in [Array2::from_elem(grid.shape(), false), obstacle] {
+                // Nobody stands inside a wall.
+                let mut d = constant(&grid, 2.5, 1.2);
+                d.rho
+                    .zip_mut_with(&obstacle, |v, &o| *v = if o { 0.0 } else { *v });
+                let open = open_area(obstacle.view(), w);
+                let a = window_average(&grid, &d, &open, w);
+                for ((rc, &rho), &o) in a.rho.indexed_iter().zip(obstacle.iter()) {
+                    if !o {
+                        assert!((rho - 2.5).abs() < 1e-5, "{h} {rc:?}: {rho}");
+                        assert!((a.vx[rc] - 1.2).abs() < 1e-5 && (a.vy[rc] + 0.5).abs() < 1e-5);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_agents_mass_is_conserved_by_the_window_average_away_from_borders() {
+        for h in [0.125, 0.25, 0.5] {
+            let grid = Grid::new(40, 40, h);
+            let mut agents = Agents::default();
+            agents.push(0, (17.3 * h) as f32, (21.6 * h) as f32, 0, 0.25, 1.3);
+            agents.vx[0] = 1.1;
+            let d = splat(&grid, 1.5, &agents);
+            let w = DensityWindow::new(1.0, h).unwrap();
+            let open = open_area(Array2::from_elem(grid.shape(), false).view(), w);
+            let a = window_average(&grid, &d, &open, w);
+            let mass = |d: &Density| d.rho.iter().map(|&v| v as f64).sum::<f64>() * h * h;
+            assert!((mass(&a) - mass(&d)).abs() < 1e-5 * mass(&d), "{h}");
+            // Spread over about a square metre: one person reads about 1 /m², not 1 / h².
+            let peak = a.rho.iter().fold(0.0f32, |m, &v| m.max(v));
+            assert!(peak < 2.0 && peak > 0.3, "{h}: peak {peak}");
+            // Every cell that reads the agent reads its velocity.
+            for (rc, &rho) in a.rho.indexed_iter() {
+                if rho > 0.0 {
+                    assert!((a.vx[rc] - 1.1).abs() < 1e-5, "{rc:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_window_averages_velocity_by_density() {
+        // Two cells: 3 persons at 1 m/s and 1 person at -1 m/s, in one 3-cell window: 0.5 m/s.
+        let grid = Grid::new(3, 1, 1.0);
+        let d = Density {
+            rho: Array2::from_shape_vec((1, 3), vec![3.0, 0.0, 1.0]).unwrap(),
+            vx: Array2::from_shape_vec((1, 3), vec![1.0, 0.0, -1.0]).unwrap(),
+            vy: Array2::zeros((1, 3)),
+        };
+        let w = DensityWindow { half: 1, edge: 1.0 };
+        let open = open_area(Array2::from_elem((1, 3), false).view(), w);
+        let a = window_average(&grid, &d, &open, w);
+        assert!((a.vx[(0, 1)] - 0.5).abs() < 1e-6);
+        assert!((a.rho[(0, 1)] - 4.0 / 3.0).abs() < 1e-6);
+        // At the border the window holds two cells.
+        assert!((a.rho[(0, 0)] - 1.5).abs() < 1e-6 && (a.vx[(0, 0)] - 1.0).abs() < 1e-6);
+    }
+}
