@@ -28,7 +28,7 @@
 
 use super::Density;
 use crate::grid::Grid;
-use ndarray::{Array2, ArrayView2};
+use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 /// Cells are counted with this margin: `cells_covering` of an area that is exactly `k` cells
@@ -91,117 +91,135 @@ impl DensityWindow {
     }
 }
 
-/// Weighted window sums of `src` (`rows x cols`, row-major) along each row: `out[r][c] =
-/// sum over the row's cells j of weight(|j - c|) src[r][j]`. Rows in parallel.
-fn sums_along_rows(src: &[f64], rows: usize, cols: usize, w: DensityWindow) -> Vec<f64> {
-    let mut out = vec![0.0; rows * cols];
-    let half = w.half_on(cols);
-    if half == 0 {
-        out.copy_from_slice(src);
-        return out;
-    }
-    out.par_chunks_mut(cols).zip(src.par_chunks(cols)).for_each_init(
-        || vec![0.0f64; cols + 1],
-        |prefix, (out_row, row)| {
-            for (c, &v) in row.iter().enumerate() {
-                prefix[c + 1] = prefix[c] + v;
-            }
-            for (c, out) in out_row.iter_mut().enumerate() {
-                *out = window_sum(prefix, |j| row[j], c, cols, half, w.edge);
-            }
-        },
-    );
-    out
-}
+/// `N` channels of one cell (mass and momentum of the density; the open cells alone).
+type Cell<const N: usize> = [f64; N];
 
-/// Weighted window sums of `src` (`rows x cols`, row-major) along each column, as
-/// [`sums_along_rows`] does along rows: a column prefix table (built row by row), then the
-/// output rows in parallel.
-fn sums_along_cols(src: &[f64], rows: usize, cols: usize, w: DensityWindow) -> Vec<f64> {
-    let half = w.half_on(rows);
-    if half == 0 {
-        return src.to_vec();
-    }
-    // prefix[r][c] = sum of src[..r][c].
-    let mut prefix = vec![0.0f64; (rows + 1) * cols];
-    for r in 0..rows {
-        let (done, next) = prefix.split_at_mut((r + 1) * cols);
-        let last = &done[r * cols..];
-        for ((p, &a), &v) in next[..cols]
-            .iter_mut()
-            .zip(last)
-            .zip(&src[r * cols..(r + 1) * cols])
-        {
-            *p = a + v;
-        }
-    }
-    let mut out = vec![0.0; rows * cols];
-    out.par_chunks_mut(cols).enumerate().for_each(|(r, out_row)| {
-        for (c, out) in out_row.iter_mut().enumerate() {
-            let column_prefix = ColumnPrefix {
-                prefix: &prefix,
-                cols,
-                c,
-            };
-            *out = window_sum(&column_prefix, |i| src[i * cols + c], r, rows, half, w.edge);
-        }
-    });
-    out
-}
-
-/// Prefix sums of one line, indexed by position (`at(i)` = sum of the first `i` cells).
-trait Prefix {
-    fn at(&self, i: usize) -> f64;
-}
-
-impl Prefix for Vec<f64> {
-    #[inline(always)]
-    fn at(&self, i: usize) -> f64 {
-        self[i]
-    }
-}
-
-/// Column `c` of a row-major prefix table.
-struct ColumnPrefix<'a> {
-    prefix: &'a [f64],
-    cols: usize,
-    c: usize,
-}
-
-impl Prefix for ColumnPrefix<'_> {
-    #[inline(always)]
-    fn at(&self, i: usize) -> f64 {
-        self.prefix[i * self.cols + self.c]
-    }
-}
-
-/// The window sum at position `i` of a line of `n > 0` cells, `half >= 1`: the cells within
-/// `half - 1` of `i` (from the prefix sums) plus `edge` times the two cells `half` away that lie
-/// on the line (`value(j)` is cell `j`).
 #[inline(always)]
-fn window_sum(
-    prefix: &impl Prefix,
-    value: impl Fn(usize) -> f64,
-    i: usize,
-    n: usize,
+fn add<const N: usize>(a: Cell<N>, b: Cell<N>) -> Cell<N> {
+    std::array::from_fn(|k| a[k] + b[k])
+}
+
+#[inline(always)]
+fn sub<const N: usize>(a: Cell<N>, b: Cell<N>) -> Cell<N> {
+    std::array::from_fn(|k| a[k] - b[k])
+}
+
+/// `a + edge * b`.
+#[inline(always)]
+fn add_scaled<const N: usize>(a: Cell<N>, edge: f64, b: Cell<N>) -> Cell<N> {
+    std::array::from_fn(|k| a[k] + edge * b[k])
+}
+
+/// The window's weighted sums along one line of cells `x` into `out`, `half >= 1` (capped at
+/// the line's length): the cells within `half - 1` of each cell from the prefix sums
+/// (`prefix`, scratch of `x.len() + 1`), plus `edge` times the two cells `half` away that lie
+/// on the line.
+fn line_sums<const N: usize>(
+    x: &[Cell<N>],
     half: usize,
     edge: f64,
-) -> f64 {
-    let lo = i.saturating_sub(half - 1);
-    let hi = (i + half).min(n); // one past the last whole cell
-    let mut sum = prefix.at(hi) - prefix.at(lo);
-    if i >= half {
-        sum += edge * value(i - half);
+    prefix: &mut [Cell<N>],
+    out: &mut [Cell<N>],
+) {
+    let n = x.len();
+    prefix[0] = [0.0; N];
+    for i in 0..n {
+        prefix[i + 1] = add(prefix[i], x[i]);
     }
-    if i + half < n {
-        sum += edge * value(i + half);
+    for (i, out) in out.iter_mut().enumerate() {
+        let lo = i.saturating_sub(half - 1);
+        let hi = (i + half).min(n); // one past the last whole cell
+        let mut sum = sub(prefix[hi], prefix[lo]);
+        if i >= half {
+            sum = add_scaled(sum, edge, x[i - half]);
+        }
+        if i + half < n {
+            sum = add_scaled(sum, edge, x[i + half]);
+        }
+        *out = sum;
     }
-    sum
 }
 
-/// The window's weighted sum of `src` around every cell (both axes), `rows x cols` row-major.
+/// The window's weighted sums around every cell of `x` (`rows x cols`, row-major), both axes,
+/// handed row by row to `emit(r, sums of row r)` (rows in parallel). Along rows: prefix sums per
+/// row; along columns: a prefix table over rows (each row of it one vector add of the last),
+/// then each output row from two rows of the table and the two ring rows.
+fn window_sums_by_row<const N: usize>(
+    x: &[Cell<N>],
+    rows: usize,
+    cols: usize,
+    w: DensityWindow,
+    emit: impl Fn(usize, &[Cell<N>]) + Sync,
+) {
+    let (half_c, half_r) = (w.half_on(cols), w.half_on(rows));
+    // Sums along rows.
+    let along_rows: Vec<Cell<N>> = if half_c == 0 {
+        x.to_vec()
+    } else {
+        let mut sums = vec![[0.0; N]; rows * cols];
+        sums.par_chunks_mut(cols).zip(x.par_chunks(cols)).for_each_init(
+            || vec![[0.0; N]; cols + 1],
+            |prefix, (out, line)| line_sums(line, half_c, w.edge, prefix, out),
+        );
+        sums
+    };
+    if half_r == 0 {
+        along_rows
+            .par_chunks(cols)
+            .enumerate()
+            .for_each(|(r, row)| emit(r, row));
+        return;
+    }
+    // Then along columns: table[r] = the sum of rows ..r.
+    let mut table = vec![[0.0; N]; (rows + 1) * cols];
+    for r in 0..rows {
+        let (done, next) = table.split_at_mut((r + 1) * cols);
+        let last = &done[r * cols..];
+        for ((t, &a), &v) in next[..cols]
+            .iter_mut()
+            .zip(last)
+            .zip(&along_rows[r * cols..(r + 1) * cols])
+        {
+            *t = add(a, v);
+        }
+    }
+    (0..rows).into_par_iter().for_each_init(
+        || vec![[0.0; N]; cols],
+        |out, r| {
+            let lo = r.saturating_sub(half_r - 1);
+            let hi = (r + half_r).min(rows);
+            let (t_hi, t_lo) = (
+                &table[hi * cols..(hi + 1) * cols],
+                &table[lo * cols..(lo + 1) * cols],
+            );
+            for ((o, &a), &b) in out.iter_mut().zip(t_hi).zip(t_lo) {
+                *o = sub(a, b);
+            }
+            for ring in [r.checked_sub(half_r), Some(r + half_r).filter(|&i| i < rows)]
+                .into_iter()
+                .flatten()
+            {
+                for (o, &v) in out.iter_mut().zip(&along_rows[ring * cols..(ring + 1) * cols]) {
+                    *o = add_scaled(*o, w.edge, v);
+                }
+            }
+            emit(r, out);
+        },
+    );
+}
+
+/// The window's weighted sum of `src` (`rows x cols`, row-major) around every cell.
+#[cfg(test)]
 fn window_sums(src: &[f64], rows: usize, cols: usize, w: DensityWindow) -> Vec<f64> {
-    sums_along_cols(&sums_along_rows(src, rows, cols, w), rows, cols, w)
+    let x: Vec<Cell<1>> = src.iter().map(|&v| [v]).collect();
+    let out = std::sync::Mutex::new(vec![0.0; rows * cols]);
+    window_sums_by_row(&x, rows, cols, w, |r, sums| {
+        let mut out = out.lock().expect("not poisoned");
+        for (o, s) in out[r * cols..(r + 1) * cols].iter_mut().zip(sums) {
+            *o = s[0];
+        }
+    });
+    out.into_inner().expect("not poisoned")
 }
 
 /// The open area of each cell's window, in cells (the window's weights of the open cells
@@ -209,8 +227,18 @@ fn window_sums(src: &[f64], rows: usize, cols: usize, w: DensityWindow) -> Vec<f
 /// [`super::SceneFaces`] computes it once.
 pub fn open_area(obstacle: ArrayView2<bool>, w: DensityWindow) -> Vec<f64> {
     let (rows, cols) = obstacle.dim();
-    let open: Vec<f64> = obstacle.iter().map(|&o| if o { 0.0 } else { 1.0 }).collect();
-    window_sums(&open, rows, cols, w)
+    let open: Vec<Cell<1>> = obstacle.iter().map(|&o| [if o { 0.0 } else { 1.0 }]).collect();
+    let mut area = vec![0.0; rows * cols];
+    let rows_out: Vec<std::sync::Mutex<&mut [f64]>> =
+        area.chunks_mut(cols.max(1)).map(std::sync::Mutex::new).collect();
+    window_sums_by_row(&open, rows, cols, w, |r, sums| {
+        let mut row = rows_out[r].lock().expect("not poisoned");
+        for (o, s) in row.iter_mut().zip(sums) {
+            *o = s[0];
+        }
+    });
+    drop(rows_out);
+    area
 }
 
 /// The splat `density` averaged over the window `w` around every cell (see the module
@@ -220,47 +248,51 @@ pub fn open_area(obstacle: ArrayView2<bool>, w: DensityWindow) -> Vec<f64> {
 pub fn window_average(grid: &Grid, density: &Density, open: &[f64], w: DensityWindow) -> Density {
     let (rows, cols) = grid.shape();
     assert_eq!(open.len(), rows * cols, "open area of another grid");
-    let mass: Vec<f64> = density.rho.iter().map(|&v| v as f64).collect();
-    let mom = |v: &Array2<f32>| -> Vec<f64> {
-        density
-            .rho
-            .iter()
-            .zip(v.iter())
-            .map(|(&rho, &v)| rho as f64 * v as f64)
-            .collect()
-    };
-    let (mom_x, mom_y) = (mom(&density.vx), mom(&density.vy));
-    let (mass, mom_x, mom_y) = (
-        window_sums(&mass, rows, cols, w),
-        window_sums(&mom_x, rows, cols, w),
-        window_sums(&mom_y, rows, cols, w),
-    );
-    let rho = (0..rows * cols)
-        .map(|i| {
-            if open[i] > 0.0 {
-                (mass[i] / open[i]).max(0.0) as f32
-            } else {
-                0.0
-            }
+    let mut out = Density::empty(grid);
+    if grid.is_empty() {
+        return out;
+    }
+    // Mass and momentum per cell, row-major.
+    for f in [&density.rho, &density.vx, &density.vy] {
+        assert_eq!(f.dim(), (rows, cols), "density of another grid");
+    }
+    let x: Vec<Cell<3>> = density
+        .rho
+        .iter()
+        .zip(density.vx.iter())
+        .zip(density.vy.iter())
+        .map(|((&rho, &vx), &vy)| {
+            let m = rho as f64;
+            [m, m * vx as f64, m * vy as f64]
         })
         .collect();
-    let velocity = |m: &[f64]| -> Vec<f32> {
-        (0..rows * cols)
-            .map(|i| {
-                if mass[i] > 0.0 {
-                    (m[i] / mass[i]) as f32
-                } else {
-                    0.0
-                }
-            })
-            .collect()
-    };
-    let field = |v: Vec<f32>| Array2::from_shape_vec((rows, cols), v).expect("rows * cols values");
-    Density {
-        rho: field(rho),
-        vx: field(velocity(&mom_x)),
-        vy: field(velocity(&mom_y)),
-    }
+    let contiguous = "a new array is contiguous";
+    let rows_out: Vec<std::sync::Mutex<(&mut [f32], &mut [f32], &mut [f32])>> = out
+        .rho
+        .as_slice_mut()
+        .expect(contiguous)
+        .chunks_mut(cols)
+        .zip(out.vx.as_slice_mut().expect(contiguous).chunks_mut(cols))
+        .zip(out.vy.as_slice_mut().expect(contiguous).chunks_mut(cols))
+        .map(|((a, b), c)| std::sync::Mutex::new((a, b, c)))
+        .collect();
+    window_sums_by_row(&x, rows, cols, w, |r, sums| {
+        let mut guard = rows_out[r].lock().expect("not poisoned");
+        let (rho, vx, vy) = &mut *guard;
+        let open = &open[r * cols..(r + 1) * cols];
+        for c in 0..cols {
+            let [mass, mom_x, mom_y] = sums[c];
+            if open[c] > 0.0 {
+                rho[c] = (mass / open[c]).max(0.0) as f32;
+            }
+            if mass > 0.0 {
+                vx[c] = (mom_x / mass) as f32;
+                vy[c] = (mom_y / mass) as f32;
+            }
+        }
+    });
+    drop(rows_out);
+    out
 }
 
 #[cfg(test)]
@@ -268,6 +300,7 @@ mod tests {
     use super::*;
     use crate::agents::Agents;
     use crate::fields::splat;
+    use ndarray::Array2;
 
     #[test]
     fn the_window_is_the_least_odd_square_with_a_fractional_ring() {
