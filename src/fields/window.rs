@@ -21,8 +21,9 @@
 //!   persons whose density it reads; a lone walker at the window's edge counts with its weight,
 //!   not as the window's whole flow.
 //!
-//! The average is separable: weighted sums along each row, then along each column, each by
-//! prefix sums in f64 (cost independent of the window's size), rows in parallel; every value
+//! The average is separable: weighted sums along each row, then along each column, in f64 (cell
+//! by cell for windows up to 9 cells across, by prefix sums for larger ones, so the cost does
+//! not grow with the window), rows in parallel; every value
 //! depends only on the input, so the result does not depend on the thread count. The GPU runs
 //! the same two passes (`shaders/density_window_rows.wgsl`, `density_window_cols.wgsl`).
 
@@ -110,10 +111,16 @@ fn add_scaled<const N: usize>(a: Cell<N>, edge: f64, b: Cell<N>) -> Cell<N> {
     std::array::from_fn(|k| a[k] + edge * b[k])
 }
 
+/// Windows up to this many cells on each side of the centre are summed cell by cell, larger
+/// ones by prefix sums: up to here the direct sum reads about as many values as the prefix sums
+/// write and read (a 1 m² window is 4 cells on each side on 0.125 m cells, 1 on 0.5 m), and it
+/// needs no prefix table.
+const DIRECT_MAX_HALF: usize = 4;
+
 /// The window's weighted sums along one line of cells `x` into `out`, `half >= 1` (capped at
-/// the line's length): the cells within `half - 1` of each cell from the prefix sums
-/// (`prefix`, scratch of `x.len() + 1`), plus `edge` times the two cells `half` away that lie
-/// on the line.
+/// the line's length): the cells within `half - 1` of each cell (summed directly up to
+/// [`DIRECT_MAX_HALF`], else from prefix sums in `prefix`, scratch of `x.len() + 1`), plus
+/// `edge` times the two cells `half` away that lie on the line.
 fn line_sums<const N: usize>(
     x: &[Cell<N>],
     half: usize,
@@ -122,14 +129,21 @@ fn line_sums<const N: usize>(
     out: &mut [Cell<N>],
 ) {
     let n = x.len();
-    prefix[0] = [0.0; N];
-    for i in 0..n {
-        prefix[i + 1] = add(prefix[i], x[i]);
+    let direct = half <= DIRECT_MAX_HALF;
+    if !direct {
+        prefix[0] = [0.0; N];
+        for i in 0..n {
+            prefix[i + 1] = add(prefix[i], x[i]);
+        }
     }
     for (i, out) in out.iter_mut().enumerate() {
         let lo = i.saturating_sub(half - 1);
         let hi = (i + half).min(n); // one past the last whole cell
-        let mut sum = sub(prefix[hi], prefix[lo]);
+        let mut sum = if direct {
+            x[lo..hi].iter().fold([0.0; N], |s, &v| add(s, v))
+        } else {
+            sub(prefix[hi], prefix[lo])
+        };
         if i >= half {
             sum = add_scaled(sum, edge, x[i - half]);
         }
@@ -141,9 +155,9 @@ fn line_sums<const N: usize>(
 }
 
 /// The window's weighted sums around every cell of `x` (`rows x cols`, row-major), both axes,
-/// handed row by row to `emit(r, sums of row r)` (rows in parallel). Along rows: prefix sums per
-/// row; along columns: a prefix table over rows (each row of it one vector add of the last),
-/// then each output row from two rows of the table and the two ring rows.
+/// handed row by row to `emit(r, sums of row r)` (rows in parallel). Along rows: line by line
+/// ([`line_sums`]); along columns: each output row the sum of the window's rows (or, for a
+/// large window, the difference of two rows of a prefix table over rows) plus the two ring rows.
 fn window_sums_by_row<const N: usize>(
     x: &[Cell<N>],
     rows: usize,
@@ -163,43 +177,51 @@ fn window_sums_by_row<const N: usize>(
         );
         sums
     };
+    let row = |r: usize| &along_rows[r * cols..(r + 1) * cols];
     if half_r == 0 {
-        along_rows
-            .par_chunks(cols)
-            .enumerate()
-            .for_each(|(r, row)| emit(r, row));
+        (0..rows).into_par_iter().for_each(|r| emit(r, row(r)));
         return;
     }
-    // Then along columns: table[r] = the sum of rows ..r.
-    let mut table = vec![[0.0; N]; (rows + 1) * cols];
-    for r in 0..rows {
-        let (done, next) = table.split_at_mut((r + 1) * cols);
-        let last = &done[r * cols..];
-        for ((t, &a), &v) in next[..cols]
-            .iter_mut()
-            .zip(last)
-            .zip(&along_rows[r * cols..(r + 1) * cols])
-        {
-            *t = add(a, v);
+    // Then along columns; for a large window, table[r] = the sum of rows ..r.
+    let table = if half_r <= DIRECT_MAX_HALF {
+        Vec::new()
+    } else {
+        let mut table = vec![[0.0; N]; (rows + 1) * cols];
+        for r in 0..rows {
+            let (done, next) = table.split_at_mut((r + 1) * cols);
+            let last = &done[r * cols..];
+            for ((t, &a), &v) in next[..cols].iter_mut().zip(last).zip(row(r)) {
+                *t = add(a, v);
+            }
         }
-    }
+        table
+    };
     (0..rows).into_par_iter().for_each_init(
         || vec![[0.0; N]; cols],
         |out, r| {
             let lo = r.saturating_sub(half_r - 1);
-            let hi = (r + half_r).min(rows);
-            let (t_hi, t_lo) = (
-                &table[hi * cols..(hi + 1) * cols],
-                &table[lo * cols..(lo + 1) * cols],
-            );
-            for ((o, &a), &b) in out.iter_mut().zip(t_hi).zip(t_lo) {
-                *o = sub(a, b);
+            let hi = (r + half_r).min(rows); // one past the last whole row
+            if table.is_empty() {
+                out.copy_from_slice(row(lo));
+                for i in lo + 1..hi {
+                    for (o, &v) in out.iter_mut().zip(row(i)) {
+                        *o = add(*o, v);
+                    }
+                }
+            } else {
+                let (t_hi, t_lo) = (
+                    &table[hi * cols..(hi + 1) * cols],
+                    &table[lo * cols..(lo + 1) * cols],
+                );
+                for ((o, &a), &b) in out.iter_mut().zip(t_hi).zip(t_lo) {
+                    *o = sub(a, b);
+                }
             }
             for ring in [r.checked_sub(half_r), Some(r + half_r).filter(|&i| i < rows)]
                 .into_iter()
                 .flatten()
             {
-                for (o, &v) in out.iter_mut().zip(&along_rows[ring * cols..(ring + 1) * cols]) {
+                for (o, &v) in out.iter_mut().zip(row(ring)) {
                     *o = add_scaled(*o, w.edge, v);
                 }
             }
