@@ -69,7 +69,8 @@ pub fn speed(scene: &Scene, density: &Density) -> Array3<f32> {
 }
 
 /// What the speed and cost fields take from the scene alone, per face: whether it is open,
-/// the terrain speed across it and the discomfort ahead of it. A simulation computes it once
+/// the terrain speed across it and the discomfort ahead of it; and with a density window
+/// (`params.density_window`), the window and each cell's open area in it. A simulation computes it once
 /// and reuses it every step ([`speed_with`], [`super::cost::unit_cost_with`]); the values are
 /// exactly those [`speed`] and [`super::unit_cost`] compute on the fly.
 #[derive(Clone, Debug)]
