@@ -92,6 +92,21 @@ struct FieldParams {
     weidmann_rho_jam: f32,
     // Finite unit costs above this are clamped to it (FIM_COST_MAX on the host).
     cost_max: f32,
+    // 1: each face reads at least the density of its own cell (params.density_at_walker).
+    at_walker: u32,
+    pad2: u32,
+}
+
+// The density window of the window passes (CPU: fields::window). Sync: GpuWindowParams.
+struct WindowParams {
+    cols: u32,
+    rows: u32,
+    // Window cells on each side of the centre along a row / a column, capped at the grid.
+    half_cols: u32,
+    half_rows: u32,
+    // Weight of the window's outer ring (1 when the window is one cell).
+    edge: f32,
+    pad0: u32,
     pad1: u32,
     pad2: u32,
 }

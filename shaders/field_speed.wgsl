@@ -3,7 +3,8 @@
 @group(0) @binding(1) var<storage, read> height: array<f32>;
 @group(0) @binding(2) var<storage, read> obstacle: array<u32>;
 @group(0) @binding(3) var<storage, read> discomfort: array<f32>;
-// The splat's output: rho, then vx, then vy, each cols * rows values.
+// The splat's output, or its window average with a density window: rho, then vx, then vy,
+// each cols * rows values.
 @group(0) @binding(4) var<storage, read> density: array<f32>;
 @group(0) @binding(5) var<storage, read_write> speed: array<f32>;
 @group(0) @binding(6) var<storage, read_write> cost: array<f32>;
@@ -50,7 +51,10 @@ fn face_speed(cell: u32, r: u32, c: u32, d: u32) -> f32 {
     let ft = terrain_speed(slope);
     let cells = params.cols * params.rows;
     let s = ahead_cells(r, c, d, params.cols, params.rows, params.ahead_whole, params.ahead_frac);
-    let rho = lerp_ahead(density[s.a], density[s.b], s.t);
+    var rho = lerp_ahead(density[s.a], density[s.b], s.t);
+    if params.at_walker != 0u {
+        rho = max(rho, density[cell]);
+    }
     let vx = lerp_ahead(density[cells + s.a], density[cells + s.b], s.t);
     let vy = lerp_ahead(density[2u * cells + s.a], density[2u * cells + s.b], s.t);
     let v_along = vx * f32(dir_dc(d)) + vy * f32(dir_dr(d));

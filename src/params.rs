@@ -51,7 +51,23 @@ pub struct Params {
     pub weidmann_rho_jam: f64,
     /// Weidmann shape constant gamma, 1/m². Default 1.913.
     pub weidmann_gamma: f64,
+    /// Area, m², over which the speed field averages the density: 0 (the default) reads the
+    /// per-cell splat of SPEC §2, whose values grow as the cells shrink; a positive area reads
+    /// the splat averaged over a square of that area around each cell (the open cells inside
+    /// the grid; velocity weighted by density; see `fields::window`), so the density, and the
+    /// flows it sets, hardly depend on the cell size. 1.0 is the area pedestrian studies
+    /// measure density over. At most [`MAX_DENSITY_WINDOW_M2`].
+    pub density_window: f64,
+    /// When true, each face reads the larger of the density ahead and the density of its own
+    /// cell, so a packed crowd in front of an empty space (a door) is slowed by its own
+    /// density, not set free by the empty space ahead. Default false (SPEC §3: the density
+    /// ahead only).
+    pub density_at_walker: bool,
 }
+
+/// Largest [`Params::density_window`], m²: a 10 m x 10 m square, far more than any measure of a
+/// local crowd density (1 m² is usual); a larger one is likely a unit mistake.
+pub const MAX_DENSITY_WINDOW_M2: f64 = 100.0;
 
 impl Default for Params {
     fn default() -> Self {
@@ -70,6 +86,8 @@ impl Default for Params {
             speed_law: SpeedLaw::Linear,
             weidmann_rho_jam: 5.4,
             weidmann_gamma: 1.913,
+            density_window: 0.0,
+            density_at_walker: false,
         }
     }
 }

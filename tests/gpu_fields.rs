@@ -193,6 +193,98 @@ fn speed_and_cost_match_the_cpu_fields_on_random_scenes() {
 }
 
 #[test]
+fn density_window_and_density_at_walker_match_the_cpu_fields() {
+    let Some(ctx) = gpu() else { return };
+    // (seed, cols, rows, cell size, law, lookahead, density_window m², density_at_walker)
+    let cases = [
+        (41, 40, 30, 0.5, SpeedLaw::Linear, 1.0, 1.0, false),
+        (42, 23, 57, 0.25, SpeedLaw::Weidmann, 1.45, 1.0, true),
+        (43, 33, 33, 0.4, SpeedLaw::Weidmann, 1.0, 0.0, true),
+        // sqrt(0.5) / 0.3 = 2.36 cells across: 3 x 3 cells, the ring 0.68 in.
+        (44, 31, 19, 0.3, SpeedLaw::Linear, 0.5, 0.5, true),
+        // 9 x 9 cells of 0.125 m, the ring half in.
+        (45, 36, 28, 0.125, SpeedLaw::Weidmann, 1.0, 1.0, true),
+        // 100 m² on 0.5 m cells is 21 x 21 cells: wider than this 12 x 9 grid (clamped).
+        (46, 12, 9, 0.5, SpeedLaw::Weidmann, 1.0, 100.0, false),
+    ];
+    for (seed, cols, rows, h, law, lookahead, window, at_walker) in cases {
+        let what =
+            format!("seed {seed} ({cols}x{rows}, h {h}, {law:?}, window {window}, at walker {at_walker})");
+        let (mut scene, mut agents) = random_scene(seed, cols, rows, h, law, lookahead);
+        // Half an agent per cell is a jam on cells of 0.125 m (32 persons/m²), where every
+        // face reads f_min: keep one agent in eight.
+        if h < 0.2 {
+            agents.retain(|i| i % 8 == 0);
+        }
+        scene.params.density_window = window;
+        scene.params.density_at_walker = at_walker;
+        let g = ctx.fields(&scene, &agents).unwrap();
+        // The density read back is the splat's, as on the CPU (the window is the speed's).
+        let splat = ctx.splat(&scene.grid, scene.params.lambda, &agents).unwrap();
+        assert_eq!(g.density, splat, "{what}: the fields' density is the splat");
+        // The device sums each window directly in f32, the CPU by prefix sums in f64; the
+        // window's few dozen additions keep the difference to a few 1e-6 (measured 2.3e-6 at
+        // worst), inside the fields' tolerance.
+        let cpu_speed = fields::speed(&scene, &g.density);
+        assert_faces_close(&g.speed, &cpu_speed, FIELD_REL, &format!("{what} speed"));
+        let cpu_cost = fields::unit_cost(&scene, cpu_speed.view());
+        assert_faces_close(&g.cost, &cpu_cost, FIELD_REL, &format!("{what} cost"));
+        // The options change the speed: the comparison is not of two default fields.
+        let mut plain = scene.clone();
+        plain.params.density_window = 0.0;
+        plain.params.density_at_walker = false;
+        let default_speed = fields::speed(&plain, &g.density);
+        let changed = g
+            .speed
+            .iter()
+            .zip(default_speed.iter())
+            .filter(|&(&a, &b)| (a - b).abs() > 0.01 * b.abs().max(0.1))
+            .count();
+        assert!(changed > 20, "{what}: only {changed} faces changed");
+        assert_eq!(
+            g,
+            ctx.fields(&scene, &agents).unwrap(),
+            "{what}: not deterministic"
+        );
+    }
+    // The window's buffers kept from a windowed scene are not read by a scene without one.
+    let (scene, agents) = random_scene(47, 25, 20, 0.5, SpeedLaw::Linear, 1.0);
+    let g = ctx.fields(&scene, &agents).unwrap();
+    assert_faces_close(
+        &g.speed,
+        &fields::speed(&scene, &g.density),
+        FIELD_REL,
+        "after a window",
+    );
+}
+
+#[test]
+fn whole_chain_with_a_density_window_matches_the_cpu_twin() {
+    let Some(ctx) = gpu() else { return };
+    let (mut scene, agents) = random_scene(48, 44, 36, 0.25, SpeedLaw::Weidmann, 1.0);
+    scene.params.density_window = 1.0;
+    scene.params.density_at_walker = true;
+    let goals = goals(&scene);
+    let step = ctx.continuum_step(&scene, &agents, &goals, true).unwrap();
+    let fields = step.fields.expect("fields were asked for");
+    assert_eq!(fields, ctx.fields(&scene, &agents).unwrap());
+    let cpu_speed = fields::speed(&scene, &fields.density);
+    let cpu_cost = fields::unit_cost(&scene, cpu_speed.view());
+    let twin = solve_fim_cpu(cpu_cost.view(), &goals, 0.25).unwrap();
+    let mut worst = 0.0f64;
+    for (g, c) in step.potentials.iter().zip(&twin) {
+        assert_eq!(g.unreachable, c.unreachable, "reachable sets differ");
+        for ((idx, &a), &b) in g.phi.indexed_iter().zip(c.phi.iter()) {
+            assert!(close(a, b, CHAIN_TWIN_REL), "at {idx:?}: gpu {a} vs twin {b}");
+            if a.is_finite() && b > 0.0 {
+                worst = worst.max((a - b).abs() / b);
+            }
+        }
+    }
+    eprintln!("window chain vs the CPU twin, largest relative difference {worst:.2e}");
+}
+
+#[test]
 fn without_agents_the_fields_are_the_cpu_fields() {
     let Some(ctx) = gpu() else { return };
     let (scene, _) = random_scene(9, 31, 26, 0.5, SpeedLaw::Linear, 1.0);

@@ -10,10 +10,22 @@ use gpu_support::gpu;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Runs `steps` steps of `map` from the same seed, on the GPU when `ctx` is given.
-fn run(map: &str, steps: usize, replan_every: usize, ctx: Option<Arc<GpuContext>>) -> Simulation {
+/// Runs `steps` steps of `map` from the same seed, on the GPU when `ctx` is given; with
+/// `calibrated`, Weidmann's law, a 1 m² density window and the density at the walker.
+fn run(
+    map: &str,
+    steps: usize,
+    replan_every: usize,
+    calibrated: bool,
+    ctx: Option<Arc<GpuContext>>,
+) -> Simulation {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps").join(map);
-    let scene = crowdfield::map::load(&path).unwrap();
+    let mut scene = crowdfield::map::load(&path).unwrap();
+    if calibrated {
+        scene.params.speed_law = crowdfield::params::SpeedLaw::Weidmann;
+        scene.params.density_window = 1.0;
+        scene.params.density_at_walker = true;
+    }
     let config = SimConfig {
         seed: 7,
         replan_every,
@@ -35,10 +47,15 @@ fn gpu_continuum_steps_follow_the_cpu_run() {
         return;
     }
     let ctx = Arc::new(GpuContext::new().expect("an adapter, as gpu() found one"));
-    for (map, replan_every) in [("four_exits.json", 1), ("crossing.json", 3)] {
+    for (map, replan_every, calibrated) in [
+        ("four_exits.json", 1, false),
+        ("crossing.json", 3, false),
+        ("four_exits.json", 1, true),
+    ] {
         let steps = 40;
-        let cpu = run(map, steps, replan_every, None);
-        let gpu = run(map, steps, replan_every, Some(ctx.clone()));
+        let cpu = run(map, steps, replan_every, calibrated, None);
+        let gpu = run(map, steps, replan_every, calibrated, Some(ctx.clone()));
+        let map = format!("{map}{}", if calibrated { " (calibrated)" } else { "" });
         assert_eq!(gpu.gpu_fallback, None, "{map}: the GPU ran every step");
         assert_eq!(gpu.solver_name(), "gpu-continuum");
         assert_eq!(cpu.solver_name(), "fmm-cpu");

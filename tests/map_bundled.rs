@@ -141,6 +141,41 @@ fn the_schema_rejects_what_the_loader_rejects_structurally() {
 }
 
 #[test]
+fn the_schema_and_the_loader_agree_on_every_parameter() {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(maps_dir().join("map.schema.json")).unwrap()).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let good: Value =
+        serde_json::from_str(&std::fs::read_to_string(maps_dir().join("corridor.json")).unwrap()).unwrap();
+    let loads = |v: &Value| {
+        MapFile::from_json(&serde_json::to_string(v).unwrap(), "params.json")
+            .and_then(|m| map::compile(&m, &maps_dir(), "params.json"))
+            .is_ok()
+    };
+    // Every parameter as the editor saves it (all of them written out), and the calibrated
+    // door-flow settings.
+    let mut all = good.clone();
+    all["params"] = serde_json::to_value(crowdfield::params::Params::default()).unwrap();
+    let mut calibrated = good.clone();
+    calibrated["params"] =
+        serde_json::json!({"speed_law": "weidmann", "density_window": 1.0, "density_at_walker": true});
+    for v in [&all, &calibrated] {
+        assert!(validator.is_valid(v), "the schema refuses {}", v["params"]);
+        assert!(loads(v), "the loader refuses {}", v["params"]);
+    }
+    for bad in [
+        serde_json::json!({"density_window": -0.5}),
+        serde_json::json!({"density_window": 101}),
+        serde_json::json!({"density_at_walker": 1}),
+    ] {
+        let mut v = good.clone();
+        v["params"] = bad;
+        assert!(!validator.is_valid(&v), "the schema accepts {}", v["params"]);
+        assert!(!loads(&v), "the loader accepts {}", v["params"]);
+    }
+}
+
+#[test]
 fn load_save_load_round_trips_every_map() {
     let dir = tempfile::tempdir().unwrap();
     for path in bundled_maps() {

@@ -516,6 +516,47 @@ fn params_are_checked() {
 }
 
 #[test]
+fn a_bad_density_window_is_refused() {
+    let mut v = good();
+    v["params"] = json!({"density_window": -1});
+    assert_reported(&problems(&v), &["params.density_window", "-1.0", ">= 0"]);
+    v["params"] = json!({"density_window": 1e4});
+    assert_reported(
+        &problems(&v),
+        &["params.density_window", "10000.0 m²", "at most 100 m²"],
+    );
+    v["params"] = json!({"density_window": "1 m2"});
+    assert_reported(
+        &problems(&v),
+        &["params.density_window", "\"1 m2\"", "expected f64"],
+    );
+    v["params"] = json!({"density_at_walker": "yes"});
+    assert_reported(
+        &problems(&v),
+        &["params.density_at_walker", "\"yes\"", "expected a boolean"],
+    );
+    // JSON has no NaN: a map built in code can still hold one.
+    let text = serde_json::to_string(&good()).unwrap();
+    let mut file = MapFile::from_json(&text, "nan.json").unwrap();
+    file.params.get_or_insert_with(Default::default).density_window = f64::NAN;
+    let e = map::compile(&file, Path::new("."), "nan.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("nan.json") && e.contains("params.density_window") && e.contains("NaN"),
+        "{e}"
+    );
+    // A window larger than the grid (10 m x 6 m here) is fine: it is clamped to the grid.
+    for ok in [
+        json!({"density_window": 0}),
+        json!({"density_window": 100, "density_at_walker": true}),
+    ] {
+        v["params"] = ok;
+        assert!(problems(&v).is_empty(), "{}", v["params"]);
+    }
+}
+
+#[test]
 fn an_absurd_top_walking_speed_is_refused() {
     // f_max sets the automatic time step (0.9 cell per step at f_max): 1e6 m/s made it so small
     // that a run never ended.

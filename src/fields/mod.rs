@@ -1,5 +1,5 @@
-//! Continuum fields on the grid (SPEC §2–3): density splat ([`density`]), anisotropic speed
-//! ([`speed()`]) and unit cost ([`cost`]).
+//! Continuum fields on the grid (SPEC §2–3): density splat ([`density`]), the optional
+//! density window ([`window`]), anisotropic speed ([`speed()`]) and unit cost ([`cost`]).
 //!
 //! Values that the SPEC samples "r ahead" (density, average velocity, discomfort) are read
 //! along the face's axis at `max(lookahead, cell_size)` metres from the cell centre, linearly
@@ -9,6 +9,7 @@
 pub mod cost;
 pub mod density;
 pub mod speed;
+pub mod window;
 
 pub use cost::{unit_cost, unit_cost_with};
 pub use density::splat;

@@ -10,7 +10,14 @@
 //! - Weidmann's law uses the terrain speed as its free speed:
 //!   `f = max(f_min, f_T (1 - exp(-gamma_w (1/rho - 1/rho_jam))))`, `f_T` where `rho <= 0`.
 //! - `f` is 0 out of obstacle cells and across faces into obstacles or out of the domain.
+//!
+//! Two options of the model parameters change which density a face reads (both off by
+//! default, which is SPEC §3 exactly): `density_window` first averages the splat over a square
+//! of that area around each cell ([`super::window`]; the mean velocity too, weighted by
+//! density), and `density_at_walker` makes each face read the larger of the density ahead and
+//! the density of its own cell (the walker's).
 
+use super::window::{DensityWindow, open_area, window_average};
 use super::{AheadTaps, Density, lookahead_cells, sample_ahead};
 use crate::grid::{Dir, Grid};
 use crate::params::{Params, SpeedLaw};
@@ -62,7 +69,8 @@ pub fn speed(scene: &Scene, density: &Density) -> Array3<f32> {
 }
 
 /// What the speed and cost fields take from the scene alone, per face: whether it is open,
-/// the terrain speed across it and the discomfort ahead of it. A simulation computes it once
+/// the terrain speed across it and the discomfort ahead of it; and with a density window
+/// (`params.density_window`), the window and each cell's open area in it. A simulation computes it once
 /// and reuses it every step ([`speed_with`], [`super::cost::unit_cost_with`]); the values are
 /// exactly those [`speed`] and [`super::unit_cost`] compute on the fly.
 #[derive(Clone, Debug)]
@@ -71,6 +79,9 @@ pub struct SceneFaces {
     terrain: Vec<f64>,
     /// Discomfort `g` sampled ahead per face (non-finite samples read as 0).
     discomfort: Vec<f64>,
+    /// The density window of `params.density_window` and each cell's open area in it, or
+    /// `None` without a window.
+    window: Option<(DensityWindow, Vec<f64>)>,
 }
 
 impl SceneFaces {
@@ -102,7 +113,22 @@ impl SceneFaces {
                     }
                 }
             });
-        Self { terrain, discomfort }
+        let window = DensityWindow::new(p.density_window, grid.cell_size)
+            .map(|w| (w, open_area(scene.obstacle.view(), w)));
+        Self {
+            terrain,
+            discomfort,
+            window,
+        }
+    }
+
+    /// The density the speed field reads: `density` itself without a density window, else its
+    /// window average ([`super::window::window_average`]).
+    pub fn density_read<'a>(&self, grid: &Grid, density: &'a Density) -> std::borrow::Cow<'a, Density> {
+        match &self.window {
+            None => std::borrow::Cow::Borrowed(density),
+            Some((w, open)) => std::borrow::Cow::Owned(window_average(grid, density, open, *w)),
+        }
     }
 
     /// Terrain speed across face `d` of cell `i` (row-major index), `None` when closed.
@@ -121,6 +147,8 @@ impl SceneFaces {
 
 /// [`speed`] with the scene's faces computed beforehand (the same values). Rows in parallel
 /// over contiguous slices, the look-ahead sample positions taken from [`AheadTaps`].
+/// `density` is the splat; with a density window the speed reads its window average
+/// ([`SceneFaces::density_read`]).
 pub fn speed_with(scene: &Scene, faces: &SceneFaces, density: &Density) -> Array3<f32> {
     let grid = scene.grid;
     let p = &scene.params;
@@ -128,6 +156,8 @@ pub fn speed_with(scene: &Scene, faces: &SceneFaces, density: &Density) -> Array
     if grid.is_empty() {
         return f;
     }
+    let density = faces.density_read(&grid, density);
+    let at_walker = p.density_at_walker;
     let cols = grid.cols;
     let taps = AheadTaps::new(grid.rows, cols, lookahead_cells(p.lookahead, grid.cell_size));
     let (rho, vx, vy) = (
@@ -154,7 +184,11 @@ pub fn speed_with(scene: &Scene, faces: &SceneFaces, density: &Density) -> Array
                     let sample = |field: &[f32]| taps.sample(field, cols, r, c, d);
                     let (ux, uy) = d.unit();
                     let v_along = sample(vx) * ux + sample(vy) * uy;
-                    row[c * 4 + d.index()] = face_speed(p, f_t, sample(rho), v_along) as f32;
+                    let mut rho_face = sample(rho);
+                    if at_walker {
+                        rho_face = rho_face.max(rho[r * cols + c] as f64);
+                    }
+                    row[c * 4 + d.index()] = face_speed(p, f_t, rho_face, v_along) as f32;
                 }
             }
         });
@@ -232,6 +266,62 @@ mod tests {
             between += (v > scene.params.f_min as f32 && v < 1.0) as usize;
         }
         assert!(between > 100, "the density blend is exercised: {between} faces");
+    }
+
+    #[test]
+    fn density_at_walker_slows_a_face_leaving_a_dense_cell_into_an_empty_one() {
+        let grid = crate::grid::Grid::new(12, 5, 0.5);
+        // A packed cell (5 persons/m²) with nobody ahead of its east face (the look-ahead of
+        // 1 m is two cells): the door of a packed room.
+        let mut density = Density::empty(&grid);
+        density.rho[(2, 5)] = 5.0;
+        density.vx[(2, 5)] = 0.2;
+        for law in [SpeedLaw::Linear, SpeedLaw::Weidmann] {
+            let mut scene = Scene::empty("walker", grid);
+            scene.params.speed_law = law;
+            let before = speed(&scene, &density);
+            let east = (2, 5, Dir::E.index());
+            assert_eq!(
+                before[east] as f64, scene.params.f_max as f32 as f64,
+                "{law:?}: free ahead"
+            );
+            scene.params.density_at_walker = true;
+            let after = speed(&scene, &density);
+            assert!(
+                after[east] <= 0.2,
+                "{law:?}: {} m/s out of the packed cell",
+                after[east]
+            );
+            // Faces of the empty cells around, which read nobody ahead or at themselves, keep
+            // their speed; a face reading the packed cell ahead was slow already.
+            assert_eq!(after[(2, 8, 0)], before[(2, 8, 0)]);
+            assert_eq!(after[(2, 3, 0)], before[(2, 3, 0)]);
+            assert!(before[(2, 3, 0)] <= 0.2);
+        }
+    }
+
+    #[test]
+    fn a_density_window_is_the_speed_of_the_window_average() {
+        let grid = crate::grid::Grid::new(19, 14, 0.25);
+        let mut scene = Scene::empty("window", grid);
+        for r in 3..11 {
+            scene.obstacle[(r, 12)] = r != 7;
+        }
+        let scramble = |i: usize| ((i.wrapping_mul(2654435761) % 1_000_003) as f32) / 1_000_003.0;
+        let density = Density {
+            rho: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| 30.0 * scramble(r * 19 + c).powi(3)),
+            vx: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| scramble(r * 31 + c) - 0.5),
+            vy: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| scramble(r * 7 + c * 3) - 0.4),
+        };
+        let plain = speed(&scene, &density);
+        scene.params.density_window = 1.0;
+        let windowed = speed(&scene, &density);
+        let w = crate::fields::window::DensityWindow::new(1.0, 0.25).unwrap();
+        let open = open_area(scene.obstacle.view(), w);
+        let average = window_average(&grid, &density, &open, w);
+        scene.params.density_window = 0.0;
+        assert_eq!(windowed, speed(&scene, &average));
+        assert_ne!(windowed, plain, "the window changes the speed");
     }
 
     #[test]

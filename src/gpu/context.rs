@@ -61,6 +61,7 @@ pub(crate) struct Pipelines {
     pub bin_layout: wgpu::BindGroupLayout,
     pub splat_layout: wgpu::BindGroupLayout,
     pub field_layout: wgpu::BindGroupLayout,
+    pub window_layout: wgpu::BindGroupLayout,
     pub fim_block: wgpu::ComputePipeline,
     pub fim_commit: wgpu::ComputePipeline,
     pub fim_compact: wgpu::ComputePipeline,
@@ -72,6 +73,8 @@ pub(crate) struct Pipelines {
     pub radix_scatter: wgpu::ComputePipeline,
     pub splat: wgpu::ComputePipeline,
     pub splat_resolve: wgpu::ComputePipeline,
+    pub density_window_rows: wgpu::ComputePipeline,
+    pub density_window_cols: wgpu::ComputePipeline,
     pub field_speed: wgpu::ComputePipeline,
     pub field_cost: wgpu::ComputePipeline,
 }
@@ -462,7 +465,24 @@ impl Pipelines {
             "crowdfield.fields",
             &[Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite],
         );
+        let window_layout = layout(
+            device,
+            "crowdfield.density_window",
+            &[Uniform, Read, Read, ReadWrite],
+        );
         Self {
+            density_window_rows: pipeline(
+                device,
+                "crowdfield.density_window.rows",
+                shaders::DENSITY_WINDOW_ROWS,
+                &window_layout,
+            ),
+            density_window_cols: pipeline(
+                device,
+                "crowdfield.density_window.cols",
+                shaders::DENSITY_WINDOW_COLS,
+                &window_layout,
+            ),
             field_speed: pipeline(
                 device,
                 "crowdfield.fields.speed",
@@ -512,6 +532,7 @@ impl Pipelines {
             bin_layout,
             splat_layout,
             field_layout,
+            window_layout,
         }
     }
 }

@@ -10,15 +10,23 @@
 //! On the device the cost is kept in the solver's form ([`crate::gpu::sanitize_cost`]: 0 for
 //! a blocked face, finite costs clamped to [`crate::gpu::FIM_COST_MAX`]) so the FIM reads it
 //! as is; a read-back turns 0 into `+inf` again, the CPU's wall marker.
+//!
+//! With a density window (`params.density_window`, [`crate::fields::window`]) two passes run
+//! between the splat and the speed (`shaders/density_window_rows.wgsl`, then
+//! `density_window_cols.wgsl`: weighted sums along rows, then along columns, directly in f32
+//! where the CPU takes prefix sums in f64) and the speed pass reads their window average; with
+//! `params.density_at_walker` it also reads the density of the face's own cell. The fields read
+//! back keep the splat as their density, as on the CPU.
 
 use crate::agents::Agents;
 use crate::eikonal::Solution;
 use crate::error::{Error, Result};
+use crate::fields::window::DensityWindow;
 use crate::fields::{Density, Fields, lookahead_cells};
 use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
 use crate::gpu::fim::{FIM_COST_MAX, prepare_goals, solutions};
 use crate::gpu::splat::{density_from, splat_params};
-use crate::gpu::types::GpuFieldParams;
+use crate::gpu::types::{GpuFieldParams, GpuWindowParams};
 use crate::params::SpeedLaw;
 use crate::scene::Scene;
 use ndarray::{Array2, Array3};
@@ -43,6 +51,34 @@ pub(crate) struct FieldBuffers {
     speed: wgpu::Buffer,
     /// The cost of [`GpuContext::fields`]; the chain writes into the FIM's cost buffer instead.
     cost: wgpu::Buffer,
+    /// The density window's buffers, made when a scene first asks for a window.
+    window: Option<WindowBuffers>,
+    /// Whether the scene of the last upload has a density window (the speed pass then reads
+    /// `window.average`).
+    window_on: bool,
+}
+
+/// Device buffers of the density window passes.
+struct WindowBuffers {
+    params: wgpu::Buffer,
+    /// The rows pass's sums: mass, momentum x, momentum y, open cells (4 x cells).
+    sums: wgpu::Buffer,
+    /// The window average: rho, vx, vy (3 x cells), what the speed pass reads.
+    average: wgpu::Buffer,
+}
+
+impl WindowBuffers {
+    fn new(ctx: &GpuContext, cells: usize) -> Self {
+        let c = cells as u64 * 4;
+        Self {
+            params: ctx.uniform(
+                "crowdfield.density_window.params",
+                std::mem::size_of::<GpuWindowParams>() as u64,
+            ),
+            sums: ctx.storage("crowdfield.density_window.sums", 4 * c),
+            average: ctx.storage("crowdfield.density_window.average", 3 * c),
+        }
+    }
 }
 
 impl FieldBuffers {
@@ -60,6 +96,8 @@ impl FieldBuffers {
             discomfort: ctx.storage("crowdfield.fields.discomfort", c),
             speed: ctx.storage("crowdfield.fields.speed", 4 * c),
             cost: ctx.storage("crowdfield.fields.cost", 4 * c),
+            window: None,
+            window_on: false,
         })
     }
 }
@@ -117,6 +155,24 @@ pub fn field_params(scene: &Scene) -> Result<GpuFieldParams> {
         weidmann_gamma: p.weidmann_gamma as f32,
         weidmann_rho_jam: p.weidmann_rho_jam as f32,
         cost_max: FIM_COST_MAX,
+        at_walker: u32::from(p.density_at_walker),
+        pad2: 0,
+    })
+}
+
+/// The scene's density window as the window passes read it, or `None` without one
+/// (`params.density_window` 0). The window's half-width is capped at the grid on each axis:
+/// cells past the border count as nothing, so a larger window gives the same sums.
+pub fn window_params(scene: &Scene) -> Option<GpuWindowParams> {
+    let grid = scene.grid;
+    let w = DensityWindow::new(scene.params.density_window, grid.cell_size)?;
+    Some(GpuWindowParams {
+        cols: grid.cols as u32,
+        rows: grid.rows as u32,
+        half_cols: w.half_on(grid.cols) as u32,
+        half_rows: w.half_on(grid.rows) as u32,
+        edge: w.edge as f32,
+        pad0: 0,
         pad1: 0,
         pad2: 0,
     })
@@ -235,7 +291,17 @@ impl GpuContext {
         if guard.as_ref().is_none_or(|b| b.cells < cells) {
             *guard = Some(FieldBuffers::new(self, cells)?);
         }
-        let fb = guard.as_ref().expect("field buffers were just created");
+        let fb = guard.as_mut().expect("field buffers were just created");
+        let wp = window_params(scene);
+        fb.window_on = wp.is_some();
+        if let Some(wp) = wp {
+            let window = fb
+                .window
+                .get_or_insert_with(|| WindowBuffers::new(self, fb.cells));
+            self.queue
+                .write_buffer(&window.params, 0, bytemuck::bytes_of(&wp));
+        }
+        let fb = &*fb;
         let obstacle: Vec<u32> = scene.obstacle.iter().map(|&o| u32::from(o)).collect();
         let height: Vec<f32> = scene.height.iter().copied().collect();
         let discomfort: Vec<f32> = scene.discomfort.iter().copied().collect();
@@ -249,8 +315,9 @@ impl GpuContext {
         Ok(guard)
     }
 
-    /// Encodes the speed and cost passes: density from `density` (the splat's output), cost
-    /// into `cost`.
+    /// Encodes the density window passes (when the scene has a window) and the speed and cost
+    /// passes: density from `density` (the splat's output) or its window average, cost into
+    /// `cost`.
     fn encode_fields(
         &self,
         fb: &FieldBuffers,
@@ -260,6 +327,13 @@ impl GpuContext {
         encoder: &mut wgpu::CommandEncoder,
     ) {
         let p = &self.pipelines;
+        let density = match (&fb.window, fb.window_on) {
+            (Some(window), true) => {
+                self.encode_density_window(fb, window, density, cells, encoder);
+                &window.average
+            }
+            _ => density,
+        };
         // Built per call: the splat's and the FIM's buffers may have been replaced since.
         let bg = bind_group(
             &self.device,
@@ -283,6 +357,51 @@ impl GpuContext {
         pass.set_pipeline(&p.field_speed);
         dispatch_linear(&mut pass, cells as u32);
         pass.set_pipeline(&p.field_cost);
+        dispatch_linear(&mut pass, cells as u32);
+    }
+
+    /// Encodes the density window: sums along rows of the splat `density` into `window.sums`,
+    /// then along columns into `window.average`.
+    fn encode_density_window(
+        &self,
+        fb: &FieldBuffers,
+        window: &WindowBuffers,
+        density: &wgpu::Buffer,
+        cells: usize,
+        encoder: &mut wgpu::CommandEncoder,
+    ) {
+        let p = &self.pipelines;
+        let rows_bg = bind_group(
+            &self.device,
+            "crowdfield.density_window.rows",
+            &p.window_layout,
+            &[
+                (&window.params, None),
+                (&fb.obstacle, None),
+                (density, None),
+                (&window.sums, None),
+            ],
+        );
+        let cols_bg = bind_group(
+            &self.device,
+            "crowdfield.density_window.cols",
+            &p.window_layout,
+            &[
+                (&window.params, None),
+                (&fb.obstacle, None),
+                (&window.sums, None),
+                (&window.average, None),
+            ],
+        );
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("crowdfield.density_window"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&p.density_window_rows);
+        pass.set_bind_group(0, &rows_bg, &[]);
+        dispatch_linear(&mut pass, cells as u32);
+        pass.set_pipeline(&p.density_window_cols);
+        pass.set_bind_group(0, &cols_bg, &[]);
         dispatch_linear(&mut pass, cells as u32);
     }
 

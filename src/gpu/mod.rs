@@ -8,7 +8,8 @@
 //! - [`GpuContext::neighbor_grid`]: the same arrays as [`crate::neighbors::NeighborGrid`].
 //! - [`GpuContext::splat`]: the same quantities as [`crate::fields::splat`], deterministic.
 //! - [`GpuContext::fields`]: splat, speed and unit cost, the same quantities as
-//!   [`crate::fields::Fields::compute`] in f32.
+//!   [`crate::fields::Fields::compute`] in f32 (with the density window of
+//!   `params.density_window` as two passes between splat and speed).
 //! - [`GpuContext::continuum_step`]: splat → speed → cost → FIM for every group without
 //!   reading the fields back (read back only when asked).
 //! - [`GpuLocal`]: the local layer's passes (boids, ORCA, flock, move), driven by
@@ -30,7 +31,7 @@ pub mod types;
 
 pub use bins::{radix_passes, scan_levels};
 pub use context::{AdapterReport, GpuContext};
-pub use fields::{GpuStep, field_params};
+pub use fields::{GpuStep, field_params, window_params};
 pub use fim::{
     FIM_COST_MAX, FIM_EPS_REL, FIM_INNER_ITERS, FIM_TILE, PHI_INF, local_update, max_passes, sanitize_cost,
     solve_fim_cpu,

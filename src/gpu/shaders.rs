@@ -52,6 +52,10 @@ pub const SPLAT: &str = pass_source!("splat.wgsl");
 /// Density splat resolve.
 pub const SPLAT_RESOLVE: &str = pass_source!("splat_resolve.wgsl");
 
+/// Density window: sums along rows of the splat's mass, momentum and open cells.
+pub const DENSITY_WINDOW_ROWS: &str = pass_source!("density_window_rows.wgsl");
+/// Density window: sums along columns, then density and mean velocity.
+pub const DENSITY_WINDOW_COLS: &str = pass_source!("density_window_cols.wgsl");
 /// Fields: anisotropic speed from the splat.
 pub const FIELD_SPEED: &str = pass_source!("field_speed.wgsl");
 /// Fields: anisotropic unit cost in the solver's form.
@@ -81,6 +85,8 @@ pub const ALL: &[(&str, &str)] = &[
     ("radix_scatter.wgsl", RADIX_SCATTER),
     ("splat.wgsl", SPLAT),
     ("splat_resolve.wgsl", SPLAT_RESOLVE),
+    ("density_window_rows.wgsl", DENSITY_WINDOW_ROWS),
+    ("density_window_cols.wgsl", DENSITY_WINDOW_COLS),
     ("field_speed.wgsl", FIELD_SPEED),
     ("field_cost.wgsl", FIELD_COST),
     ("local_pack.wgsl", LOCAL_PACK),

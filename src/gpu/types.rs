@@ -124,8 +124,31 @@ pub struct GpuFieldParams {
     pub weidmann_rho_jam: f32,
     /// Finite unit costs above this are clamped ([`crate::gpu::FIM_COST_MAX`]).
     pub cost_max: f32,
+    /// 1: each face reads at least the density of its own cell (`params.density_at_walker`).
+    pub at_walker: u32,
+    /// Padding to 80 bytes.
+    pub pad2: u32,
+}
+
+/// The density window of the window passes (`params.density_window`, see
+/// [`crate::fields::window`]). Sync: `WindowParams` in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuWindowParams {
+    /// Grid columns.
+    pub cols: u32,
+    /// Grid rows.
+    pub rows: u32,
+    /// Window cells on each side of the centre along a row, at most `cols`.
+    pub half_cols: u32,
+    /// Window cells on each side of the centre along a column, at most `rows`.
+    pub half_rows: u32,
+    /// Weight of the window's outer ring, in `(0, 1]` (1 when the window is one cell).
+    pub edge: f32,
+    /// Padding.
+    pub pad0: u32,
     /// Padding.
     pub pad1: u32,
-    /// Padding to 80 bytes.
+    /// Padding to 32 bytes.
     pub pad2: u32,
 }

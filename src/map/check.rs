@@ -14,7 +14,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
-use crate::params::{BoidsParams, OrcaParams, Params};
+use crate::params::{BoidsParams, MAX_DENSITY_WINDOW_M2, OrcaParams, Params};
 use crate::scene::{Area, Group, Scene, Spawn};
 use ndarray::Array2;
 use std::collections::{HashSet, VecDeque};
@@ -268,6 +268,21 @@ impl Checker<'_> {
         self.number(p.lookahead, "params.lookahead", nonneg, ">= 0");
         self.number(p.weidmann_rho_jam, "params.weidmann_rho_jam", pos, "> 0");
         self.number(p.weidmann_gamma, "params.weidmann_gamma", pos, "> 0");
+        if self.number(p.density_window, "params.density_window", nonneg, ">= 0") {
+            // A window larger than the grid is fine (it is clamped to the grid); one larger
+            // than any local crowd is a unit mistake.
+            self.ensure(
+                p.density_window <= MAX_DENSITY_WINDOW_M2,
+                "params.density_window",
+                || {
+                    format!(
+                        "{} m²: expected an area of at most {MAX_DENSITY_WINDOW_M2} m² (a 10 m \
+                         square; 1 m² is the usual measurement area), or 0 for the per-cell density",
+                        num(p.density_window)
+                    )
+                },
+            );
+        }
     }
 
     fn boids(&mut self, b: &BoidsParams, at: &str) {

@@ -19,11 +19,10 @@ use ndarray::{Array2, ArrayView2};
 pub const MEASUREMENT_AREA_M2: f64 = 1.0;
 
 /// Cells along each side of the measurement window on cells of `cell_size` metres: the least
-/// `k` with `(k * cell_size)² >= MEASUREMENT_AREA_M2`, at least 1.
+/// `k` with `(k * cell_size)² >= MEASUREMENT_AREA_M2`, at least 1 (the window logic the speed
+/// field's density window shares, [`crate::fields::window::cells_covering`]).
 pub fn window_cells(cell_size: f64) -> usize {
-    let side = MEASUREMENT_AREA_M2.sqrt();
-    // The small margin keeps 0.5 m cells at 2 (not 3) despite rounding in the division.
-    ((side / cell_size) - 1e-9).ceil().max(1.0) as usize
+    crate::fields::window::cells_covering(MEASUREMENT_AREA_M2, cell_size)
 }
 
 /// The area each measured density is averaged over on cells of `cell_size` metres, m².
