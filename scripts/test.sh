@@ -13,5 +13,11 @@ if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
 fi
 export CROWDFIELD_REQUIRE_GPU="${CROWDFIELD_REQUIRE_GPU:-1}"
 export RUST_BACKTRACE=1
+# Headless machines have no XDG_RUNTIME_DIR; the Vulkan driver's Wayland library then prints a
+# harmless "error: XDG_RUNTIME_DIR is invalid" per GPU context. A private folder silences it.
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+  XDG_RUNTIME_DIR="$(mktemp -d)"
+  export XDG_RUNTIME_DIR
+fi
 cargo test --workspace --all-targets "$@"
 cargo test --workspace --doc
