@@ -9,6 +9,9 @@
 //! picks an adapter by name, `WGPU_BACKEND=vulkan` a backend):
 //! `cargo run --release --example bench_local -- --max 1000000 --gpu-only --png bench/local_gpu.png`
 //!
+//! `--profile N` runs only binned boids+ORCA on CPU multi with N agents for about ten
+//! seconds and prints steps/s with the time per pass (bins, velocities, move), for `perf`.
+//!
 //! Prints a markdown table and writes a log-log PNG plot of steps/s against agents (one line
 //! per series, colours listed in the table header). Agents are spread uniformly at the given
 //! density (persons/m²) in a square obstacle-free domain, with random headings at 1 m/s and
@@ -147,6 +150,35 @@ fn measure(mut step: impl FnMut()) -> f64 {
     k as f64 / t.elapsed().as_secs_f64()
 }
 
+/// `--profile N`: binned boids+ORCA, CPU multi, N agents, about ten seconds; steps/s and the
+/// mean time per pass.
+fn profile(n: usize, density: f32, dt: f32) -> anyhow::Result<()> {
+    let (scene, mut a, pref) = setup(n, density);
+    let mut layer = LocalLayer::new(LocalMode::BoidsOrca, LocalBackend::CpuMulti)?;
+    layer.step(&scene, &mut a, &pref, dt)?;
+    let (mut bins, mut vel, mut mv, mut steps) = (0.0, 0.0, 0.0, 0usize);
+    let t = Instant::now();
+    while t.elapsed().as_secs_f64() < 10.0 {
+        let s = layer.step(&scene, &mut a, &pref, dt)?;
+        (bins, vel, mv) = (
+            bins + s.seconds_bins,
+            vel + s.seconds_velocity,
+            mv + s.seconds_move,
+        );
+        steps += 1;
+    }
+    let k = steps as f64;
+    println!(
+        "{n} agents, binned boids+ORCA, CPU multi ({} threads): {:.2} steps/s; ms per step: bins {:.1}, velocities {:.1}, move {:.1}",
+        rayon::current_num_threads(),
+        k / t.elapsed().as_secs_f64(),
+        1e3 * bins / k,
+        1e3 * vel / k,
+        1e3 * mv / k
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| {
@@ -160,6 +192,9 @@ fn main() -> anyhow::Result<()> {
     let png = arg("--png").unwrap_or_else(|| "bench/local.png".into());
     let single_pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let dt = 0.1;
+    if let Some(n) = arg("--profile") {
+        return profile(n.parse()?, density, dt);
+    }
 
     let mut series = vec![
         Series {

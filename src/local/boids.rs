@@ -14,6 +14,7 @@
 //! Both read only the previous step's state (double-buffered).
 
 use super::orca::V2;
+use super::scan::Scratch;
 use super::{Frame, PackedAgent};
 use crate::neighbors::NeighborGrid;
 use crate::params::BoidsParams;
@@ -74,25 +75,38 @@ pub(crate) struct Accum {
 }
 
 impl Accum {
-    /// Adds neighbour `o` at squared distance `d2` from `me`.
+    /// Adds neighbour `o` at squared distance `d2` from `me` ([`Accum::add_parts`]).
+    #[cfg(test)]
+    pub(crate) fn add(&mut self, p: &BoidsF32, me: &PackedAgent, o: &PackedAgent, d2: f32) {
+        self.add_parts(p, me, o.p, o.v, o.group, d2);
+    }
+
+    /// Adds the neighbour at position `op` with velocity `ov` in group `og`, at squared
+    /// distance `d2` from `me` (the neighbour as the frame's columns hold it).
     ///
     /// Without branches: a neighbour outside a rule's radius adds `-0.0` to its sums, which
     /// leaves every float unchanged bit for bit (`x + -0.0 == x`, signed zeros included), and
     /// 0 to its count. Which rules a neighbour falls under is close to random, so branches
     /// here were mispredicted about half the time.
-    #[inline]
-    pub(crate) fn add(&mut self, p: &BoidsF32, me: &PackedAgent, o: &PackedAgent, d2: f32) {
+    #[inline(always)]
+    pub(crate) fn add_parts(&mut self, p: &BoidsF32, me: &PackedAgent, op: V2, ov: V2, og: u32, d2: f32) {
         const NOTHING: V2 = V2 { x: -0.0, y: -0.0 };
-        let same = o.group == me.group;
+        let same = og == me.group;
         let coh = same & (d2 < p.r_coh * p.r_coh);
         let sep = d2 < p.r_sep * p.r_sep;
         let align = same & (d2 < p.r_align * p.r_align);
-        self.sum_pos = self.sum_pos + if coh { o.p } else { NOTHING };
+        self.sum_pos = self.sum_pos + if coh { op } else { NOTHING };
         self.n_coh += coh as u32;
-        self.sum_off = self.sum_off + if sep { o.p - me.p } else { NOTHING };
+        self.sum_off = self.sum_off + if sep { op - me.p } else { NOTHING };
         self.n_sep += sep as u32;
-        self.sum_vel = self.sum_vel + if align { o.v } else { NOTHING };
+        self.sum_vel = self.sum_vel + if align { ov } else { NOTHING };
         self.n_align += align as u32;
+    }
+
+    /// How many neighbours each rule counted: `(cohesion, separation, alignment)`.
+    #[cfg(test)]
+    pub(crate) fn counts(&self) -> (u32, u32, u32) {
+        (self.n_coh, self.n_sep, self.n_align)
     }
 
     /// The weighted sum of the normalised rule directions (not yet clamped to `a_max`).
@@ -113,17 +127,9 @@ impl Accum {
 }
 
 /// The boids steering of packed agent `k` (before clamping to `a_max`, so a caller can add
-/// wall terms first), reading the previous state in `frame`.
-pub(crate) fn steer(frame: &Frame, grid: &NeighborGrid, k: usize, p: &BoidsF32) -> V2 {
-    let me = &frame.agents[k];
-    let mut acc = Accum::default();
-    super::for_each_near(grid, me.p, |j| {
-        if j != k {
-            let o = &frame.agents[j];
-            acc.add(p, me, o, (o.p - me.p).len_sq());
-        }
-    });
-    acc.steer(p, me)
+/// wall terms first), reading the previous state in `frame`; `s` is the worker's scratch.
+pub(crate) fn steer(frame: &Frame, grid: &NeighborGrid, k: usize, p: &BoidsF32, s: &mut Scratch) -> V2 {
+    super::scan::scan(frame, grid, k, Some(p), 0.0, 0, s).steer(p, &frame.agents[k])
 }
 
 #[cfg(test)]
@@ -150,7 +156,7 @@ mod tests {
                 }
             })
             .collect();
-        (Frame { agents }, g)
+        (Frame::of(agents), g)
     }
 
     fn packed_of(g: &NeighborGrid, agent: u32) -> usize {
@@ -172,14 +178,14 @@ mod tests {
             (10.5, 10.0, 0.0, 0.0),
         ]);
         let k = packed_of(&g, 0);
-        let coh = steer(&f, &g, k, &only(1.0, 0.0, 0.0));
+        let coh = steer(&f, &g, k, &only(1.0, 0.0, 0.0), &mut Scratch::default());
         assert!(coh.x > 0.99, "cohesion toward the centre (11.15, 10): {coh:?}");
-        let sep = steer(&f, &g, k, &only(0.0, 1.0, 0.0));
+        let sep = steer(&f, &g, k, &only(0.0, 1.0, 0.0), &mut Scratch::default());
         assert!(
             sep.x < -0.99,
             "separation away from the close agent at +x: {sep:?}"
         );
-        let ali = steer(&f, &g, k, &only(0.0, 0.0, 1.0));
+        let ali = steer(&f, &g, k, &only(0.0, 0.0, 1.0), &mut Scratch::default());
         assert!(
             ali.y > 0.99,
             "alignment toward the mean velocity (0, 0.5): {ali:?}"
@@ -191,7 +197,13 @@ mod tests {
     fn a_lone_boid_does_not_steer() {
         let (f, g) = frame(&[(1.0, 1.0, 1.0, 0.0), (15.0, 15.0, 0.0, 0.0)]);
         assert_eq!(
-            steer(&f, &g, packed_of(&g, 0), &BoidsF32::from(&BoidsParams::default())),
+            steer(
+                &f,
+                &g,
+                packed_of(&g, 0),
+                &BoidsF32::from(&BoidsParams::default()),
+                &mut Scratch::default()
+            ),
             V2::ZERO
         );
     }

@@ -44,6 +44,7 @@ pub mod boids;
 pub mod obstacles;
 pub mod orca;
 pub mod quality;
+pub mod scan;
 
 use crate::agents::Agents;
 use crate::error::{Error, Result};
@@ -202,16 +203,28 @@ pub struct PackedAgent {
 }
 
 /// The previous state of all agents packed in the grid's bin order (`agents[k]` is agent
-/// `grid.sorted[k]`), so the agents of a bin are contiguous.
+/// `grid.sorted[k]`), so the agents of a bin are contiguous; also as columns for the
+/// vectorised neighbour scan ([`scan`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Frame {
     /// Packed agents.
     pub agents: Vec<PackedAgent>,
+    /// The same agents as columns (what the neighbour scan reads).
+    pub columns: scan::Columns,
+}
+
+impl Frame {
+    /// A frame of `agents` (already in bin order) with its columns.
+    pub fn of(agents: Vec<PackedAgent>) -> Self {
+        let columns = scan::Columns::of(&agents);
+        Self { agents, columns }
+    }
 }
 
 /// Calls `visit(k)` for the packed index `k` of every agent in the 3x3 bins around `p`, in the
-/// same order as [`NeighborGrid::for_each_near`].
-#[inline]
+/// same order as [`NeighborGrid::for_each_near`] (the scalar scan the tests compare
+/// [`scan::scan`] with).
+#[cfg(test)]
 pub(crate) fn for_each_near(grid: &NeighborGrid, p: V2, mut visit: impl FnMut(usize)) {
     let b = grid.bin_of(p.x, p.y);
     let (bx, by) = (b % grid.bins_x, b / grid.bins_x);
@@ -322,7 +335,7 @@ impl Groups {
 struct OrcaScratch {
     lines: Vec<Line>,
     lp: Vec<Line>,
-    near: Vec<(f32, usize)>,
+    scan: scan::Scratch,
 }
 
 /// The local layer: owns the bin grid and buffers, reused across steps.
@@ -419,6 +432,7 @@ impl LocalLayer {
                 }
             },
         );
+        self.frame.columns.fill(&self.frame.agents);
     }
 
     /// The wall map and the bin grid's dimensions (bins of at least `reach`).
@@ -544,8 +558,8 @@ impl LocalLayer {
         for_each_slot(
             self.backend,
             &mut self.preferred,
-            || (),
-            |_, k| {
+            scan::Scratch::default,
+            |s, k| {
                 let a = &frame.agents[k];
                 let [px, py] = preferred[a.agent as usize];
                 let mut v = V2::new(px, py);
@@ -556,7 +570,7 @@ impl LocalLayer {
                 if mode == LocalMode::Boids
                     && let Some(b) = &groups.get(a.group).boids
                 {
-                    v = v + boids::steer(frame, grid, k, b).clamp_len(b.a_max);
+                    v = v + boids::steer(frame, grid, k, b, s).clamp_len(b.a_max);
                 }
                 if mode == LocalMode::BoidsOrca {
                     v
@@ -647,14 +661,14 @@ impl LocalLayer {
         for_each_slot(
             self.backend,
             &mut self.velocity,
-            || (),
-            |_, k| {
+            scan::Scratch::default,
+            |s, k| {
                 let a = &frame.agents[k];
                 let Some(b) = groups.get(a.group).boids else {
                     return (a.v, false);
                 };
                 let keep = (b.v_max * PROBE_SECONDS).max(cell);
-                let s = boids::steer(frame, grid, k, &b) + walls.probe_steer(a.p, a.v, keep) * K_WALL;
+                let s = boids::steer(frame, grid, k, &b, s) + walls.probe_steer(a.p, a.v, keep) * K_WALL;
                 ((a.v + s.clamp_len(b.a_max) * dt).clamp_len(b.v_max), false)
             },
         );
@@ -696,19 +710,14 @@ fn orca_agent(
     s: &mut OrcaScratch,
 ) -> orca::Solution {
     let me = &frame.agents[k];
-    let mut acc = boids::Accum::default();
-    scan_neighbors(
+    let acc = scan::scan(
         frame,
         grid,
         k,
+        boids,
         cfg.neighbor_dist,
         cfg.max_neighbors,
-        &mut s.near,
-        |o, d2| {
-            if let Some(b) = boids {
-                acc.add(b, me, o, d2);
-            }
-        },
+        &mut s.scan,
     );
     let preferred = match boids {
         Some(b) => (preferred + acc.steer(b, me).clamp_len(b.a_max)).clamp_len(me.max_speed),
@@ -741,64 +750,22 @@ fn orca_agent(
             ));
         }
     }
-    for &(_, j) in &s.near {
-        let o = &frame.agents[j];
+    // The neighbours from the columns the scan has just read (in cache).
+    let cols = &frame.columns;
+    for &(_, j) in &s.scan.near {
         s.lines.push(orca::agent_line(
             me.p,
             me.v,
             me.radius + 0.5 * ORCA_CLEARANCE,
-            o.p,
-            o.v,
-            o.radius + 0.5 * ORCA_CLEARANCE,
+            V2::new(cols.x[j], cols.y[j]),
+            V2::new(cols.vx[j], cols.vy[j]),
+            cols.radius[j] + 0.5 * ORCA_CLEARANCE,
             cfg.time_horizon,
             dt,
             Share::RECIPROCAL,
         ));
     }
     orca::solve(&s.lines, n_obst, me.max_speed, preferred, &mut s.lp)
-}
-
-/// The `max` nearest other agents within `dist` of packed agent `k`, nearest first, ties in
-/// visiting order (deterministic), as `(distance², packed index)`; `each(o, d2)` also sees
-/// every other agent of the 3x3 bins (for the fused boids sums).
-fn scan_neighbors(
-    frame: &Frame,
-    grid: &NeighborGrid,
-    k: usize,
-    dist: f32,
-    max: usize,
-    out: &mut Vec<(f32, usize)>,
-    mut each: impl FnMut(&PackedAgent, f32),
-) {
-    out.clear();
-    let p = frame.agents[k].p;
-    let mut range_sq = if max == 0 { 0.0 } else { dist * dist };
-    for_each_near(grid, p, |j| {
-        if j == k {
-            return;
-        }
-        let o = &frame.agents[j];
-        let d2 = (o.p - p).len_sq();
-        each(o, d2);
-        if d2 >= range_sq {
-            return;
-        }
-        // Insertion from the back (after any equal distance: ties keep visiting order); the
-        // list is at most `max` (about 10) long, so shifting beats a search and a memmove.
-        if out.len() == max {
-            out.pop();
-        }
-        out.push((d2, j));
-        let mut at = out.len() - 1;
-        while at > 0 && out[at - 1].0 > d2 {
-            out[at] = out[at - 1];
-            at -= 1;
-        }
-        out[at] = (d2, j);
-        if out.len() == max {
-            range_sq = out[max - 1].0;
-        }
-    });
 }
 
 #[cfg(test)]
@@ -854,9 +821,8 @@ mod tests {
         let ys: Vec<f32> = (0..30).map(|i| 5.0 + (i / 6) as f32 * 0.4).collect();
         let mut g = NeighborGrid::new(20.0, 20.0, 3.0);
         g.rebuild(&xs, &ys);
-        let frame = Frame {
-            agents: g
-                .sorted
+        let frame = Frame::of(
+            g.sorted
                 .iter()
                 .map(|&i| PackedAgent {
                     p: V2::new(xs[i as usize], ys[i as usize]),
@@ -864,9 +830,10 @@ mod tests {
                     ..Default::default()
                 })
                 .collect(),
-        };
-        let mut out = Vec::new();
-        scan_neighbors(&frame, &g, 7, 3.0, 10, &mut out, |_, _| {});
+        );
+        let mut s = scan::Scratch::default();
+        scan::scan(&frame, &g, 7, None, 3.0, 10, &mut s);
+        let out = s.near;
         assert_eq!(out.len(), 10);
         assert!(out.windows(2).all(|w| w[0].0 <= w[1].0));
         // Brute force: the 10th distance is the 10th smallest.

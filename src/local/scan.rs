@@ -1,0 +1,330 @@
+//! The neighbour scan of the per-agent passes: for packed agent `k`, every other agent of the
+//! 3x3 bins around it, bin row by bin row (bottom first), packed order within a row, feeding the boids
+//! sums and picking ORCA's nearest neighbours.
+//!
+//! It reads the frame's columns ([`Columns`]: x, y, vx, vy, group, radius, each contiguous in bin
+//! order) in two phases:
+//! 1. per contiguous run of candidates (the bins of one row, minus `k` itself), the squared
+//!    distances (a loop the compiler vectorises), then the boids sums neighbour by neighbour in
+//!    visiting order ([`boids::Accum`], branch-free);
+//! 2. the candidates within `dist` compacted (branch-free) into a short list in visiting
+//!    order, and from it the `max` nearest, nearest first, ties in visiting order, each one's
+//!    place counted rather than found by insertion ([`nearest`]).
+//!
+//! Both phases give what the scalar scan they replace gave, bit for bit (the same distances,
+//! the same sums in the same order, the same neighbours in the same order): only the branches
+//! that the CPU mispredicted are gone. The GPU's scan (`shaders/local_common.wgsl`) is the
+//! scalar one.
+
+use super::boids::{self, BoidsF32};
+use super::orca::V2;
+use super::{Frame, PackedAgent};
+use crate::neighbors::NeighborGrid;
+use std::ops::Range;
+
+/// The frame's agents as columns, in the same (bin) order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Columns {
+    /// Positions, m.
+    pub x: Vec<f32>,
+    /// Positions, m.
+    pub y: Vec<f32>,
+    /// Velocities at the start of the step, m/s.
+    pub vx: Vec<f32>,
+    /// Velocities at the start of the step, m/s.
+    pub vy: Vec<f32>,
+    /// Group indices.
+    pub group: Vec<u32>,
+    /// Body radii, m.
+    pub radius: Vec<f32>,
+}
+
+impl Columns {
+    /// The columns of `agents`.
+    pub fn of(agents: &[PackedAgent]) -> Self {
+        let mut c = Self::default();
+        c.fill(agents);
+        c
+    }
+
+    /// Refills the columns from `agents`, reusing their memory.
+    pub fn fill(&mut self, agents: &[PackedAgent]) {
+        self.x.clear();
+        self.y.clear();
+        self.vx.clear();
+        self.vy.clear();
+        self.group.clear();
+        self.radius.clear();
+        self.x.extend(agents.iter().map(|a| a.p.x));
+        self.y.extend(agents.iter().map(|a| a.p.y));
+        self.vx.extend(agents.iter().map(|a| a.v.x));
+        self.vy.extend(agents.iter().map(|a| a.v.y));
+        self.group.extend(agents.iter().map(|a| a.group));
+        self.radius.extend(agents.iter().map(|a| a.radius));
+    }
+}
+
+/// Working memory of one scanning worker.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// Squared distances of the candidates, run after run.
+    d2: Vec<f32>,
+    /// Distances² of the candidates within reach, in visiting order.
+    within_d2: Vec<f32>,
+    /// Their packed indices.
+    within_at: Vec<usize>,
+    /// The nearest neighbours of the last scan, `(distance², packed index)`, nearest first.
+    pub(crate) near: Vec<(f32, usize)>,
+}
+
+/// The runs of packed indices in the 3x3 bins around `p`, one per bin row (bins of one row
+/// are contiguous in the packed order), bottom row first; rows past the grid are empty.
+fn bin_rows(grid: &NeighborGrid, p: super::orca::V2) -> [Range<usize>; 3] {
+    let b = grid.bin_of(p.x, p.y);
+    let (bx, by) = (b % grid.bins_x, b / grid.bins_x);
+    let (x0, x1) = (bx.saturating_sub(1), (bx + 1).min(grid.bins_x - 1));
+    let mut rows = [0..0, 0..0, 0..0];
+    for (slot, ny) in (by.saturating_sub(1)..=(by + 1).min(grid.bins_y - 1)).enumerate() {
+        let row = (ny * grid.bins_x) as usize;
+        rows[slot] =
+            grid.bin_start[row + x0 as usize] as usize..grid.bin_start[row + x1 as usize + 1] as usize;
+    }
+    rows
+}
+
+/// Scans the neighbours of packed agent `k`: returns the boids sums under `boids` (empty sums
+/// without), and leaves in `s.near` the `max` nearest other agents closer than `dist`, nearest
+/// first, ties in visiting order.
+pub(crate) fn scan(
+    frame: &Frame,
+    grid: &NeighborGrid,
+    k: usize,
+    boids: Option<&BoidsF32>,
+    dist: f32,
+    max: usize,
+    s: &mut Scratch,
+) -> boids::Accum {
+    let cols = &frame.columns;
+    let me = &frame.agents[k];
+    let rows = bin_rows(grid, me.p);
+    // The runs of candidates: each row, split around `k` itself.
+    let mut runs: [Range<usize>; 6] = Default::default();
+    let mut n_runs = 0;
+    let mut total = 0;
+    for r in rows {
+        let pieces = if r.contains(&k) {
+            [r.start..k, k + 1..r.end]
+        } else {
+            [r, 0..0]
+        };
+        for piece in pieces {
+            if !piece.is_empty() {
+                total += piece.len();
+                runs[n_runs] = piece;
+                n_runs += 1;
+            }
+        }
+    }
+    let runs = &runs[..n_runs];
+
+    // Phase 1: distances and boids sums.
+    s.d2.clear();
+    s.d2.resize(total, 0.0);
+    let mut acc = boids::Accum::default();
+    let mut at = 0;
+    for run in runs {
+        let d2 = &mut s.d2[at..at + run.len()];
+        at += run.len();
+        let (x, y) = (&cols.x[run.clone()], &cols.y[run.clone()]);
+        distances(me, x, y, d2);
+        if let Some(b) = boids {
+            let (vx, vy, g) = (
+                &cols.vx[run.clone()],
+                &cols.vy[run.clone()],
+                &cols.group[run.clone()],
+            );
+            for i in 0..x.len() {
+                acc.add_parts(b, me, V2::new(x[i], y[i]), V2::new(vx[i], vy[i]), g[i], d2[i]);
+            }
+        }
+    }
+
+    // Phase 2: the nearest `max` within `dist`.
+    s.near.clear();
+    if max > 0 {
+        let reach = dist * dist;
+        s.within_d2.clear();
+        s.within_d2.resize(total + 1, 0.0);
+        s.within_at.clear();
+        s.within_at.resize(total + 1, 0);
+        let mut n = 0;
+        let mut at = 0;
+        for run in runs {
+            for (j, &d2) in run.clone().zip(&s.d2[at..at + run.len()]) {
+                s.within_d2[n] = d2;
+                s.within_at[n] = j;
+                n += (d2 < reach) as usize;
+            }
+            at += run.len();
+        }
+        nearest(&s.within_d2[..n], &s.within_at[..n], max, &mut s.near);
+    }
+    acc
+}
+
+/// Squared distances from `me` of the candidates at `x`, `y`, into `d2`.
+#[inline]
+fn distances(me: &PackedAgent, x: &[f32], y: &[f32], d2: &mut [f32]) {
+    for ((d, &cx), &cy) in d2.iter_mut().zip(x).zip(y) {
+        let (dx, dy) = (cx - me.p.x, cy - me.p.y);
+        *d = dx * dx + dy * dy;
+    }
+}
+
+/// Up to this many candidates within reach, [`nearest`] ranks them all (no branch, O(n²));
+/// beyond, it inserts them one by one.
+const RANK_LIMIT: usize = 48;
+
+/// The `max` nearest of the candidates at squared distances `d2` (in visiting order, packed
+/// indices `at`) into `out`, nearest first; of equal distances the one visited first comes
+/// first, and at the cut the one visited first is kept (a stable sort, then the first `max`).
+fn nearest(d2: &[f32], at: &[usize], max: usize, out: &mut Vec<(f32, usize)>) {
+    let n = d2.len();
+    out.clear();
+    if n <= RANK_LIMIT {
+        // Each candidate's place in the stable order: how many come before it. The count is
+        // an integer sum over the list, which the compiler vectorises; places past `max` go to
+        // a spare last slot.
+        out.resize(max.min(n) + 1, (0.0, 0));
+        for i in 0..n {
+            let di = d2[i];
+            let before_i = d2[..i].iter().map(|&dj| (dj <= di) as usize).sum::<usize>();
+            let after_i = d2[i + 1..].iter().map(|&dj| (dj < di) as usize).sum::<usize>();
+            let place = (before_i + after_i).min(max.min(n));
+            out[place] = (di, at[i]);
+        }
+        out.truncate(max.min(n));
+        return;
+    }
+    let mut range_sq = f32::INFINITY;
+    for (&d, &j) in d2.iter().zip(at) {
+        if d >= range_sq {
+            continue;
+        }
+        if out.len() == max {
+            out.pop();
+        }
+        out.push((d, j));
+        let mut k = out.len() - 1;
+        while k > 0 && out[k - 1].0 > d {
+            out[k] = out[k - 1];
+            k -= 1;
+        }
+        out[k] = (d, j);
+        if out.len() == max {
+            range_sq = out[max - 1].0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::orca::V2;
+
+    /// A frame of `n` agents scattered over a 20 m square (two groups), and its grid.
+    fn frame(n: usize, bin: f32) -> (Frame, NeighborGrid) {
+        let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 50.0).collect();
+        let ys: Vec<f32> = (0..n).map(|i| ((i * 104729) % 1000) as f32 / 50.0).collect();
+        let mut g = NeighborGrid::new(20.0, 20.0, bin);
+        g.rebuild(&xs, &ys);
+        let agents: Vec<PackedAgent> = g
+            .sorted
+            .iter()
+            .map(|&i| {
+                let i = i as usize;
+                PackedAgent {
+                    p: V2::new(xs[i], ys[i]),
+                    v: V2::new((i % 7) as f32 * 0.2 - 0.6, (i % 5) as f32 * 0.3 - 0.6),
+                    group: (i % 2) as u32,
+                    agent: i as u32,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        (Frame::of(agents), g)
+    }
+
+    /// The scalar scan the vectorised one replaces: visiting order, sums neighbour by
+    /// neighbour, insertion as it goes.
+    fn reference(
+        frame: &Frame,
+        grid: &NeighborGrid,
+        k: usize,
+        b: &BoidsF32,
+        dist: f32,
+        max: usize,
+    ) -> (boids::Accum, Vec<(f32, usize)>) {
+        let me = &frame.agents[k];
+        let mut acc = boids::Accum::default();
+        let mut within = Vec::new();
+        super::super::for_each_near(grid, me.p, |j| {
+            if j == k {
+                return;
+            }
+            let o = &frame.agents[j];
+            let d2 = (o.p - me.p).len_sq();
+            acc.add(b, me, o, d2);
+            if d2 < dist * dist {
+                within.push((d2, j));
+            }
+        });
+        // Stable sort: ties keep visiting order.
+        within.sort_by(|a, b| a.0.total_cmp(&b.0));
+        within.truncate(max);
+        (acc, within)
+    }
+
+    #[test]
+    fn gives_the_scalar_scans_neighbours_and_sums_bit_for_bit() {
+        let b = BoidsF32::from(&crate::params::BoidsParams::default());
+        for (n, bin, max) in [
+            (500, 3.0, 10),
+            (2000, 3.0, 10),
+            (2000, 1.5, 4),
+            (300, 3.0, 0),
+            (12000, 3.0, 10),
+        ] {
+            let (f, g) = frame(n, bin);
+            let mut s = Scratch::default();
+            for k in 0..n {
+                let acc = scan(&f, &g, k, Some(&b), 3.0, max, &mut s);
+                let (want, near) = reference(&f, &g, k, &b, 3.0, max);
+                assert_eq!(
+                    s.near, near,
+                    "agent {k} of {n}: the same neighbours in the same order"
+                );
+                let me = &f.agents[k];
+                assert_eq!(acc.counts(), want.counts(), "agent {k}: rule counts");
+                assert_eq!(
+                    acc.steer(&b, me),
+                    want.steer(&b, me),
+                    "agent {k} of {n}: the same steering bit for bit"
+                );
+                let none = scan(&f, &g, k, None, 3.0, max, &mut s);
+                assert_eq!(s.near, near, "agent {k}: without boids, the same neighbours");
+                assert_eq!(none.counts(), (0, 0, 0));
+            }
+        }
+    }
+
+    #[test]
+    fn a_lone_agent_has_no_neighbours() {
+        let (f, g) = frame(1, 3.0);
+        let mut s = Scratch::default();
+        let b = BoidsF32::from(&crate::params::BoidsParams::default());
+        let acc = scan(&f, &g, 0, Some(&b), 3.0, 10, &mut s);
+        assert!(s.near.is_empty());
+        assert_eq!(acc.counts(), (0, 0, 0));
+    }
+}
