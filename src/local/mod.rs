@@ -432,7 +432,9 @@ impl LocalLayer {
                 }
             },
         );
-        self.frame.columns.fill(&self.frame.agents);
+        self.frame
+            .columns
+            .fill(&self.frame.agents, self.backend == LocalBackend::CpuMulti);
     }
 
     /// The wall map and the bin grid's dimensions (bins of at least `reach`).

@@ -20,6 +20,7 @@ use super::boids::{self, BoidsF32};
 use super::orca::V2;
 use super::{Frame, PackedAgent};
 use crate::neighbors::NeighborGrid;
+use rayon::prelude::*;
 use std::ops::Range;
 
 /// The frame's agents as columns, in the same (bin) order.
@@ -43,24 +44,32 @@ impl Columns {
     /// The columns of `agents`.
     pub fn of(agents: &[PackedAgent]) -> Self {
         let mut c = Self::default();
-        c.fill(agents);
+        c.fill(agents, false);
         c
     }
 
-    /// Refills the columns from `agents`, reusing their memory.
-    pub fn fill(&mut self, agents: &[PackedAgent]) {
-        self.x.clear();
-        self.y.clear();
-        self.vx.clear();
-        self.vy.clear();
-        self.group.clear();
-        self.radius.clear();
-        self.x.extend(agents.iter().map(|a| a.p.x));
-        self.y.extend(agents.iter().map(|a| a.p.y));
-        self.vx.extend(agents.iter().map(|a| a.v.x));
-        self.vy.extend(agents.iter().map(|a| a.v.y));
-        self.group.extend(agents.iter().map(|a| a.group));
-        self.radius.extend(agents.iter().map(|a| a.radius));
+    /// Refills the columns from `agents`, reusing their memory; on all rayon threads when
+    /// `parallel`.
+    pub fn fill(&mut self, agents: &[PackedAgent], parallel: bool) {
+        fn column<T: Send>(
+            col: &mut Vec<T>,
+            agents: &[PackedAgent],
+            parallel: bool,
+            f: impl Fn(&PackedAgent) -> T + Sync + Send,
+        ) {
+            col.clear();
+            if parallel {
+                col.par_extend(agents.par_iter().map(f));
+            } else {
+                col.extend(agents.iter().map(f));
+            }
+        }
+        column(&mut self.x, agents, parallel, |a| a.p.x);
+        column(&mut self.y, agents, parallel, |a| a.p.y);
+        column(&mut self.vx, agents, parallel, |a| a.v.x);
+        column(&mut self.vy, agents, parallel, |a| a.v.y);
+        column(&mut self.group, agents, parallel, |a| a.group);
+        column(&mut self.radius, agents, parallel, |a| a.radius);
     }
 }
 
