@@ -411,7 +411,9 @@ impl LocalLayer {
     }
 
     /// Pass 1: the wall map, the bin grid and the packed frame.
-    fn bins(&mut self, scene: &Scene, agents: &Agents, reach: f32) {
+    /// The frame's columns are filled only `with_columns` (what ORCA's scan reads; the boids
+    /// sums alone read the packed agents).
+    fn bins(&mut self, scene: &Scene, agents: &Agents, reach: f32, with_columns: bool) {
         self.prepare_grid(scene, reach);
         self.grid.rebuild(&agents.x, &agents.y);
         let sorted = &self.grid.sorted;
@@ -432,9 +434,11 @@ impl LocalLayer {
                 }
             },
         );
-        self.frame
-            .columns
-            .fill(&self.frame.agents, self.backend == LocalBackend::CpuMulti);
+        if with_columns {
+            self.frame
+                .columns
+                .fill(&self.frame.agents, self.backend == LocalBackend::CpuMulti);
+        }
     }
 
     /// The wall map and the bin grid's dimensions (bins of at least `reach`).
@@ -548,7 +552,12 @@ impl LocalLayer {
             return self.gpu_step(scene, agents, Some(preferred), &groups, dt);
         }
         let t0 = Instant::now();
-        self.bins(scene, agents, groups.reach(mode.boids(), mode.orca()));
+        self.bins(
+            scene,
+            agents,
+            groups.reach(mode.boids(), mode.orca()),
+            mode.orca(),
+        );
         let t1 = Instant::now();
 
         // Pass 2: preferred velocity (+ boids offset), clamped to the agent's maximum speed.
@@ -654,7 +663,7 @@ impl LocalLayer {
             return self.gpu_step(scene, agents, None, &groups, dt);
         }
         let t0 = Instant::now();
-        self.bins(scene, agents, groups.reach(true, false));
+        self.bins(scene, agents, groups.reach(true, false), false);
         let t1 = Instant::now();
         let (frame, grid, walls) = (&self.frame, &self.grid, &self.walls);
         let n = agents.len();

@@ -136,10 +136,24 @@ pub(crate) fn scan(
     }
     let runs = &runs[..n_runs];
 
+    let mut acc = boids::Accum::default();
+    if max == 0 {
+        // Boids sums alone (the standalone flock): one pass over the packed agents (one load
+        // per neighbour; measured faster here than five columns), no list to fill.
+        s.near.clear();
+        if let Some(b) = boids {
+            for run in runs {
+                for o in &frame.agents[run.clone()] {
+                    acc.add_parts(b, me, o.p, o.v, o.group, (o.p - me.p).len_sq());
+                }
+            }
+        }
+        return acc;
+    }
+
     // Phase 1: distances and boids sums.
     s.d2.clear();
     s.d2.resize(total, 0.0);
-    let mut acc = boids::Accum::default();
     let mut at = 0;
     for run in runs {
         let d2 = &mut s.d2[at..at + run.len()];
@@ -159,25 +173,22 @@ pub(crate) fn scan(
     }
 
     // Phase 2: the nearest `max` within `dist`.
-    s.near.clear();
-    if max > 0 {
-        let reach = dist * dist;
-        s.within_d2.clear();
-        s.within_d2.resize(total + 1, 0.0);
-        s.within_at.clear();
-        s.within_at.resize(total + 1, 0);
-        let mut n = 0;
-        let mut at = 0;
-        for run in runs {
-            for (j, &d2) in run.clone().zip(&s.d2[at..at + run.len()]) {
-                s.within_d2[n] = d2;
-                s.within_at[n] = j;
-                n += (d2 < reach) as usize;
-            }
-            at += run.len();
+    let reach = dist * dist;
+    s.within_d2.clear();
+    s.within_d2.resize(total + 1, 0.0);
+    s.within_at.clear();
+    s.within_at.resize(total + 1, 0);
+    let mut n = 0;
+    let mut at = 0;
+    for run in runs {
+        for (j, &d2) in run.clone().zip(&s.d2[at..at + run.len()]) {
+            s.within_d2[n] = d2;
+            s.within_at[n] = j;
+            n += (d2 < reach) as usize;
         }
-        nearest(&s.within_d2[..n], &s.within_at[..n], max, &mut s.near);
+        at += run.len();
     }
+    nearest(&s.within_d2[..n], &s.within_at[..n], max, &mut s.near);
     acc
 }
 
