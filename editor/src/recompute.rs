@@ -242,6 +242,13 @@ impl Recompute {
         newest
     }
 
+    /// The id of the newest job sent (`None` before the first): tells whether something was
+    /// sent whatever the worker has done since (on a fast machine a small map's result can
+    /// arrive, and be taken, within the frame that sent it).
+    pub fn newest_sent(&self) -> Option<u64> {
+        (self.next_id > 0).then_some(self.next_id)
+    }
+
     /// True while a job is queued or running.
     pub fn is_running(&self) -> bool {
         self.pending.is_some()
