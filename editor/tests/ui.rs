@@ -258,3 +258,40 @@ fn unsaved_changes_show_in_the_title_and_are_asked_about_on_quit() {
     h.run();
     assert!(h.state().pending_close);
 }
+
+#[test]
+fn a_spawn_areas_premovement_is_set_in_the_group_panel_undone_and_saved() {
+    if !gpu_or_skip("a_spawn_areas_premovement_is_set_in_the_group_panel_undone_and_saved") {
+        return;
+    }
+    use crowdfield_editor::panels::groups::DEFAULT_PREMOVEMENT;
+    let demo = Document::demo(40, 20);
+    assert!(demo.groups[0].spawns[0].premovement.is_none());
+    let mut h = harness(app(demo.clone()));
+    h.get_by_label("spawn 0 waits").click();
+    settle(&mut h);
+    assert_eq!(
+        h.state().doc.groups[0].spawns[0].premovement,
+        Some(DEFAULT_PREMOVEMENT),
+        "ticking the box gives the default range"
+    );
+    assert!(h.state().dirty());
+    // The range's two fields under the box (from 5.0 s, to 60.0 s).
+    h.snapshot("group_panel_premovement");
+
+    // One undo step takes it back.
+    h.get_by_label("Undo").click();
+    h.step();
+    settle(&mut h);
+    assert_eq!(h.state().doc, demo);
+
+    // Set again and saved, the map file carries it and the loader reads it.
+    h.get_by_label("spawn 0 waits").click();
+    settle(&mut h);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("waits.json");
+    h.state_mut().save_to(&path);
+    let scene = crowdfield::map::load(&path).unwrap();
+    assert_eq!(scene.groups[0].spawns[0].premovement, [5.0, 60.0]);
+    assert_eq!(scene.groups[0].spawns.len(), demo.groups[0].spawns.len());
+}

@@ -1,12 +1,70 @@
 //! The group panel: pick the group the goal/spawn tools and field layers apply to; add,
-//! rename, recolour and remove groups; set their speed limits; list and remove their areas.
+//! rename, recolour and remove groups; set their speed limits; list and remove their areas;
+//! set each spawn area's walker count and pre-movement times.
 
 use crate::command::Command;
 use crate::doc::Document;
+use crowdfield::map::{MAX_PREMOVEMENT, Premovement};
 
 /// Fastest preferred walking speed offered, m/s: above any human sprint (the map format's
 /// limit).
 pub const MAX_WALK_SPEED: f64 = 15.0;
+
+/// The pre-movement range a spawn area gets when its "waits" box is ticked, seconds: a
+/// typical alarm-to-start spread of an office or venue (RiMEA's examples use such ranges).
+pub const DEFAULT_PREMOVEMENT: Premovement = Premovement { min: 5.0, max: 60.0 };
+
+/// The pre-movement rows of spawn area `i`: a "waits" box (off: everyone starts at once) and,
+/// when on, a row with the shortest and longest wait, kept in order. Returns true when it
+/// changed.
+fn premovement_ui(ui: &mut egui::Ui, i: usize, premovement: &mut Option<Premovement>) -> bool {
+    let mut changed = false;
+    ui.horizontal(|ui| {
+        ui.add_space(12.0);
+        let mut waits = premovement.is_some();
+        if ui
+            .checkbox(&mut waits, format!("spawn {i} waits"))
+            .on_hover_text(
+                "Pre-movement (reaction) time: each walker of this area stands for a time drawn \
+                 uniformly between the two values before it starts to walk",
+            )
+            .changed()
+        {
+            *premovement = waits.then_some(DEFAULT_PREMOVEMENT);
+            changed = true;
+        }
+    });
+    let Some(p) = premovement else {
+        return changed;
+    };
+    ui.horizontal(|ui| {
+        ui.add_space(30.0);
+        let range = 0.0..=MAX_PREMOVEMENT;
+        let min = ui.add(
+            egui::DragValue::new(&mut p.min)
+                .range(range.clone())
+                .speed(0.5)
+                .prefix("from ")
+                .suffix(" s"),
+        );
+        if min.changed() {
+            p.max = p.max.max(p.min);
+            changed = true;
+        }
+        let max = ui.add(
+            egui::DragValue::new(&mut p.max)
+                .range(range)
+                .speed(0.5)
+                .prefix("to ")
+                .suffix(" s"),
+        );
+        if max.changed() {
+            p.min = p.min.min(p.max);
+            changed = true;
+        }
+    });
+    changed
+}
 
 /// The group panel's state.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -127,6 +185,9 @@ impl GroupsPanel {
                     });
                 }
             });
+            if premovement_ui(ui, i, &mut g.spawns[i].premovement) {
+                key = Some("pre-movement");
+            }
         }
         if let Some(k) = key {
             commands.push(Command::SetGroup {
