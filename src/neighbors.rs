@@ -89,14 +89,20 @@ impl NeighborGrid {
 
     /// Calls `visit(j)` for every agent `j` in the 3x3 bins around point `(x, y)`, bin by bin in
     /// row-major order, ids ascending within a bin. The caller filters by distance.
+    ///
+    /// The bins of one row that the query covers are contiguous in `sorted`, so each row is one
+    /// slice (three slices in all rather than nine).
+    #[inline]
     pub fn for_each_near(&self, x: f32, y: f32, mut visit: impl FnMut(u32)) {
         let b = self.bin_of(x, y);
-        let (bx, by) = ((b % self.bins_x) as i64, (b / self.bins_x) as i64);
-        for ny in (by - 1).max(0)..=(by + 1).min(self.bins_y as i64 - 1) {
-            for nx in (bx - 1).max(0)..=(bx + 1).min(self.bins_x as i64 - 1) {
-                for &j in self.bin_agents((ny * self.bins_x as i64 + nx) as usize) {
-                    visit(j);
-                }
+        let (bx, by) = (b % self.bins_x, b / self.bins_x);
+        let (x0, x1) = (bx.saturating_sub(1), (bx + 1).min(self.bins_x - 1));
+        for ny in by.saturating_sub(1)..=(by + 1).min(self.bins_y - 1) {
+            let row = ny * self.bins_x;
+            let start = self.bin_start[(row + x0) as usize] as usize;
+            let end = self.bin_start[(row + x1) as usize + 1] as usize;
+            for &j in &self.sorted[start..end] {
+                visit(j);
             }
         }
     }
