@@ -6,10 +6,10 @@
 //! order) in two phases:
 //! 1. per contiguous run of candidates (the bins of one row, minus `k` itself), the squared
 //!    distances (a loop the compiler vectorises), then the boids sums neighbour by neighbour in
-//!    visiting order ([`boids::Accum`], branch-free);
+//!    visiting order (`boids::Accum`, branch-free);
 //! 2. the candidates within `dist` compacted (branch-free) into a short list in visiting
 //!    order, and from it the `max` nearest, nearest first, ties in visiting order, each one's
-//!    place counted rather than found by insertion ([`nearest`]).
+//!    place counted rather than found by insertion (`nearest`).
 //!
 //! Both phases give what the scalar scan they replace gave, bit for bit (the same distances,
 //! the same sums in the same order, the same neighbours in the same order): only the branches
