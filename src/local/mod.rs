@@ -209,7 +209,8 @@ pub struct PackedAgent {
 pub struct Frame {
     /// Packed agents.
     pub agents: Vec<PackedAgent>,
-    /// The same agents as columns (what the neighbour scan reads).
+    /// The same agents as columns, what ORCA's neighbour scan reads. The layer fills them in
+    /// the ORCA modes only (the boids sums alone read `agents`); [`Frame::of`] always does.
     pub columns: scan::Columns,
 }
 
