@@ -101,7 +101,7 @@ pub enum LocalThreads {
 /// `--speed-law` values.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum SpeedLawArg {
-    /// Linear blend of terrain and flow speed between rho_min and rho_max (SPEC §3).
+    /// Linear blend of terrain and flow speed between rho_min and rho_max (docs/SPEC.md §3).
     Linear,
     /// Weidmann: free speed 1.34 m/s, jam density 5.4 /m², gamma 1.913.
     Weidmann,
