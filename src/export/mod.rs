@@ -216,6 +216,7 @@ pub fn potential_image(
     draw_goal_outline(&mut img, &layout, goal);
     layout.draw_colorbar(&mut img, range.0, range.1, Colormap::Viridis, 0.0, "potential, s");
     layout.draw_legend(&mut img, &legend);
+    layout.draw_scale_bar(&mut img, scene.grid.cell_size);
     img
 }
 
@@ -285,6 +286,7 @@ pub fn gradient_image(
         "potential, s",
     );
     layout.draw_legend(&mut img, &legend);
+    layout.draw_scale_bar(&mut img, scene.grid.cell_size);
     img
 }
 
@@ -425,6 +427,7 @@ pub fn field_image_with(
     });
     layout.draw_colorbar(&mut img, lo, hi, spec.colormap, 0.0, spec.unit);
     layout.draw_legend(&mut img, &spec.legend);
+    layout.draw_scale_bar(&mut img, scene.grid.cell_size);
     (img, layout)
 }
 

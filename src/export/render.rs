@@ -100,6 +100,8 @@ pub struct Layout {
     pub bar_h: u32,
     /// First legend row, top edge.
     pub legend_y: u32,
+    /// Scale bar (under the legend), top edge.
+    pub scale_bar_y: u32,
     /// Whole image width.
     pub width: u32,
     /// Whole image height.
@@ -123,8 +125,9 @@ impl Layout {
         let bar_y = map_y + 24;
         let bar_h = (map_h * 3 / 5).clamp(MIN_BAR_H, MAX_BAR_H);
         let legend_y = bar_y + bar_h + 24;
+        let scale_bar_y = legend_y + legend_rows as u32 * LEGEND_ROW_H + 8;
         let width = bar_x + SIDE_W;
-        let height = (map_y + map_h + MARGIN).max(legend_y + legend_rows as u32 * LEGEND_ROW_H + MARGIN);
+        let height = (map_y + map_h + MARGIN).max(scale_bar_y + SCALE_BAR_H + MARGIN);
         Self {
             scale,
             rows,
@@ -137,9 +140,27 @@ impl Layout {
             bar_y,
             bar_h,
             legend_y,
+            scale_bar_y,
             width,
             height,
         }
+    }
+
+    /// Draws the scale bar under the legend: a bar of a round length in metres (1, 2 or 5
+    /// times a power of ten, as long as fits the side panel) on a grid of `cell_size` metres.
+    pub fn draw_scale_bar(&self, img: &mut RgbaImage, cell_size: f64) {
+        let ppm = self.scale as f64 / cell_size;
+        let Some(metres) = round_length_at_most((SIDE_W - 60) as f64 / ppm) else {
+            return;
+        };
+        let len = (metres * ppm).round().max(1.0) as u32;
+        let (x, y) = (self.bar_x, self.scale_bar_y + 4);
+        fill_rect(img, x, y + 4, len, 3, INK);
+        for end in [x, x + len - 1] {
+            fill_rect(img, end, y, 1, 11, INK);
+        }
+        let label = format!("{} m", format_length(metres));
+        draw_text(img, (x + len + 8) as f32, y as f32 - 2.0, LABEL_SIZE, &label, INK);
     }
 
     /// The cell `(row, col)` under map pixel `(px, py)` (relative to the map area; y up).
@@ -331,6 +352,28 @@ pub fn fill_rect(img: &mut RgbaImage, x: u32, y: u32, w: u32, h: u32, c: [u8; 3]
     }
 }
 
+/// Height of the scale bar row, px.
+pub const SCALE_BAR_H: u32 = 20;
+
+/// The largest round length (1, 2 or 5 times a power of ten) not above `max`; `None` when `max`
+/// is not a positive finite number.
+pub fn round_length_at_most(max: f64) -> Option<f64> {
+    if !(max > 0.0 && max.is_finite()) {
+        return None;
+    }
+    let p = 10f64.powf(max.log10().floor());
+    let m = max / p;
+    // `m` is in [1, 10) up to rounding of the logarithm.
+    let k = [10.0, 5.0, 2.0, 1.0].into_iter().find(|&k| k <= m).unwrap_or(0.5);
+    Some(k * p)
+}
+
+/// A length for a label: no trailing zeros, no exponent for the lengths a map has.
+fn format_length(metres: f64) -> String {
+    let text = format!("{metres:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The round step (1, 2 or 5 times a power of ten) nearest above `raw`.
 pub fn nice_step(raw: f64) -> f64 {
     if !(raw > 0.0 && raw.is_finite()) {
@@ -387,6 +430,34 @@ pub fn decimals_for(step: f64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scale_bar_is_a_round_length_that_fits() {
+        assert_eq!(round_length_at_most(7.3), Some(5.0));
+        assert_eq!(round_length_at_most(10.0), Some(10.0));
+        assert_eq!(round_length_at_most(19.9), Some(10.0));
+        assert_eq!(round_length_at_most(0.42), Some(0.2));
+        assert_eq!(round_length_at_most(0.0), None);
+        assert_eq!(format_length(0.2), "0.2");
+        assert_eq!(format_length(20.0), "20");
+        // A 60 m hall on 0.5 m cells drawn at 7 px per cell: 14 px per metre, and the bar is
+        // the longest round length within the side panel.
+        let opts = ImageOptions::default();
+        let l = Layout::new(80, 120, 2, &opts);
+        let mut img = l.canvas("t");
+        l.draw_scale_bar(&mut img, 0.5);
+        let ppm = l.scale as f64 / 0.5;
+        let bar_y = l.scale_bar_y + 4 + 5;
+        let dark = (l.bar_x..l.width)
+            .take_while(|&x| img.get_pixel(x, bar_y).0[0] < 64)
+            .count() as f64;
+        let metres = round_length_at_most((SIDE_W - 60) as f64 / ppm).unwrap();
+        assert!(
+            (dark - metres * ppm).abs() <= 1.0,
+            "{dark} px for {metres} m at {ppm} px/m"
+        );
+        assert!(l.scale_bar_y + SCALE_BAR_H + MARGIN <= l.height);
+    }
 
     #[test]
     fn nice_steps_are_round() {
