@@ -52,3 +52,34 @@ fn bench_eikonal_refuses_a_grid_too_large_for_memory() {
         "{err}"
     );
 }
+
+#[test]
+fn bench_refuses_zero_steps_or_repeats_rather_than_timing_nothing() {
+    let map = concat!(env!("CARGO_MANIFEST_DIR"), "/maps/corridor.json");
+    for args in [
+        &["bench", "sim", map, "--steps", "0"][..],
+        &["bench", "eikonal", "--sizes", "17", "--repeats", "0"][..],
+    ] {
+        let out = crowdfield(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("'0'") && err.contains("not in 1.."),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "no table for {args:?}");
+    }
+}
+
+#[test]
+fn bench_sim_says_when_the_crowd_left_before_the_steps_were_timed() {
+    // The corridor's single walker takes about 30 s: 10,000 steps outlast it.
+    let map = concat!(env!("CARGO_MANIFEST_DIR"), "/maps/corridor.json");
+    let out = crowdfield(&["bench", "sim", map, "--steps", "10000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the crowd left after") && err.contains("of the 10000 timed steps"),
+        "{err}"
+    );
+}

@@ -32,9 +32,9 @@ enum What {
         /// Order of the fast-marching update (1 or 2).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
         order: u8,
-        /// Solves per size; the fastest is reported.
-        #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
-        repeats: usize,
+        /// Solves per size (at least 1); the fastest is reported.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        repeats: u32,
         /// cpu, gpu or auto.
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
         backend: Backend,
@@ -43,9 +43,9 @@ enum What {
     Sim {
         /// The map (JSON).
         map: PathBuf,
-        /// Steps to time (after 5 warm-up steps).
-        #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
-        steps: usize,
+        /// Steps to time (at least 1, after 5 warm-up steps); fewer if the crowd leaves first.
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+        steps: u32,
     },
 }
 
@@ -57,8 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             order,
             repeats,
             backend,
-        } => eikonal(&sizes, order, repeats.max(1), backend),
-        What::Sim { map, steps } => sim(&map, steps.max(1)),
+        } => eikonal(&sizes, order, repeats as usize, backend),
+        What::Sim { map, steps } => sim(&map, steps as usize),
     }
 }
 
@@ -139,6 +139,12 @@ fn sim(map: &std::path::Path, steps: usize) -> anyhow::Result<ExitCode> {
         map.display()
     );
     let wall = start.elapsed().as_secs_f64();
+    if done < steps {
+        eprintln!(
+            "bench: {}: the crowd left after {done} of the {steps} timed steps; the figures are over those {done}",
+            map.display()
+        );
+    }
     let ms = |a: f64, b: f64| (a - b) * 1000.0 / done as f64;
     let t = sim.times;
     println!(
