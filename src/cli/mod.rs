@@ -7,6 +7,7 @@ use std::process::ExitCode;
 mod batch;
 mod bench;
 mod eikonal;
+mod image;
 mod simulate;
 mod solve;
 mod validate;
@@ -25,6 +26,8 @@ enum Command {
     Solve(solve::Args),
     /// Raw Eikonal solve |grad phi| = 1/speed from .npy arrays.
     Eikonal(eikonal::Args),
+    /// Draw a 2-D .npy array as a PNG: colour bar, isolines, scale bar.
+    Image(image::Args),
     /// Check maps and report every problem found.
     Validate(validate::Args),
     /// Simulate a crowd on a map and write a report.
@@ -41,6 +44,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Solve(a) => solve::run(a),
         Command::Eikonal(a) => eikonal::run(a),
+        Command::Image(a) => image::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Batch(a) => batch::run(a),

@@ -377,6 +377,63 @@ pub fn field_image(
     field_image_with(scene, field, &spec, opts).0
 }
 
+/// How [`array_image`] draws a bare 2-D array (no map around it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArraySpec<'a> {
+    /// Title, top left.
+    pub title: &'a str,
+    /// Unit above the colour bar.
+    pub unit: &'a str,
+    /// Colour map of the array and the bar.
+    pub colormap: Colormap,
+    /// Values mapped to the bottom and top of the bar; `None`: the finite range of the array.
+    pub range: Option<(f64, f64)>,
+    /// Isolines: `None` for none, `Some(None)` for about ten intervals over the range,
+    /// `Some(Some(step))` for one every `step` units.
+    pub isolines: Option<Option<f64>>,
+    /// Edge length of a cell, metres (for the scale bar).
+    pub cell_size: f64,
+}
+
+/// A 2-D array drawn as every map image is (row index = y, row 0 at the bottom): colour-mapped
+/// with its colour bar, non-finite cells hatched, optional isolines (their interval in the
+/// title) and a scale bar. For arrays that come without a map: `crowdfield eikonal`'s phi, a
+/// speed array, anything a user made with numpy.
+pub fn array_image(values: ArrayView2<f64>, spec: &ArraySpec, opts: &ImageOptions) -> RgbaImage {
+    let (rows, cols) = values.dim();
+    let scene = Scene::empty("array", crate::grid::Grid::new(cols, rows, spec.cell_size));
+    let range = spec
+        .range
+        .or_else(|| finite_range(values.iter().copied()))
+        .unwrap_or((0.0, 1.0));
+    let step = spec
+        .isolines
+        .map(|step| step.unwrap_or_else(|| nice_step((range.1 - range.0) / ISOLINE_INTERVALS)));
+    let title = match step {
+        Some(step) => {
+            let decimals = decimals_for(step);
+            format!("{}  (isolines every {step:.decimals$} {})", spec.title, spec.unit).replace(" )", ")")
+        }
+        None => spec.title.to_string(),
+    };
+    let field = values.mapv(|v| v as f32);
+    let field_spec = FieldSpec {
+        title: &title,
+        unit: spec.unit,
+        colormap: spec.colormap,
+        range: Some(range),
+        legend: vec![LegendEntry::Hatched("not finite".into())],
+    };
+    let (mut img, layout) = field_image_with(&scene, field.view(), &field_spec, opts);
+    if let Some(step) = step
+        && rows > 0
+        && cols > 0
+    {
+        draw_isolines(&mut img, &layout, values, step);
+    }
+    img
+}
+
 /// What [`field_image_with`] draws around a scalar field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldSpec<'a> {
