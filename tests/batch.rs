@@ -56,6 +56,50 @@ fn summary(out: &Path) -> Vec<serde_json::Value> {
     serde_json::from_str::<Vec<serde_json::Value>>(&text).unwrap()
 }
 
+/// The rows of a CSV text (RFC 4180: quoted fields may hold commas, doubled quotes and line
+/// breaks), header included.
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    let (mut rows, mut row, mut field) = (Vec::new(), Vec::new(), String::new());
+    let (mut quoted, mut chars) = (false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(
+        !quoted && field.is_empty() && row.is_empty(),
+        "the CSV ends mid-row: {text}"
+    );
+    rows
+}
+
+/// The value of `column` in the row of `summary.csv` whose map ends with `stem.json`.
+fn csv_cell(out: &Path, stem: &str, column: &str) -> String {
+    let rows = csv_rows(&std::fs::read_to_string(out.join("summary.csv")).unwrap());
+    let at = rows[0]
+        .iter()
+        .position(|h| h == column)
+        .unwrap_or_else(|| panic!("no {column} column: {:?}", rows[0]));
+    let row = rows[1..]
+        .iter()
+        .find(|r| r[0].ends_with(&format!("{stem}.json")))
+        .unwrap_or_else(|| panic!("{stem} missing from summary.csv"));
+    assert_eq!(row.len(), rows[0].len(), "{row:?}");
+    row[at].clone()
+}
+
 #[test]
 fn a_broken_map_is_reported_and_the_good_ones_complete() {
     let dir = tempfile::tempdir().unwrap();
@@ -198,6 +242,27 @@ fn simulate_tells_when_a_goal_less_group_will_not_move() {
         !run("boids").contains(note),
         "the boids layer moves them: no note"
     );
+}
+
+/// The fish tank's flock has no goal and never leaves: its report says `"complete": false`,
+/// and the batch summary, JSON and CSV, says the same (it used to say `yes`).
+#[test]
+fn a_flock_that_never_leaves_is_not_complete_in_the_report_or_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/fish_tank.json");
+    let out = dir.path().join("out");
+    let o = batch()
+        .args(["batch", "--simulate", "--quiet", "--max-time", "0.5", "--out"])
+        .arg(&out)
+        .arg(&map)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("fish_tank/report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["complete"], false, "{report}");
+    assert_eq!(summary(&out)[0]["complete"], false);
+    assert_eq!(csv_cell(&out, "fish_tank", "complete"), "no");
 }
 
 #[test]

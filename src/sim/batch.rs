@@ -203,8 +203,10 @@ pub struct MapOutcome {
     pub agents_out: Option<usize>,
     /// Agents left at the time limit (simulation only).
     pub agents_remaining: Option<usize>,
-    /// Whether every agent with a goal got out before the time limit (simulation only): a
-    /// map whose run was cut short is `ok` (it ran) but not complete.
+    /// Whether every agent got out before the time limit (simulation only), as the report's
+    /// `complete` ([`super::report::evacuation_complete`]): a map whose run was cut short is
+    /// `ok` (it ran) but not complete, and so is one with a group without goals (a flock never
+    /// leaves).
     #[serde(default)]
     pub complete: Option<bool>,
 }
@@ -344,8 +346,7 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
-        let r = &report.total.remaining;
-        outcome.complete = Some(r.total == r.no_goal);
+        outcome.complete = Some(super::report::evacuation_complete(&report.total));
     }
     Ok(())
 }

@@ -33,7 +33,8 @@ pub struct Report {
     pub steps: usize,
     /// Simulated time at the end of the run, seconds.
     pub end_time: f64,
-    /// True when every agent arrived before the time limit.
+    /// True when every agent arrived before the time limit ([`evacuation_complete`]); false
+    /// when a group without goals (a flock, which never leaves) has agents on the map.
     pub complete: bool,
     /// Every group together.
     pub total: GroupReport,
@@ -45,6 +46,14 @@ pub struct Report {
     /// in words; empty when none.
     #[serde(default)]
     pub warnings: Vec<String>,
+}
+
+/// Whether a run is a complete evacuation: every agent spawned got out before the run stopped.
+/// Agents of a group without goals (a flock such as the fish tank) never get out, so a run with
+/// any of them left is not complete either (`remaining.no_goal` says how many). The report's
+/// `complete` and a batch summary's `complete` column both come from here.
+pub fn evacuation_complete(total: &GroupReport) -> bool {
+    total.remaining.total == 0
 }
 
 /// Highest specific flow through a bottleneck that pedestrian experiments report, persons/(m·s):
@@ -216,7 +225,7 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         density_at_walker: scene.params.density_at_walker,
         steps: sim.steps,
         end_time: sim.time,
-        complete: sim.agents.is_empty(),
+        complete: evacuation_complete(&total),
         groups,
         quality: sim.quality(),
         warnings: plausibility_warnings(&total),
