@@ -140,9 +140,9 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
         assert!(out.join(good).join("done.json").is_file());
     }
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(
-        csv.starts_with("map,status,error,seconds,evacuation_time,agents_out,agents_remaining,complete\n")
-    );
+    assert!(csv.starts_with(
+        "map,status,error,seconds,evacuation_time,agents_out,agents_remaining,complete,warnings\n"
+    ));
     assert_eq!(csv.lines().count(), 4);
     check_outputs(&out);
 
@@ -263,6 +263,71 @@ fn a_flock_that_never_leaves_is_not_complete_in_the_report_or_the_summary() {
     assert_eq!(report["complete"], false, "{report}");
     assert_eq!(summary(&out)[0]["complete"], false);
     assert_eq!(csv_cell(&out, "fish_tank", "complete"), "no");
+}
+
+/// The warnings `simulate` prints (a walking speed above `params.f_max`, an exit flow above
+/// what experiments measure) are printed by `batch` too, prefixed with the map, and kept in the
+/// summaries: a list in `summary.json`, one quoted `warnings` cell in `summary.csv`.
+#[test]
+fn batch_prints_and_summarises_the_warnings_simulate_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let bottleneck = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
+    let mut map: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bottleneck).unwrap()).unwrap();
+    map["groups"][0]["speed"] = serde_json::json!({"min": 1.2, "max": 2.0});
+    let map_path = dir.path().join("door.json");
+    std::fs::write(&map_path, map.to_string()).unwrap();
+
+    let o = batch()
+        .args(["simulate", "--quiet", "--max-time", "30", "--out"])
+        .arg(dir.path().join("sim"))
+        .arg(&map_path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let simulate_warnings: Vec<String> = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: "))
+        .map(|w| {
+            // `simulate` names the map before the map's own warnings only.
+            let prefix = format!("{}: ", map_path.display());
+            w.strip_prefix(&prefix).unwrap_or(w).to_string()
+        })
+        .collect();
+    assert_eq!(simulate_warnings.len(), 2, "{simulate_warnings:?}");
+
+    let out = dir.path().join("out");
+    let o = batch()
+        .args(["batch", "--simulate", "--quiet", "--max-time", "30", "--out"])
+        .arg(&out)
+        .arg(&map_path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let row = &summary(&out)[0];
+    let map_name = row["map"].as_str().unwrap();
+    let listed: Vec<String> = row["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings list: {row}"))
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, simulate_warnings);
+    for w in &listed {
+        assert!(err.contains(&format!("warning: {map_name}: {w}\n")), "{w}: {err}");
+    }
+    let cell = csv_cell(&out, "door", "warnings");
+    assert_eq!(cell, listed.join("; "));
+    assert!(
+        cell.contains("speed.max") && cell.contains("\"speed_law\": \"weidmann\""),
+        "{cell}"
+    );
+    assert_eq!(
+        cell.split("; ").count(),
+        2,
+        "no warning holds the separator: {cell}"
+    );
 }
 
 #[test]

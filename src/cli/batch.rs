@@ -45,6 +45,16 @@ pub struct Args {
     pub quiet: bool,
 }
 
+/// Prints `line` on stderr above the progress bar.
+fn print_line(bar: &ProgressBar, line: String) {
+    // A bar not drawn (stderr is a log file, not a terminal) drops its println.
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
 /// Runs `crowdfield batch`. Exits non-zero when any map failed.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
@@ -105,12 +115,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     } else {
                         format!("failed: {}: {error}", o.map)
                     };
-                    // A bar not drawn (stderr is a log file, not a terminal) drops its println.
-                    if bar.is_hidden() {
-                        eprintln!("{line}");
-                    } else {
-                        bar.println(line);
-                    }
+                    print_line(&bar, line);
+                }
+                // Printed even with --quiet, as `simulate` prints them.
+                for w in &o.warnings {
+                    print_line(&bar, format!("warning: {}: {w}", o.map));
                 }
                 o
             })

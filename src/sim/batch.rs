@@ -209,6 +209,11 @@ pub struct MapOutcome {
     /// leaves).
     #[serde(default)]
     pub complete: Option<bool>,
+    /// The warnings `simulate` prints for this map (simulation only): the map's own
+    /// ([`crate::map::warnings`]: walking speeds that look wrong) and the report's
+    /// (`report.json`'s `warnings`: exit flows beyond what experiments measure).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// The completion marker of one map.
@@ -254,6 +259,7 @@ pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> M
         agents_out: None,
         agents_remaining: None,
         complete: None,
+        warnings: Vec::new(),
     };
     let bytes = match std::fs::read(map) {
         Ok(b) => b,
@@ -338,6 +344,7 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
     });
     write_json(&dir.join("solve.json"), &summary)?;
     if options.simulate {
+        outcome.warnings = crate::map::warnings(&scene);
         let name = scene.name.clone();
         let mut sim = Simulation::new(scene, options.sim.clone())
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
@@ -347,6 +354,7 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
         outcome.complete = Some(super::report::evacuation_complete(&report.total));
+        outcome.warnings.extend(report.warnings);
     }
     Ok(())
 }
@@ -417,15 +425,21 @@ fn clear_map_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `summary<suffix>.json` and `summary<suffix>.csv` into `out`.
+/// Separates a map's warnings in the `warnings` column of `summary.csv` (no warning text holds
+/// one; `summary.json` has them as a list).
+pub const CSV_WARNING_SEPARATOR: &str = "; ";
+
+/// Writes `summary<suffix>.json` and `summary<suffix>.csv` into `out`. The CSV's last column,
+/// `warnings`, joins a map's warnings with [`CSV_WARNING_SEPARATOR`], quoted as CSV.
 pub fn write_summary(out: &Path, suffix: &str, outcomes: &[MapOutcome]) -> Result<()> {
     write_json(&out.join(format!("summary{suffix}.json")), &outcomes)?;
-    let mut csv =
-        String::from("map,status,error,seconds,evacuation_time,agents_out,agents_remaining,complete\n");
+    let mut csv = String::from(
+        "map,status,error,seconds,evacuation_time,agents_out,agents_remaining,complete,warnings\n",
+    );
     let opt = |v: Option<String>| v.unwrap_or_default();
     for o in outcomes {
         csv.push_str(&format!(
-            "{},{},{},{:.3},{},{},{},{}\n",
+            "{},{},{},{:.3},{},{},{},{},{}\n",
             csv_field(&o.map),
             o.status,
             csv_field(o.error.as_deref().unwrap_or("")),
@@ -434,6 +448,7 @@ pub fn write_summary(out: &Path, suffix: &str, outcomes: &[MapOutcome]) -> Resul
             opt(o.agents_out.map(|v| v.to_string())),
             opt(o.agents_remaining.map(|v| v.to_string())),
             opt(o.complete.map(|v| if v { "yes" } else { "no" }.to_string())),
+            csv_field(&o.warnings.join(CSV_WARNING_SEPARATOR)),
         ));
     }
     crate::io::write_bytes_atomic(&out.join(format!("summary{suffix}.csv")), csv.as_bytes())

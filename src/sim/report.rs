@@ -85,7 +85,7 @@ pub fn plausibility_warnings(total: &GroupReport) -> Vec<String> {
                     "exit {} ({:.2} m wide) passed {q:.2} persons/(m·s), above the {MAX_PLAUSIBLE_SPECIFIC_FLOW} \
                      measured in bottleneck experiments: the evacuation time is likely too short \
                      (the model's defaults let a packed crowd leave a door at the free speed beyond \
-                     it; the map params \"speed_law\": \"weidmann\", \"density_window\": 1 and \
+                     it, and the map params \"speed_law\": \"weidmann\", \"density_window\": 1 and \
                      \"density_at_walker\": true bring door flows near the experiments: see \
                      Calibration in the README)",
                     e.name, e.width
