@@ -45,6 +45,49 @@ fn simulate_names_the_local_layer_as_the_flag_does_and_counts_one_agent_in_the_s
     assert!(err.contains("0 of 1 agent out by 1.0 s; 1 remains"), "{err}");
 }
 
+/// Boids act only on groups with a `boids` block: `simulate` names them, and warns (even with
+/// `--quiet`) when the map has none, where it used to say "local layer: boids" alone.
+#[test]
+fn simulate_names_the_groups_boids_act_on_and_warns_when_there_are_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let fish = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/fish_tank.json");
+    for local in ["boids", "boids+orca"] {
+        let o = crowdfield(&[
+            "simulate",
+            s(&corridor()),
+            "--out",
+            s(&out),
+            "--local",
+            local,
+            "--quiet",
+        ]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        let want = format!(
+            "warning: local layer: {local}, but no group of {} has a `boids` block: boids change nothing",
+            corridor().display()
+        );
+        assert!(err.contains(&want), "{local}: {err}");
+        let o = crowdfield(&[
+            "simulate",
+            s(&fish),
+            "--out",
+            s(&out),
+            "--local",
+            local,
+            "--max-time",
+            "0.2",
+        ]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(err.contains("boids parameters: group \"fish\""), "{local}: {err}");
+        assert!(!err.contains("boids change nothing"), "{local}: {err}");
+    }
+    let o = crowdfield(&["simulate", s(&corridor()), "--out", s(&out), "--local", "orca"]);
+    assert!(!stderr(&o).contains("boids"), "{}", stderr(&o));
+}
+
 #[test]
 fn solve_prints_the_potential_range_to_three_decimals() {
     let dir = tempfile::tempdir().unwrap();

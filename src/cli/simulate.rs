@@ -6,12 +6,13 @@ use crowdfield::eikonal::Order;
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::params::SpeedLaw;
+use crowdfield::scene::Scene;
 use crowdfield::sim::draw::FrameField;
 use crowdfield::sim::local_bridge::LocalBridge;
 use crowdfield::sim::output::{self, TrajectoryRecorder};
 use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -62,6 +63,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// Local layer between the field velocity and the walk: none, boids, orca, boids+orca.
+    /// Boids act only on groups with a `boids` block in the map (the groups are named on
+    /// stderr, with a warning when there are none).
     #[arg(long, default_value = "none", value_parser = parse_local)]
     pub local: LocalMode,
     /// Where the local layer runs: cpu-multi (rayon) or cpu-single (identical results), or gpu
@@ -85,6 +88,61 @@ fn local_name(mode: LocalMode) -> &'static str {
         LocalMode::Orca => "orca",
         LocalMode::BoidsOrca => "boids+orca",
     }
+}
+
+/// The names of the groups of `scene` with a `boids` block, quoted: the only groups the boids
+/// of `--local boids` and `boids+orca` act on.
+fn groups_with_boids(scene: &Scene) -> Vec<String> {
+    scene
+        .groups
+        .iter()
+        .filter(|g| g.boids.is_some())
+        .map(|g| format!("{:?}", g.name))
+        .collect()
+}
+
+/// For a boids mode of `--local`, which groups the boids act on, as the end of the
+/// "local layer" line (`"; boids parameters: group \"fish\""`); empty for the other modes and
+/// when no group has boids (then [`no_boids_warning`] says so).
+fn boids_groups_note(scene: &Scene, mode: LocalMode) -> String {
+    let with = groups_with_boids(scene);
+    if !matches!(mode, LocalMode::Boids | LocalMode::BoidsOrca) || with.is_empty() {
+        return String::new();
+    }
+    let without: Vec<String> = scene
+        .groups
+        .iter()
+        .filter(|g| g.boids.is_none())
+        .map(|g| format!("{:?}", g.name))
+        .collect();
+    let mut note = format!(
+        "; boids parameters: {} {}",
+        if with.len() == 1 { "group" } else { "groups" },
+        with.join(", ")
+    );
+    if !without.is_empty() {
+        note.push_str(&format!(" (none for {}: no boids there)", without.join(", ")));
+    }
+    note
+}
+
+/// The warning for a boids mode of `--local` on a map where no group has a `boids` block: no
+/// agent then gets any boids steering.
+fn no_boids_warning(scene: &Scene, map: &Path, mode: LocalMode) -> Option<String> {
+    let what_acts = match mode {
+        LocalMode::Boids => "",
+        LocalMode::BoidsOrca => ", only ORCA acts",
+        LocalMode::None | LocalMode::Orca => return None,
+    };
+    groups_with_boids(scene).is_empty().then(|| {
+        format!(
+            "local layer: {}, but no group of {} has a `boids` block: boids change nothing (no \
+             agent gets boids steering{what_acts}; add a `boids` block to a group, see --local in \
+             the README)",
+            local_name(mode),
+            map.display()
+        )
+    })
 }
 
 /// `--local-backend` values.
@@ -170,10 +228,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         local_note = format!(" on {}", bridge.layer().backend_description());
         sim.set_local_layer(Box::new(bridge));
     }
+    if let Some(w) = no_boids_warning(&sim.scene, &args.map, args.local) {
+        // Said even with --quiet, as the other warnings.
+        eprintln!("warning: {w}");
+    }
     if !args.quiet {
         eprintln!(
-            "potentials: {solver_note}; local layer: {}{local_note}",
-            local_name(args.local)
+            "potentials: {solver_note}; local layer: {}{local_note}{}",
+            local_name(args.local),
+            boids_groups_note(&sim.scene, args.local)
         );
         if !matches!(args.local, LocalMode::Boids | LocalMode::BoidsOrca) {
             for g in sim.scene.groups.iter().filter(|g| g.goals.is_empty()) {
