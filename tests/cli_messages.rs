@@ -267,6 +267,41 @@ fn a_map_without_groups_is_an_error_for_validate_solve_and_simulate() {
     assert!(!out.exists());
 }
 
+/// `validate maps/*.json` and `batch maps/*.json` name `maps/map.schema.json` too: both skip
+/// it, saying so, where `validate` used to report it as a bad map (and `batch` as a failed one).
+#[test]
+fn validate_and_batch_skip_json_schemas_given_by_name() {
+    let maps_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps");
+    let mut maps: Vec<PathBuf> = std::fs::read_dir(&maps_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    maps.sort();
+    let schema = maps_dir.join("map.schema.json");
+    assert!(maps.contains(&schema));
+    let skipped = format!("skipped {}: a JSON Schema", schema.display());
+    let args: Vec<&str> = maps.iter().map(|p| s(p)).collect();
+    let o = crowdfield(&[&["validate"][..], &args].concat());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{}", stderr(&o));
+    assert!(!stdout.contains("map.schema.json"), "{stdout}");
+    assert_eq!(stdout.matches(": ok\n").count(), maps.len() - 1, "{stdout}");
+    assert!(stderr(&o).contains(&skipped), "{}", stderr(&o));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = crowdfield(&["batch", "--quiet", "--out", s(&out), s(&corridor()), s(&schema)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&skipped), "{}", stderr(&o));
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(!summary.contains("map.schema.json"), "{summary}");
+
+    let o = crowdfield(&["validate", s(&schema)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no map given"), "{}", stderr(&o));
+}
+
 #[test]
 fn a_batch_writing_into_its_input_folder_skips_its_own_summary_on_a_rerun() {
     let dir = tempfile::tempdir().unwrap();

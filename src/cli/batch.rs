@@ -16,7 +16,7 @@ const MAX_JOBS: usize = 1024;
 #[derive(clap::Args)]
 pub struct Args {
     /// Map files, folders (every *.json inside) or manifests (.txt, one path per line, relative
-    /// to the manifest).
+    /// to the manifest). JSON Schemas (*.schema.json) are skipped.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Output folder: one sub-folder per map (named after the map's file stem) and the summary.
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     crowdfield::io::prepare_output_dir(&args.out)?;
-    let mut all = batch::expand_inputs(&args.inputs)?;
+    let mut all = batch::expand_inputs(&super::without_schemas(&args.inputs)?)?;
     // With --out inside an input folder, an earlier run's summary would pass for a map.
     all.retain(|m| !batch::is_summary_of(m, &args.out));
     let maps = match shard {

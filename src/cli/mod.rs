@@ -2,6 +2,7 @@
 //! (`run`), returning `anyhow::Result`; this file prints the error chain and picks the exit code.
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod batch;
@@ -62,6 +63,24 @@ pub fn main() -> ExitCode {
 /// `count` followed by `singular` or, for any count but 1, `plural`: "1 agent", "3 agents".
 fn count_of(count: usize, singular: &str, plural: &str) -> String {
     format!("{count} {}", if count == 1 { singular } else { plural })
+}
+
+/// The inputs of `validate` and `batch` less the JSON Schemas among them
+/// ([`crowdfield::map::is_schema_file`]; `maps/*.json` names `maps/map.schema.json` too), each
+/// one skipped named on stderr. An error when nothing is left.
+fn without_schemas(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let (schemas, maps): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        inputs.iter().partition(|p| crowdfield::map::is_schema_file(p));
+    for schema in &schemas {
+        eprintln!(
+            "skipped {}: a JSON Schema (*.schema.json), not a map",
+            schema.display()
+        );
+    }
+    if maps.is_empty() {
+        anyhow::bail!("no map given: every input is a JSON Schema (*.schema.json)");
+    }
+    Ok(maps.into_iter().cloned().collect())
 }
 
 /// The error that `validate`, `solve` and `simulate` give for a map with `"groups": []`. The map

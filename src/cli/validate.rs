@@ -4,7 +4,8 @@
 //! spawn area too small for its count at the group's body radius is reported too.
 //!
 //! Prints `MAP: ok` for a good map and one line per problem (`MAP: JSON.PATH: message`) for a bad
-//! one, goes on through all the maps, and exits with status 1 when any map is bad.
+//! one, goes on through all the maps, and exits with status 1 when any map is bad. JSON Schemas
+//! (`*.schema.json`, as `batch` skips them) are skipped with a note on stderr.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 /// Arguments of `crowdfield validate`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Map files (JSON) to check.
+    /// Map files (JSON) to check. JSON Schemas (*.schema.json) are skipped, with a note.
     #[arg(required = true, value_name = "MAP")]
     maps: Vec<PathBuf>,
 }
@@ -38,8 +39,9 @@ fn spawn_problems(path: &std::path::Path) -> Vec<crowdfield::error::Error> {
 
 /// Runs `crowdfield validate`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let maps = super::without_schemas(&args.maps)?;
     let mut bad = 0;
-    for path in &args.maps {
+    for path in &maps {
         let mut problems = crowdfield::map::validate(path);
         if problems.is_empty() {
             problems = spawn_problems(path);
@@ -62,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let verb = if bad == 1 { "has" } else { "have" };
         eprintln!(
             "{bad} of {} {verb} problems",
-            super::count_of(args.maps.len(), "map", "maps")
+            super::count_of(maps.len(), "map", "maps")
         );
         Ok(ExitCode::FAILURE)
     } else {

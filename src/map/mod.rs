@@ -121,6 +121,14 @@ pub fn validate(path: &Path) -> Vec<Error> {
 /// 1.34 m/s and a fast run about 5 m/s, which is 4.8 and 18 km/h.
 const PLAUSIBLE_WALKING_SPEED: f64 = 2.5;
 
+/// Whether `path` names a JSON Schema (`*.schema.json`, such as the `maps/map.schema.json` that
+/// ships beside the bundled maps) rather than a map. `batch` and `validate` skip such files, so
+/// `maps/*.json` checks or runs the maps alone.
+pub fn is_schema_file(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".schema.json"))
+}
+
 /// Values a valid map may hold but that probably do not mean what the author meant, as
 /// `JSON.PATH: message` lines: a group with goals whose top speed exceeds `params.f_max` (its
 /// walkers never exceed `f_max` on the potential field, so the extra speed has no effect there;

@@ -64,9 +64,11 @@ impl Shard {
 }
 
 /// Expands the inputs into a sorted, deduplicated list of map files: a folder gives every
-/// `*.json` directly inside it except JSON Schemas (`*.schema.json`, such as the
-/// `maps/map.schema.json` that ships beside the bundled maps); a `.txt` file is a manifest with one path per line (relative to
-/// the manifest; blank lines and `#` comments skipped); anything else is a map file. Paths are
+/// `*.json` directly inside it except JSON Schemas ([`crate::map::is_schema_file`]:
+/// `*.schema.json`, such as the `maps/map.schema.json` that ships beside the bundled maps; the
+/// command line drops those it is given by name); a `.txt` file is a manifest with one path per
+/// line (relative to the manifest; blank lines and `#` comments skipped); anything else is a
+/// map file. Paths are
 /// made absolute (canonical when the file exists) before sorting and deduplication. Map files
 /// sharing a stem are refused, since their outputs would share a folder.
 pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -108,8 +110,9 @@ fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Vec<PathB
     if input.is_dir() {
         for entry in std::fs::read_dir(input).map_err(io_err)? {
             let path = entry.map_err(io_err)?.path();
-            let schema = path.to_string_lossy().ends_with(".schema.json");
-            if path.is_file() && path.extension().is_some_and(|e| e == "json") && !schema {
+            let map_file =
+                path.extension().is_some_and(|e| e == "json") && !crate::map::is_schema_file(&path);
+            if path.is_file() && map_file {
                 maps.push(absolute(&path));
             }
         }
