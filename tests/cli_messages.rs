@@ -359,6 +359,55 @@ fn a_rerun_without_trajectories_removes_the_earlier_runs_file() {
     assert!(out.join("report.json").is_file());
 }
 
+/// The `frame_NNNNN.png` files of `dir/frames`, sorted.
+fn frame_files(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir.join("frames")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("frame_"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A rerun without `--frames` removes an earlier run's frames (and their folder when nothing
+/// else is in it), as it removes its trajectories; it used to leave them.
+#[test]
+fn a_rerun_without_frames_removes_the_earlier_runs_frames_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let map = corridor();
+    let base = [
+        "simulate",
+        s(&map),
+        "--out",
+        s(&out),
+        "--quiet",
+        "--max-time",
+        "2",
+    ];
+    let with_frames = [&base[..], &["--frames", "5"]].concat();
+    let o = crowdfield(&with_frames);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(frame_files(&out).contains(&"frame_00000.png".to_string()));
+    let o = crowdfield(&base);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(frame_files(&out), Vec::<String>::new(), "stale frames are left");
+    assert!(!out.join("frames").exists(), "the emptied folder is left");
+
+    // Files that are not this command's frames stay.
+    let o = crowdfield(&with_frames);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(out.join("frames/notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("frames/frame_best.png"), "mine").unwrap();
+    let o = crowdfield(&base);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(frame_files(&out), ["frame_best.png"]);
+    assert!(out.join("frames/notes.txt").is_file());
+}
+
 #[test]
 fn the_order_of_the_update_reads_as_words() {
     use crowdfield::eikonal::Order;

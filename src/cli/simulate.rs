@@ -37,7 +37,8 @@ pub struct Args {
     /// Write trajectories.csv (t, id, group, x, y, vx, vy for every agent and step).
     #[arg(long)]
     pub trajectories: bool,
-    /// Write frames/frame_NNNNN.png every this many steps.
+    /// Write frames/frame_NNNNN.png every this many steps (an earlier run's frames in the
+    /// folder are removed, also by a run without --frames).
     #[arg(long, value_name = "EVERY", allow_negative_numbers = true)]
     pub frames: Option<usize>,
     /// What frames show under the agents.
@@ -266,6 +267,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.frames.is_some() {
         output::clear_frames(&args.out)?;
+    } else {
+        // An earlier run's frames would pass for this run's, as its trajectories would.
+        output::remove_stale_frames(&args.out)?;
     }
     if !args.trajectories {
         // An earlier run's trajectories would pass for this run's.

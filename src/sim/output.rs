@@ -159,6 +159,20 @@ pub fn clear_frames(dir: &Path) -> Result<usize> {
     Ok(removed)
 }
 
+/// Removes the frames an earlier run left in `dir/frames`, for a run that draws none: they
+/// would pass for this run's. Only `frame_NNNNN.png` files go (as [`clear_frames`]), then the
+/// `frames` folder itself when that left it empty; anything else there is kept. Returns how
+/// many frames were removed.
+pub fn remove_stale_frames(dir: &Path) -> Result<usize> {
+    let removed = clear_frames(dir)?;
+    let frames = dir.join("frames");
+    let now_empty = removed > 0 && std::fs::read_dir(&frames).is_ok_and(|mut e| e.next().is_none());
+    if now_empty {
+        std::fs::remove_dir(&frames).map_err(|source| Error::Io { path: frames, source })?;
+    }
+    Ok(removed)
+}
+
 /// Removes `dir/trajectories.csv` left by an earlier run, for a run that records none: it
 /// would pass for this run's. Returns whether there was one to remove.
 pub fn remove_stale_trajectories(dir: &Path) -> Result<bool> {
