@@ -171,6 +171,44 @@ fn pre_movement_times_spread_the_arrivals_and_unstarted_walkers_are_reported_wai
     );
 }
 
+/// A frame's title counts the agents still in their pre-movement time as waiting, not walking.
+#[test]
+fn frame_titles_count_pre_movement_waiters_apart_from_walkers() {
+    let mut scene = corridor(4, 1.34);
+    scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
+    scene.groups[0].spawns[0].premovement = [0.5, 4.0];
+    let mut sim = Simulation::new(scene, config(60.0, 2)).unwrap();
+    assert_eq!(
+        draw::frame_title(&sim),
+        "t = 0.0 s, 0 walking, 4 waiting (pre-movement): corridor"
+    );
+    while sim.time < 2.0 {
+        sim.step();
+    }
+    let waiting = sim
+        .agents
+        .start_time
+        .iter()
+        .filter(|&&t| sim.time < t as f64)
+        .count();
+    assert!(0 < waiting && waiting < 4, "seed 2 draws waits both sides of 2 s");
+    assert_eq!(
+        draw::frame_title(&sim),
+        format!(
+            "t = {:.1} s, {} walking, {waiting} waiting (pre-movement): corridor",
+            sim.time,
+            4 - waiting
+        )
+    );
+    while sim.time < 5.0 {
+        sim.step();
+    }
+    assert_eq!(
+        draw::frame_title(&sim),
+        format!("t = {:.1} s, 4 agents walking: corridor", sim.time)
+    );
+}
+
 /// A 30 m x 20 m field with a Gaussian hill of `height` (sigma 2 m) at (15, 10) between a spawn
 /// strip on the west side and a goal column on the east side.
 fn hill(height: f32) -> Scene {

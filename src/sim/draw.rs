@@ -291,18 +291,30 @@ fn disc(img: &mut RgbaImage, layout: &Layout, (cx, cy): (f64, f64), r: f64, c: [
     }
 }
 
+/// The title of a frame: the time, the agents walking and, apart from them, those still
+/// waiting out their pre-movement time ([`Simulation::is_waiting`]), and the map's name:
+/// `t = 12.0 s, 40 walking, 8 waiting (pre-movement): office`, or
+/// `t = 12.0 s, 40 agents walking: hall` when nobody waits.
+pub fn frame_title(sim: &Simulation) -> String {
+    let waiting = (0..sim.agents.len()).filter(|&i| sim.is_waiting(i)).count();
+    let walking = sim.agents.len() - waiting;
+    let (t, name) = (sim.time, &sim.scene.name);
+    if waiting == 0 {
+        let agents = if walking == 1 { "agent" } else { "agents" };
+        format!("t = {t:.1} s, {walking} {agents} walking: {name}")
+    } else {
+        format!("t = {t:.1} s, {walking} walking, {waiting} waiting (pre-movement): {name}")
+    }
+}
+
 /// One animation frame, laid out like the `solve` images: the field underneath with its colour
 /// bar, obstacles, each group's goals outlined in its colour, the agents as discs in their
-/// group's colour with an ink rim, the time and agent count in the title, and the legend.
+/// group's colour with an ink rim, the time and agent counts in the title ([`frame_title`]),
+/// and the legend.
 pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
     let scene = &sim.scene;
     let a = &sim.agents;
-    let title = format!(
-        "t = {:.1} s, {} agents walking: {}",
-        sim.time,
-        a.len(),
-        scene.name
-    );
+    let title = frame_title(sim);
     let zeros = || Array2::<f32>::zeros(scene.grid.shape());
     let (value, unit, colormap, range) = match field {
         FrameField::Density => (

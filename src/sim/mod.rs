@@ -795,6 +795,13 @@ impl Simulation {
         count
     }
 
+    /// Whether agent `i` (an index into [`Simulation::agents`]) is still waiting out its
+    /// pre-movement time: it has not taken a step yet. The report's `remaining.waiting` and
+    /// the frames' titles count these apart from the walkers.
+    pub fn is_waiting(&self, i: usize) -> bool {
+        self.time < self.agents.start_time[i] as f64
+    }
+
     /// The report of the run so far.
     pub fn report(&self) -> Report {
         report::build(self)

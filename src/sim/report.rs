@@ -381,7 +381,7 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
             });
         if !phi.is_finite() {
             remaining.unreachable += 1;
-        } else if sim.time < a.start_time[i] as f64 {
+        } else if sim.is_waiting(i) {
             remaining.waiting += 1;
         } else if sim.time - sim.log.anchor[a.id[i] as usize].2 >= STUCK_TIME {
             remaining.stuck += 1;
