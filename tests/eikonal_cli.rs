@@ -155,6 +155,32 @@ fn bad_input_names_the_file_and_the_problem() {
     assert!(e.contains("--order"), "{e}");
 }
 
+/// An `--out` in a folder that does not exist fails before the solve, naming the folder; it
+/// used to be created after the solve.
+#[test]
+fn an_output_folder_that_does_not_exist_is_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    write_npy(&p("speed.npy"), Array2::from_elem((4, 5), 1.0f32).view()).unwrap();
+    let mut g = Array2::from_elem((4, 5), 0u8);
+    g[(0, 0)] = 1;
+    write_npy(&p("goal.npy"), g.view()).unwrap();
+    let missing = p("no_such_dir").join("sub");
+    let e = fails(
+        Some(&p("speed.npy")),
+        &p("goal.npy"),
+        &missing.join("phi.npy"),
+        &[],
+    );
+    let want = format!("the folder {} does not exist", missing.display());
+    assert!(e.contains("--out") && e.contains(&want), "{e}");
+    assert!(!e.contains("solver"), "refused before the solve: {e}");
+    assert!(!p("no_such_dir").exists(), "no folder is created");
+    // A missing --speed and a bad --out: the --out is named first, before any reading.
+    let e = fails(None, &p("goal.npy"), &missing.join("phi.npy"), &[]);
+    assert!(e.contains(&want), "{e}");
+}
+
 #[test]
 fn fortran_order_arrays_solve_like_c_order_ones() {
     // numpy writes `np.asfortranarray(a)` with fortran_order True; this used to panic in the

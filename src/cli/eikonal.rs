@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use crowdfield::eikonal::{Order, cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::io::{read_npy_f64, write_npy};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -21,7 +21,8 @@ pub struct Args {
     /// Goal array (.npy, same shape as SPEED; bool, uint8 or numeric): nonzero marks a source.
     #[arg(long, value_name = "GOAL.npy")]
     goal: PathBuf,
-    /// Where to write phi (.npy, float64, same shape; +inf where no goal is reachable).
+    /// Where to write phi (.npy, float64, same shape; +inf where no goal is reachable). Its
+    /// folder must exist (checked before the solve).
     #[arg(long, value_name = "PHI.npy")]
     out: PathBuf,
     /// Edge length of one cell (metres); phi is in seconds when speed is in metres per second.
@@ -57,6 +58,36 @@ struct TimingLine {
     solve_seconds: f64,
 }
 
+/// Fails unless `--out` names a file in a folder that exists. Checked before any work: the
+/// folder is not created (a mistyped path would otherwise become a folder after the solve).
+fn check_out_path(out: &Path) -> anyhow::Result<()> {
+    let folder = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if out.is_dir() {
+        bail!(
+            "--out {}: is a folder: expected the path of the .npy file to write",
+            out.display()
+        );
+    }
+    if folder.exists() && !folder.is_dir() {
+        bail!(
+            "--out {}: {} is a file, not a folder",
+            out.display(),
+            folder.display()
+        );
+    }
+    if !folder.is_dir() {
+        bail!(
+            "--out {}: the folder {} does not exist: create it first",
+            out.display(),
+            folder.display()
+        );
+    }
+    Ok(())
+}
+
 /// Runs `crowdfield eikonal`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.cell_size > 0.0 && args.cell_size.is_finite()) {
@@ -67,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Order::First
     };
+    check_out_path(&args.out)?;
     let speed = read_npy_f64(&args.speed).context("reading --speed")?;
     let goal_values = read_npy_f64(&args.goal).context("reading --goal")?;
     if goal_values.dim() != speed.dim() {
