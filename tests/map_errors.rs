@@ -481,13 +481,17 @@ fn pre_movement_times_are_checked() {
         &[
             "groups[0].spawns[1].premovement.min",
             "-1.0",
-            "in [0, 86400.0] seconds",
+            "in [0, 86400] seconds",
         ],
     );
     assert_reported(
         &p,
-        &["groups[0].spawns[2].premovement.max", "in [0, 86400.0] seconds"],
+        &["groups[0].spawns[2].premovement.max", "in [0, 86400] seconds"],
     );
+    // One bound, not also the general "at most 1e6 in magnitude" of other numbers.
+    for e in p.iter().filter(|e| e.contains("premovement.m")) {
+        assert!(!e.contains("1e6") && !e.contains("at most"), "{e}");
+    }
     // Shape errors (the file's structure) are reported alone, with their path.
     v["groups"][0]["spawns"] = json!([with(json!({"min": 0}))]);
     assert_reported(&problems(&v), &["groups[0].spawns[0].premovement", "max"]);

@@ -158,6 +158,15 @@ impl Checker<'_> {
         })
     }
 
+    /// A number that must be finite and within `lo..=hi` (a tighter bound than `VALUE_LIMIT`,
+    /// so the message states this one bound alone), in `unit`.
+    fn number_within(&mut self, v: f64, at: &str, (lo, hi): (f64, f64), unit: &str) -> bool {
+        let ok = v.is_finite() && (lo..=hi).contains(&v);
+        self.ensure(ok, at, || {
+            format!("{}: expected a finite number in [{lo}, {hi}] {unit}", num(v))
+        })
+    }
+
     fn point(&mut self, p: [f64; 2], at: &str) -> bool {
         let ok = p.iter().all(|v| v.is_finite() && v.abs() <= COORD_LIMIT);
         self.ensure(ok, at, || {
@@ -681,10 +690,9 @@ impl Checker<'_> {
             let premovement = spawn.premovement.map_or([0.0, 0.0], |p| [p.min, p.max]);
             if let Some(p) = spawn.premovement {
                 let (min_at, max_at) = (format!("{at}.premovement.min"), format!("{at}.premovement.max"));
-                let in_range = |v: f64| (0.0..=MAX_PREMOVEMENT).contains(&v);
-                let expected = format!("in [0, {}] seconds", num(MAX_PREMOVEMENT));
-                let ok = self.number(p.min, &min_at, in_range, &expected)
-                    & self.number(p.max, &max_at, in_range, &expected);
+                let range = (0.0, MAX_PREMOVEMENT);
+                let ok = self.number_within(p.min, &min_at, range, "seconds")
+                    & self.number_within(p.max, &max_at, range, "seconds");
                 if ok {
                     self.ensure(p.min <= p.max, &max_at, || {
                         format!(
