@@ -231,6 +231,26 @@ fn help_texts_fit_their_command_and_show_defaults() {
     assert!(speed_law.contains("[default: the map's"), "{speed_law}");
 }
 
+/// `--local` lists its values in `simulate --help` and `-h`, as the other choices do, and a
+/// mistyped one is answered with the list.
+#[test]
+fn the_local_layers_are_listed_in_help_and_in_the_error_for_a_bad_one() {
+    let help = String::from_utf8(crowdfield(&["simulate", "--help"]).stdout).unwrap();
+    let local = help.split("--local <").nth(1).unwrap();
+    let local = local.split("\n      --").next().unwrap();
+    assert!(local.contains("Possible values:"), "{local}");
+    for value in ["none", "boids", "orca", "boids+orca"] {
+        assert!(local.contains(&format!("- {value}:")), "{value}: {local}");
+    }
+    let short = String::from_utf8(crowdfield(&["simulate", "-h"]).stdout).unwrap();
+    let want = "[possible values: none, boids, orca, boids+orca]";
+    let line = short.lines().find(|l| l.contains("--local <")).unwrap();
+    assert!(line.contains(want), "{line}");
+    let o = crowdfield(&["simulate", s(&corridor()), "--out", "unused", "--local", "bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(want), "{}", stderr(&o));
+}
+
 /// A map the loader accepts but that has nothing to solve or walk: `"groups": []`.
 fn map_without_groups(dir: &Path) -> PathBuf {
     let path = dir.join("empty.json");

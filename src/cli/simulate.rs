@@ -63,11 +63,11 @@ pub struct Args {
     /// auto (the GPU when one opens, else the CPU). The one used is printed.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
-    /// Local layer between the field velocity and the walk: none, boids, orca, boids+orca.
-    /// Boids act only on groups with a `boids` block in the map (the groups are named on
-    /// stderr, with a warning when there are none).
-    #[arg(long, default_value = "none", value_parser = parse_local)]
-    pub local: LocalMode,
+    /// Local layer between the field velocity and the walk. Boids act only on groups with a
+    /// `boids` block in the map (the groups are named on stderr, with a warning when there are
+    /// none).
+    #[arg(long, value_enum, default_value_t = LocalArg::None)]
+    pub local: LocalArg,
     /// Where the local layer runs: cpu-multi (rayon) or cpu-single (identical results), or gpu
     /// (the same passes as compute shaders, equal to f32 rounding). The one used is printed.
     #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
@@ -77,8 +77,31 @@ pub struct Args {
     pub quiet: bool,
 }
 
-fn parse_local(s: &str) -> Result<LocalMode, String> {
-    LocalMode::parse(s).map_err(|e| e.to_string())
+/// `--local` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LocalArg {
+    /// No local layer: the walkers follow the field.
+    None,
+    /// Boids steering (separation, alignment, cohesion) added to the field's velocity, for the
+    /// groups with a `boids` block; goal-less groups flock.
+    Boids,
+    /// ORCA collision avoidance (velocity obstacles) for every group.
+    Orca,
+    /// Boids steering, then ORCA.
+    #[value(name = "boids+orca")]
+    BoidsOrca,
+}
+
+impl LocalArg {
+    /// The local layer this value selects.
+    fn mode(self) -> LocalMode {
+        match self {
+            LocalArg::None => LocalMode::None,
+            LocalArg::Boids => LocalMode::Boids,
+            LocalArg::Orca => LocalMode::Orca,
+            LocalArg::BoidsOrca => LocalMode::BoidsOrca,
+        }
+    }
 }
 
 /// The `--local` spelling of a local layer, for messages.
@@ -219,27 +242,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     };
     let mut local_note = String::new();
-    if args.local != LocalMode::None {
+    let local = args.local.mode();
+    if local != LocalMode::None {
         let threads = match args.local_backend {
             LocalThreads::CpuSingle => LocalBackend::CpuSingle,
             LocalThreads::CpuMulti => LocalBackend::CpuMulti,
             LocalThreads::Gpu => LocalBackend::Gpu,
         };
-        let bridge = LocalBridge::new(args.local, threads)?;
+        let bridge = LocalBridge::new(local, threads)?;
         local_note = format!(" on {}", bridge.layer().backend_description());
         sim.set_local_layer(Box::new(bridge));
     }
-    if let Some(w) = no_boids_warning(&sim.scene, &args.map, args.local) {
+    if let Some(w) = no_boids_warning(&sim.scene, &args.map, local) {
         // Said even with --quiet, as the other warnings.
         eprintln!("warning: {w}");
     }
     if !args.quiet {
         eprintln!(
             "potentials: {solver_note}; local layer: {}{local_note}{}",
-            local_name(args.local),
-            boids_groups_note(&sim.scene, args.local)
+            local_name(local),
+            boids_groups_note(&sim.scene, local)
         );
-        if !matches!(args.local, LocalMode::Boids | LocalMode::BoidsOrca) {
+        if !matches!(local, LocalMode::Boids | LocalMode::BoidsOrca) {
             for g in sim.scene.groups.iter().filter(|g| g.goals.is_empty()) {
                 eprintln!(
                     "note: group {:?} has no goals: it moves only under a boids layer (--local boids)",
