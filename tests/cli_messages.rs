@@ -251,6 +251,34 @@ fn the_local_layers_are_listed_in_help_and_in_the_error_for_a_bad_one() {
     assert!(stderr(&o).contains(want), "{}", stderr(&o));
 }
 
+/// Help texts are read by people: no rustdoc link such as [`GpuContext::for_auto`] shows in them.
+#[test]
+fn help_texts_hold_no_rustdoc_links() {
+    let commands: [&[&str]; 10] = [
+        &[],
+        &["solve"],
+        &["eikonal"],
+        &["image"],
+        &["validate"],
+        &["simulate"],
+        &["batch"],
+        &["bench"],
+        &["bench", "eikonal"],
+        &["bench", "sim"],
+    ];
+    for command in commands {
+        for flag in ["--help", "-h"] {
+            let o = crowdfield(&[command, &[flag]].concat());
+            let help = String::from_utf8(o.stdout).unwrap();
+            assert!(o.status.success() && help.contains("Usage:"), "{command:?}");
+            assert!(
+                !help.contains("[`") && !help.contains("`]") && !help.contains("::"),
+                "{command:?} {flag}: {help}"
+            );
+        }
+    }
+}
+
 /// A map the loader accepts but that has nothing to solve or walk: `"groups": []`.
 fn map_without_groups(dir: &Path) -> PathBuf {
     let path = dir.join("empty.json");

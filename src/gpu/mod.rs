@@ -59,7 +59,10 @@ pub enum Backend {
     /// GPU block fast iterative method; an error when no GPU adapter can be opened.
     Gpu,
     /// A hardware GPU when one can be opened, else the CPU (with a note saying why). Software
-    /// adapters (llvmpipe/lavapipe) are passed over: see [`GpuContext::for_auto`].
+    /// adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are passed over unless
+    /// WGPU_ADAPTER_NAME names one.
+    // Shown by `--help` as written: plain words, no rustdoc links (the rule is
+    // `GpuContext::for_auto`'s).
     Auto,
 }
 
