@@ -42,13 +42,20 @@ fn create_folder(dir: &Path) -> std::io::Result<()> {
 /// or read-only `--out` fails at once instead of after the run.
 ///
 /// # Errors
-/// [`Error::Io`] naming `dir` when it (or an ancestor) is a file, cannot be created, or does
-/// not accept a new file.
+/// [`Error::Io`] naming `dir` (once: "out: exists and is a file, not a folder") when it (or an
+/// ancestor, then named too) is a file, cannot be created, or does not accept a new file.
 pub fn prepare_output_dir(dir: &Path) -> Result<()> {
     let io_err = |source| Error::Io {
         path: dir.to_path_buf(),
         source,
     };
+    if dir.is_file() {
+        // The error names `dir` already: "out: out is a file" would name it twice.
+        return Err(io_err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "exists and is a file, not a folder: expected a folder to write into",
+        )));
+    }
     create_folder(dir).map_err(io_err)?;
     let probe = dir.join(format!(".crowdfield-write-probe.{}", std::process::id()));
     File::create(&probe).map_err(io_err)?;
@@ -420,13 +427,15 @@ mod tests {
         prepare_output_dir(&out).unwrap();
         let blocker = dir.path().join("map.json");
         std::fs::write(&blocker, b"mine").unwrap();
-        for target in [blocker.clone(), blocker.join("sub")] {
-            let e = prepare_output_dir(&target).unwrap_err().to_string();
-            assert!(
-                e.contains(&format!("{} is a file, not a folder", blocker.display())),
-                "{e}"
-            );
-        }
+        let name = blocker.display().to_string();
+        let e = prepare_output_dir(&blocker).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{name}: exists and is a file, not a folder")),
+            "{e}"
+        );
+        assert_eq!(e.matches(&name).count(), 1, "named once: {e}");
+        let e = prepare_output_dir(&blocker.join("sub")).unwrap_err().to_string();
+        assert!(e.contains(&format!("{name} is a file, not a folder")), "{e}");
         assert_eq!(std::fs::read(&blocker).unwrap(), b"mine");
     }
 

@@ -43,18 +43,33 @@ fn an_output_path_that_is_a_file_is_named_once() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("taken");
     std::fs::write(&file, "mine").unwrap();
-    for (cmd, out) in [
-        (&["simulate", "--quiet", "--max-time", "1"][..], file.clone()),
-        (&["solve", "--quiet"][..], file.join("sub")),
+    let at_file = format!("{}: exists and is a file, not a folder", file.display());
+    let at_sub = format!(
+        "{}: {} is a file, not a folder",
+        file.join("sub").display(),
+        file.display()
+    );
+    for (cmd, out, want) in [
+        (
+            &["simulate", "--quiet", "--max-time", "1"][..],
+            file.clone(),
+            &at_file,
+        ),
+        (&["solve", "--quiet"][..], file.clone(), &at_file),
+        (&["solve", "--quiet"][..], file.join("sub"), &at_sub),
     ] {
         let e = fails(cmd, &out);
-        let want = format!("{} is a file, not a folder", file.display());
-        assert!(e.contains(&want), "{cmd:?}: {e}");
+        assert!(e.contains(want.as_str()), "{cmd:?}: {e}");
         assert_eq!(
             e.matches("a file, not a folder").count(),
             1,
             "the cause is not repeated: {e}"
         );
+        if out == file {
+            // Named once ("taken: taken is a file" named it twice).
+            let name = file.display().to_string();
+            assert_eq!(e.matches(&name).count(), 1, "{cmd:?}: {e}");
+        }
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
