@@ -45,30 +45,42 @@ fn simulate_names_the_local_layer_as_the_flag_does_and_counts_one_agent_in_the_s
     assert!(err.contains("0 of 1 agent out by 1.0 s; 1 remains"), "{err}");
 }
 
-/// Boids act only on groups with a `boids` block: `simulate` names them, and warns (even with
-/// `--quiet`) when the map has none, where it used to say "local layer: boids" alone.
+/// Boids act only on groups with a `boids` block (or goal-less ones, which flock): `simulate`
+/// names them, and on a map with none runs the boids mode as what is left of it, saying so
+/// (even with `--quiet`), with the very walk of that mode.
 #[test]
-fn simulate_names_the_groups_boids_act_on_and_warns_when_there_are_none() {
+fn simulate_names_the_groups_boids_act_on_and_runs_without_boids_when_there_are_none() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let fish = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/fish_tank.json");
-    for local in ["boids", "boids+orca"] {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fish = root.join("maps/fish_tank.json");
+    let bottleneck = root.join("maps/bottleneck.json");
+    let run = |map: &Path, local: &str, name: &str| {
+        let out = dir.path().join(name);
         let o = crowdfield(&[
             "simulate",
-            s(&corridor()),
+            s(map),
             "--out",
             s(&out),
             "--local",
             local,
+            "--max-time",
+            "20",
             "--quiet",
         ]);
-        let err = stderr(&o);
-        assert!(o.status.success(), "{err}");
+        assert!(o.status.success(), "{}", stderr(&o));
+        (stderr(&o), std::fs::read(out.join("report.json")).unwrap())
+    };
+    for (local, runs_as) in [("boids", "none"), ("boids+orca", "orca")] {
+        let (err, report) = run(&bottleneck, local, local);
         let want = format!(
-            "warning: local layer: {local}, but no group of {} has a `boids` block: boids change nothing",
-            corridor().display()
+            "warning: local layer: {local}, but no group of {} has a `boids` block: boids would \
+             steer no one, so the run uses --local {runs_as}",
+            bottleneck.display()
         );
         assert!(err.contains(&want), "{local}: {err}");
+        let (_, plain) = run(&bottleneck, runs_as, &format!("plain-{runs_as}"));
+        assert!(report == plain, "--local {local} walks as --local {runs_as}");
+        let out = dir.path().join("fish");
         let o = crowdfield(&[
             "simulate",
             s(&fish),
@@ -82,9 +94,16 @@ fn simulate_names_the_groups_boids_act_on_and_warns_when_there_are_none() {
         let err = stderr(&o);
         assert!(o.status.success(), "{err}");
         assert!(err.contains("boids parameters: group \"fish\""), "{local}: {err}");
-        assert!(!err.contains("boids change nothing"), "{local}: {err}");
+        assert!(!err.contains("steer no one"), "{local}: {err}");
     }
-    let o = crowdfield(&["simulate", s(&corridor()), "--out", s(&out), "--local", "orca"]);
+    let o = crowdfield(&[
+        "simulate",
+        s(&corridor()),
+        "--out",
+        s(&dir.path().join("o")),
+        "--local",
+        "orca",
+    ]);
     assert!(!stderr(&o).contains("boids"), "{}", stderr(&o));
 }
 

@@ -150,21 +150,34 @@ fn boids_groups_note(scene: &Scene, mode: LocalMode) -> String {
     note
 }
 
-/// The warning for a boids mode of `--local` on a map where no group has a `boids` block: no
-/// agent then gets any boids steering.
-fn no_boids_warning(scene: &Scene, map: &Path, mode: LocalMode) -> Option<String> {
-    let what_acts = match mode {
-        LocalMode::Boids => "",
-        LocalMode::BoidsOrca => ", only ORCA acts",
-        LocalMode::None | LocalMode::Orca => return None,
-    };
-    groups_with_boids(scene).is_empty().then(|| {
+/// The local layer a run uses for `--local mode`: a boids mode on a map where no group has a
+/// `boids` block and no group is goal-less (those flock with default parameters) steers no
+/// agent, so it runs as what is left of it (`boids` as none, `boids+orca` as orca), which
+/// gives exactly the walk of that mode; the layer's own move pass would otherwise still
+/// change how walkers meet the walls.
+fn effective_local(scene: &Scene, mode: LocalMode) -> LocalMode {
+    let steers = scene
+        .groups
+        .iter()
+        .any(|g| g.boids.is_some() || g.goals.is_empty());
+    match mode {
+        LocalMode::Boids if !steers => LocalMode::None,
+        LocalMode::BoidsOrca if !steers => LocalMode::Orca,
+        other => other,
+    }
+}
+
+/// The warning for a boids mode of `--local` that [`effective_local`] runs as another mode.
+fn no_boids_warning(scene: &Scene, map: &Path, asked: LocalMode) -> Option<String> {
+    let runs = effective_local(scene, asked);
+    (runs != asked).then(|| {
         format!(
-            "local layer: {}, but no group of {} has a `boids` block: boids change nothing (no \
-             agent gets boids steering{what_acts}; add a `boids` block to a group, see --local in \
-             the README)",
-            local_name(mode),
-            map.display()
+            "local layer: {}, but no group of {} has a `boids` block: boids would steer no one, \
+             so the run uses --local {} (add a `boids` block to a group, see --local in the \
+             README)",
+            local_name(asked),
+            map.display(),
+            local_name(runs)
         )
     })
 }
@@ -242,7 +255,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     };
     let mut local_note = String::new();
-    let local = args.local.mode();
+    let asked = args.local.mode();
+    let local = effective_local(&sim.scene, asked);
     if local != LocalMode::None {
         let threads = match args.local_backend {
             LocalThreads::CpuSingle => LocalBackend::CpuSingle,
@@ -253,7 +267,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         local_note = format!(" on {}", bridge.layer().backend_description());
         sim.set_local_layer(Box::new(bridge));
     }
-    if let Some(w) = no_boids_warning(&sim.scene, &args.map, local) {
+    if let Some(w) = no_boids_warning(&sim.scene, &args.map, asked) {
         // Said even with --quiet, as the other warnings.
         eprintln!("warning: {w}");
     }
