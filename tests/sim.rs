@@ -857,7 +857,7 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
     let legend = draw::frame_legend(&sim.scene, FrameField::Potential);
     assert_eq!(legend.len(), 4);
     assert!(
-        matches!(&legend[2], LegendEntry::Outline(c, text) if *c == color && text.contains(&sim.scene.groups[0].name)),
+        matches!(&legend[2], LegendEntry::Ramp(map, text) if *map == draw::POTENTIAL_COLORMAP && text.contains(&sim.scene.groups[0].name)),
         "{legend:?}"
     );
     let img = draw::frame(&sim, FrameField::Potential);
@@ -964,5 +964,55 @@ fn implausible_door_flows_are_flagged_and_densities_are_per_square_metre() {
     assert!(
         peak.persons_per_m2 > 0.5 && peak.persons_per_m2 <= 1.0 + 1e-6,
         "{peak:?}"
+    );
+}
+
+/// Frames mark waiting walkers (a white centre) apart from walking ones, name whose potential
+/// the colours show with a colour-map swatch, and keep one legend (one image size) for a run.
+#[test]
+fn frames_mark_waiting_walkers_and_name_the_potential_shown() {
+    use crowdfield::export::LegendEntry;
+    let mut scene = corridor(4, 1.34);
+    scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
+    scene.groups[0].spawns[0].premovement = [0.5, 4.0];
+    let mut sim = Simulation::new(scene, config(60.0, 2)).unwrap();
+    while sim.time < 2.0 {
+        sim.step();
+    }
+    let legend = draw::frame_legend(&sim.scene, draw::FrameField::Potential);
+    let name = sim.scene.groups[0].name.clone();
+    assert!(legend.contains(&LegendEntry::Ramp(
+        crowdfield::export::Colormap::Viridis,
+        format!("potential of {name}")
+    )));
+    assert!(
+        legend
+            .iter()
+            .any(|e| matches!(e, LegendEntry::Ring(_, l) if l == "waiting to start"))
+    );
+    let img = draw::frame(&sim, draw::FrameField::Potential);
+    let layout = draw::map_layout(&sim.scene, legend.len());
+    assert_eq!((img.width(), img.height()), (layout.width, layout.height));
+    let mut seen = [false; 2];
+    for i in 0..sim.agents.len() {
+        let (px, py) = layout.map_point(
+            sim.agents.x[i] as f64,
+            sim.agents.y[i] as f64,
+            sim.scene.grid.cell_size,
+        );
+        let p = img
+            .get_pixel(layout.map_x + px as u32, layout.map_y + py as u32)
+            .0;
+        let white = p[..3] == [255, 255, 255];
+        assert_eq!(white, sim.is_waiting(i), "agent {i}: centre {p:?}");
+        seen[sim.is_waiting(i) as usize] = true;
+    }
+    assert_eq!(seen, [true, true], "both kinds in the frame");
+    // Without pre-movement the legend has no waiting mark.
+    let plain = corridor(4, 1.34);
+    assert!(
+        !draw::frame_legend(&plain, draw::FrameField::Density)
+            .iter()
+            .any(|e| matches!(e, LegendEntry::Ring(..)))
     );
 }

@@ -73,6 +73,10 @@ pub enum LegendEntry {
     Outline([u8; 3], String),
     /// A cross (a marked point, e.g. the peak of a map).
     Cross([u8; 3], String),
+    /// The colour map, left (low) to right (high): says which field the map's colours show.
+    Ramp(Colormap, String),
+    /// A disc in a colour with a white centre (agents waiting out their pre-movement time).
+    Ring([u8; 3], String),
 }
 
 /// Where each part of an image goes, px.
@@ -301,6 +305,32 @@ pub fn draw_legend_at(img: &mut RgbaImage, x: u32, y: u32, entries: &[LegendEntr
                 }
                 label
             }
+            LegendEntry::Ramp(map, label) => {
+                for dx in 0..SWATCH {
+                    let c = map.rgb((dx as f64 + 0.5) / SWATCH as f64);
+                    fill_rect(img, x + dx, y, 1, SWATCH, c);
+                }
+                label
+            }
+            LegendEntry::Ring(c, label) => {
+                let centre = (SWATCH as f64 - 1.0) / 2.0;
+                for dy in 0..SWATCH {
+                    for dx in 0..SWATCH {
+                        let d = (dx as f64 - centre).hypot(dy as f64 - centre);
+                        let fill = if d <= 2.5 {
+                            WHITE
+                        } else if d <= 5.5 {
+                            *c
+                        } else if d <= 6.5 {
+                            INK
+                        } else {
+                            continue;
+                        };
+                        img.put_pixel(x + dx, y + dy, rgba(fill));
+                    }
+                }
+                label
+            }
             LegendEntry::Cross(c, label) => {
                 for k in 2..SWATCH - 2 {
                     for t in 0..2 {
@@ -311,7 +341,9 @@ pub fn draw_legend_at(img: &mut RgbaImage, x: u32, y: u32, entries: &[LegendEntr
                 label
             }
         };
-        draw_frame(img, x, y, SWATCH, SWATCH, INK);
+        if !matches!(e, LegendEntry::Ring(..)) {
+            draw_frame(img, x, y, SWATCH, SWATCH, INK);
+        }
         draw_text(img, (x + SWATCH + 8) as f32, y as f32, LABEL_SIZE, label, INK);
     }
 }

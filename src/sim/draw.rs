@@ -259,15 +259,20 @@ pub enum FrameField {
     Potential,
 }
 
-/// The legend of a frame: obstacles, unreachable cells (potential only), then one swatch per
-/// group in its agents' colour (its goals are outlined in the same colour).
+/// The legend of a frame: obstacles, unreachable cells and whose potential the colours show
+/// (potential only), one swatch per group in its agents' colour (its goals are outlined in the
+/// same colour), and the waiting walkers' mark when a spawn area has pre-movement times. It
+/// depends on the scene alone, so every frame of a run has the same size.
 pub fn frame_legend(scene: &Scene, field: FrameField) -> Vec<LegendEntry> {
     let mut legend = vec![LegendEntry::Swatch(OBSTACLE, "obstacle".into())];
     if field == FrameField::Potential {
         legend.push(LegendEntry::Hatched("unreachable".into()));
-        // The field shown is the first group's: say whose, next to its goals' outline colour.
+        // The field shown is the first group's: say whose.
         if let Some(g) = scene.groups.first() {
-            legend.push(LegendEntry::Outline(g.color, format!("potential: {}", g.name)));
+            legend.push(LegendEntry::Ramp(
+                POTENTIAL_COLORMAP,
+                format!("potential of {}", g.name),
+            ));
         }
     }
     legend.extend(
@@ -276,7 +281,15 @@ pub fn frame_legend(scene: &Scene, field: FrameField) -> Vec<LegendEntry> {
             .iter()
             .map(|g| LegendEntry::Swatch(g.color, g.name.clone())),
     );
+    if let Some(g) = scene.groups.iter().find(|g| has_premovement(g)) {
+        legend.push(LegendEntry::Ring(g.color, "waiting to start".into()));
+    }
     legend
+}
+
+/// Whether some spawn area of `group` lets its walkers wait before walking.
+fn has_premovement(group: &crate::scene::Group) -> bool {
+    group.spawns.iter().any(|s| s.premovement[1] > 0.0)
 }
 
 /// A filled disc of radius `r` px centred at map pixel `(cx, cy)`, clipped to the map area.
@@ -309,8 +322,8 @@ pub fn frame_title(sim: &Simulation) -> String {
 
 /// One animation frame, laid out like the `solve` images: the field underneath with its colour
 /// bar, obstacles, each group's goals outlined in its colour, the agents as discs in their
-/// group's colour with an ink rim, the time and agent counts in the title ([`frame_title`]),
-/// and the legend.
+/// group's colour with an ink rim (and a white centre while they wait out their pre-movement
+/// time), the time and agent counts in the title ([`frame_title`]), and the legend.
 pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
     let scene = &sim.scene;
     let a = &sim.agents;
@@ -355,9 +368,15 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
         let r = (a.radius[i] as f64 * ppm).max(MIN_AGENT_PX);
         disc(&mut img, &layout, centre, r + 1.0, INK);
         disc(&mut img, &layout, centre, r, color);
+        if sim.is_waiting(i) {
+            disc(&mut img, &layout, centre, WAITING_CENTRE * r, WHITE);
+        }
     }
     img
 }
+
+/// The white centre of a waiting walker's disc, as a fraction of its radius.
+const WAITING_CENTRE: f64 = 0.45;
 
 /// The layout [`frame`] and [`peak_density_map`] draw `scene` with, given their legend length.
 pub fn map_layout(scene: &Scene, legend_rows: usize) -> Layout {
