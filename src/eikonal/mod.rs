@@ -29,6 +29,7 @@
 
 mod fmm;
 mod heap;
+mod packed;
 pub mod quadratic;
 mod scratch;
 

@@ -41,6 +41,20 @@ impl<T: Pod> Scratch<T> {
         Self::Heap(vec![value; len])
     }
 
+    /// `len` zeros (all bits 0). A mapped array comes zeroed from the kernel page by page as
+    /// it is first written, so nothing is filled up front; a `Vec` is zeroed by the allocator.
+    pub fn zeroed(len: usize) -> Self {
+        let bytes = len.saturating_mul(size_of::<T>());
+        if bytes >= MAP_BYTES
+            && let Ok(map) = MmapMut::map_anon(bytes)
+        {
+            #[cfg(target_os = "linux")]
+            let _ = map.advise(memmap2::Advice::HugePage);
+            return Self::Mapped(map, PhantomData);
+        }
+        Self::Heap(vec![T::zeroed(); len])
+    }
+
     /// The array.
     pub fn as_slice(&self) -> &[T] {
         match self {
@@ -61,6 +75,16 @@ impl<T: Pod> Scratch<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeroed_arrays_are_zero_mapped_or_not() {
+        for len in [0, 5, (MAP_BYTES / 8) + 3] {
+            let a = Scratch::<u64>::zeroed(len);
+            assert_eq!(matches!(a, Scratch::Mapped(..)), len * 8 >= MAP_BYTES);
+            assert_eq!(a.as_slice().len(), len);
+            assert!(a.as_slice().iter().all(|&v| v == 0));
+        }
+    }
 
     #[test]
     fn small_and_large_arrays_hold_what_was_written() {
