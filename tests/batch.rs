@@ -404,3 +404,60 @@ fn bad_batch_options_are_refused_before_any_work() {
         assert!(!out.exists(), "{flags:?}: nothing is solved or written");
     }
 }
+
+/// A batch's `solve.json` describes each group with the same keys, meaning the same, as
+/// `solve`'s `summary.json` (it had `max_finite_potential_s` and no `goal_cells`,
+/// `unreachable_free_cells`, `phi_min`, `passes`), and its `potential` names the file written.
+#[test]
+fn batch_solve_json_has_the_same_group_keys_as_solve_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/corridor.json");
+    let solved = dir.path().join("solve");
+    let o = batch()
+        .args(["solve", "--quiet"])
+        .arg(&map)
+        .arg("--out")
+        .arg(&solved)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let batched = dir.path().join("batch");
+    let o = batch()
+        .args(["batch", "--quiet"])
+        .arg(&map)
+        .arg("--out")
+        .arg(&batched)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = |p: PathBuf| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    };
+    let summary = read(solved.join("summary.json"));
+    let solve_json = read(batched.join("corridor/solve.json"));
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let (a, b) = (&summary["groups"][0], &solve_json["groups"][0]);
+    assert_eq!(keys(a), keys(b), "summary.json: {a}\nsolve.json: {b}");
+    for key in [
+        "name",
+        "goal_cells",
+        "unreachable_cells",
+        "unreachable_free_cells",
+        "phi_min",
+        "phi_max",
+        "solver",
+        "passes",
+    ] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    assert_eq!(summary["grid"], solve_json["grid"]);
+    for (root, group) in [(&solved, a), (&batched.join("corridor"), b)] {
+        let potential = root.join(group["potential"].as_str().unwrap());
+        assert!(potential.is_file(), "{}", potential.display());
+        assert!(root.join(group["dir"].as_str().unwrap()).is_dir());
+    }
+}

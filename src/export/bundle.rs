@@ -10,13 +10,15 @@ use super::{
     potential_png,
 };
 use crate::agents::Agents;
-use crate::eikonal::Order;
+use crate::eikonal::{Order, Solution};
 use crate::error::Result;
 use crate::fields::Fields;
 use crate::gpu::Backend;
 use crate::gradient::gradient;
 use crate::io::write_npy;
-use crate::scene::Scene;
+use crate::scene::{Group, Scene};
+use ndarray::ArrayView2;
+use serde::Serialize;
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
@@ -48,6 +50,76 @@ pub fn sanitize_names(names: &[&str]) -> Vec<String> {
         out.push(s);
     }
     out
+}
+
+/// One group's entry under `groups` in `solve`'s `summary.json` and in a batch's `solve.json`:
+/// both commands build it here, so the two files carry the same keys with the same meanings.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupSolveSummary {
+    /// The group's name in the map.
+    pub name: String,
+    /// Folder of the group's files, relative to the JSON file (`.` in a batch, whose files for
+    /// every group lie beside its `solve.json`).
+    pub dir: String,
+    /// The potential `.npy`, relative to the JSON file.
+    pub potential: String,
+    /// Cells of the group's goals.
+    pub goal_cells: usize,
+    /// Cells left at `+inf` (no goal reachable), walls included.
+    pub unreachable_cells: usize,
+    /// Open (non-obstacle) cells left at `+inf`: cut off from every goal.
+    pub unreachable_free_cells: usize,
+    /// Smallest finite potential, seconds; `null` when no cell is finite.
+    pub phi_min: Option<f64>,
+    /// Largest finite potential (the longest walk to a goal), seconds; `null` when no cell is
+    /// finite.
+    pub phi_max: Option<f64>,
+    /// The solver that ran (`fmm-cpu`, `fim-gpu`).
+    pub solver: &'static str,
+    /// Passes the solver needed (1 for fast marching).
+    pub passes: usize,
+    /// Wall time of the group's solve, seconds.
+    pub solve_seconds: f64,
+}
+
+impl GroupSolveSummary {
+    /// The entry of `group` (of `scene`), solved as `sol` towards the cells of `goal`, whose
+    /// files lie in `dir` with the potential at `potential` (both relative to the JSON file).
+    pub fn new(
+        scene: &Scene,
+        group: &Group,
+        sol: &Solution,
+        goal: ArrayView2<bool>,
+        dir: &str,
+        potential: &str,
+    ) -> Self {
+        let (lo, hi) = sol
+            .phi
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        let unreachable_free_cells = sol
+            .phi
+            .iter()
+            .zip(scene.obstacle.iter())
+            .filter(|&(p, &o)| !o && !p.is_finite())
+            .count();
+        Self {
+            name: group.name.clone(),
+            dir: dir.to_string(),
+            potential: potential.to_string(),
+            goal_cells: goal.iter().filter(|&&g| g).count(),
+            unreachable_cells: sol.unreachable,
+            unreachable_free_cells,
+            phi_min: (lo <= hi).then_some(lo),
+            phi_max: (lo <= hi).then_some(hi),
+            solver: sol.solver,
+            passes: sol.passes,
+            solve_seconds: sol.seconds,
+        }
+    }
 }
 
 /// Computes the static fields of `scene`, solves every group's potential with CPU fast marching
@@ -126,44 +198,26 @@ pub fn write_solve_bundle_on(
             &format!("{}: walking direction", group.name),
             opts,
         )?;
-        let finite = sol.phi.iter().copied().filter(|v| v.is_finite());
-        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
-        let unreachable_free = sol
-            .phi
-            .iter()
-            .zip(scene.obstacle.iter())
-            .filter(|&(p, &o)| !o && !p.is_finite())
-            .count();
+        let entry = GroupSolveSummary::new(
+            scene,
+            group,
+            sol,
+            goal.view(),
+            dir,
+            &format!("{dir}/potential.npy"),
+        );
         log(&format!(
-            "group '{}' -> {dir}/: solve {:.3} s, {} unreachable {} ({} free), phi {:.3} .. {:.3} s, files {:.3} s",
+            "group '{}' -> {dir}/: solve {:.3} s, {} unreachable {} ({} free), phi {} .. {} s, files {:.3} s",
             group.name,
             sol.seconds,
             sol.unreachable,
             if sol.unreachable == 1 { "cell" } else { "cells" },
-            unreachable_free,
-            lo,
-            hi,
+            entry.unreachable_free_cells,
+            entry.phi_min.map_or("-".into(), |v| format!("{v:.3}")),
+            entry.phi_max.map_or("-".into(), |v| format!("{v:.3}")),
             t.elapsed().as_secs_f64()
         ));
-        let (phi_min, phi_max) = if lo <= hi {
-            (Some(lo), Some(hi))
-        } else {
-            (None, None)
-        };
-        groups_json.push(json!({
-            "name": group.name,
-            "dir": dir,
-            "goal_cells": goal.iter().filter(|&&g| g).count(),
-            "unreachable_cells": sol.unreachable,
-            "unreachable_free_cells": unreachable_free,
-            "phi_min": phi_min,
-            "phi_max": phi_max,
-            "solver": sol.solver,
-            "passes": sol.passes,
-            "solve_seconds": sol.seconds,
-        }));
+        groups_json.push(json!(entry));
     }
 
     let t = Instant::now();
@@ -221,7 +275,7 @@ pub fn write_solve_bundle_on(
     let solver = solutions.first().map_or("fmm-cpu", |s| s.solver);
     let summary = json!({
         "map": scene.name,
-        "grid": {"cols": grid.cols, "rows": grid.rows, "cell_size": grid.cell_size},
+        "grid": grid,
         "layout": "arrays are (rows, cols): row index = y, column = x, origin at the lower-left corner",
         "crowd": "empty: static planning field from terrain, obstacles and discomfort",
         "params": scene.params,

@@ -12,6 +12,7 @@ use super::{SimConfig, Simulation};
 use crate::agents::Agents;
 use crate::eikonal;
 use crate::error::{Error, Result};
+use crate::export::bundle::GroupSolveSummary;
 use crate::fields::Fields;
 use crate::io::write_npy;
 use serde::{Deserialize, Serialize};
@@ -328,20 +329,22 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
     let solutions = eikonal::solve_groups(fields.cost.view(), &goals, grid.cell_size, options.sim.order);
     let solve_seconds = t0.elapsed().as_secs_f64();
     let mut groups = Vec::new();
-    for (g, (group, sol)) in scene.groups.iter().zip(&solutions).enumerate() {
+    for (g, ((group, sol), goal)) in scene.groups.iter().zip(&solutions).zip(&goals).enumerate() {
         let file = format!("potential_{g}.npy");
         write_npy(&dir.join(&file), sol.phi.view())?;
-        groups.push(serde_json::json!({
-            "name": group.name,
-            "potential": file,
-            "unreachable_cells": sol.unreachable,
-            "max_finite_potential_s": sol.phi.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, &v| m.max(v)),
-            "solver": sol.solver,
-        }));
+        // The same entry as `solve`'s summary.json (one builder, so the two cannot drift).
+        groups.push(GroupSolveSummary::new(
+            &scene,
+            group,
+            sol,
+            goal.view(),
+            ".",
+            &file,
+        ));
     }
     let summary = serde_json::json!({
         "map": scene.name,
-        "grid": {"cols": grid.cols, "rows": grid.rows, "cell_size": grid.cell_size},
+        "grid": grid,
         "groups": groups,
         "solve_seconds": solve_seconds,
     });
