@@ -453,6 +453,32 @@ fn same_seed_same_report_bytes_different_seed_different_report() {
     assert!(parsed.get("stages").is_none(), "no timings in report.json");
 }
 
+/// `timings.json` describes the grid the way `solve`'s `summary.json` does: an object
+/// `{"cols", "rows", "cell_size"}` (it was a bare `[cols, rows]`, without the cell size).
+#[test]
+fn timings_describe_the_grid_as_the_solve_summary_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = rimea_room(&[0], 5);
+    let summary = crowdfield::export::bundle::write_solve_bundle(
+        &scene,
+        &dir.path().join("solve"),
+        crowdfield::eikonal::Order::First,
+        &crowdfield::export::ImageOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let mut sim = Simulation::new(scene, config(1.0, 1)).unwrap();
+    sim.step();
+    output::write_run(&dir.path().join("run"), &sim).unwrap();
+    let timings: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("run/timings.json")).unwrap()).unwrap();
+    assert_eq!(
+        timings["grid"],
+        serde_json::json!({"cols": 64, "rows": 44, "cell_size": 0.5})
+    );
+    assert_eq!(timings["grid"], summary["grid"]);
+}
+
 /// Marches that stop once they have reached every walker (the default with potentials
 /// recomputed every step) give the walkers the same fields as whole-grid marches: the same
 /// report, byte for byte, and the same positions. The stop must also happen; with replanning

@@ -6,6 +6,7 @@ use super::draw::{self, FrameField};
 use super::{Simulation, StageTimes};
 use crate::error::{Error, Result};
 use crate::export::save_png;
+use crate::grid::Grid;
 use crate::io::{AtomicFile, write_bytes_atomic};
 use serde::Serialize;
 use std::io::Write as _;
@@ -18,8 +19,9 @@ pub struct Timings {
     pub steps: usize,
     /// Agents at the start.
     pub agents: usize,
-    /// Grid `[cols, rows]`.
-    pub grid: [usize; 2],
+    /// The grid, as in `solve`'s `summary.json` and a batch's `solve.json`:
+    /// `{"cols": .., "rows": .., "cell_size": ..}` (cell size in metres).
+    pub grid: Grid,
     /// Seconds spent in the steps (sum of the stages).
     pub step_seconds: f64,
     /// Steps per second of wall time.
@@ -46,7 +48,7 @@ impl Timings {
         Timings {
             steps: sim.steps,
             agents: sim.spawned.iter().sum(),
-            grid: [sim.scene.grid.cols, sim.scene.grid.rows],
+            grid: sim.scene.grid,
             step_seconds: t.total(),
             steps_per_second: if t.total() > 0.0 {
                 sim.steps as f64 / t.total()
