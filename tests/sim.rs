@@ -145,8 +145,8 @@ fn pre_movement_times_spread_the_arrivals_and_unstarted_walkers_are_reported_wai
         let mut sim = Simulation::new(scene, config(200.0, 5)).unwrap();
         sim.run(|_| Ok(())).unwrap();
         let curve = &sim.report().total.arrival_curve;
-        assert_eq!(curve.last().map(|p| p[1] as usize), Some(20), "everyone arrives");
-        let first = curve.iter().find(|p| p[1] >= 1.0).unwrap()[0];
+        assert_eq!(curve.last().map(|p| p.1), Some(20), "everyone arrives");
+        let first = curve.iter().find(|p| p.1 >= 1).unwrap().0;
         (first, sim.report().total.evacuation_time.unwrap() - first)
     };
     let (first_now, spread_now) = spread([0.0, 0.0]);
@@ -477,6 +477,38 @@ fn timings_describe_the_grid_as_the_solve_summary_does() {
         serde_json::json!({"cols": 64, "rows": 44, "cell_size": 0.5})
     );
     assert_eq!(timings["grid"], summary["grid"]);
+}
+
+/// The arrival curve's counts are whole numbers of people in `report.json` (`[t, 3]`, not
+/// `[t, 3.0]`), its times numbers of seconds; the plot still draws from it.
+#[test]
+fn arrival_curve_counts_are_integers_in_the_report() {
+    let mut scene = corridor(6, 1.34);
+    scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
+    let mut sim = Simulation::new(scene, config(60.0, 3)).unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let report = sim.report();
+    let json = serde_json::to_value(&report).unwrap();
+    for curve in [
+        &json["total"]["arrival_curve"],
+        &json["groups"][0]["arrival_curve"],
+    ] {
+        let points = curve.as_array().unwrap();
+        assert!(!points.is_empty());
+        for p in points {
+            assert!(p[0].is_f64(), "{p}");
+            assert!(p[1].as_u64().is_some(), "count {} is not an integer", p[1]);
+        }
+        assert_eq!(points.last().unwrap()[1].as_u64(), Some(6));
+    }
+    let text = serde_json::to_string(&report).unwrap();
+    let back: crowdfield::sim::Report = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, report, "report.json reads back");
+    let img = draw::arrivals_plot(&report, &[[200, 0, 0]]);
+    assert!(
+        img.pixels().any(|p| p.0[..3] == [200, 0, 0]),
+        "the curve is drawn"
+    );
 }
 
 /// Marches that stop once they have reached every walker (the default with potentials

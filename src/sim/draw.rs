@@ -124,7 +124,7 @@ fn segment(img: &mut RgbaImage, (x0, y0): (u32, u32), (x1, y1): (u32, u32), c: [
 /// by group index) and, with several groups, the total in ink; with round ticks, axis names in
 /// units, and a legend where the map images have their colour bar.
 pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
-    let mut series: Vec<(&str, &[[f64; 2]], [u8; 3])> = Vec::new();
+    let mut series: Vec<(&str, &[(f64, usize)], [u8; 3])> = Vec::new();
     for (g, gr) in report.groups.iter().enumerate() {
         let c = colors.get(g).copied().unwrap_or(FALLBACK_GROUP_COLOR);
         series.push((gr.name.as_str(), gr.arrival_curve.as_slice(), c));
@@ -190,12 +190,13 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
     // Curves as steps: flat until each arrival, then up.
     for (_, curve, c) in &series {
         let (mut last_t, mut last_n) = (0.0, 0.0);
-        for p in curve.iter() {
-            let (x0, x1) = (l.x_of(last_t, t_max), l.x_of(p[0], t_max));
-            let (y0, y1) = (l.y_of(last_n, n_max), l.y_of(p[1], n_max));
+        for &(t, n) in curve.iter() {
+            let n = n as f64;
+            let (x0, x1) = (l.x_of(last_t, t_max), l.x_of(t, t_max));
+            let (y0, y1) = (l.y_of(last_n, n_max), l.y_of(n, n_max));
             segment(&mut img, (x0, y0), (x1, y0), *c);
             segment(&mut img, (x1, y0), (x1, y1), *c);
-            (last_t, last_n) = (p[0], p[1]);
+            (last_t, last_n) = (t, n);
         }
         let (x0, x1) = (l.x_of(last_t, t_max), l.x_of(report.end_time.max(last_t), t_max));
         let y = l.y_of(last_n, n_max);

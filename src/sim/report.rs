@@ -134,8 +134,9 @@ pub struct GroupReport {
     pub evacuation_time: Option<f64>,
     /// Time of the last arrival so far, seconds; `null` when nobody arrived.
     pub last_arrival: Option<f64>,
-    /// Arrival curve: `[time s, agents out]` at every step where someone arrived.
-    pub arrival_curve: Vec<[f64; 2]>,
+    /// Arrival curve: `(time s, agents out)` at every step where someone arrived; in JSON a
+    /// pair `[time, count]` whose count is a whole number (`[12.3, 4]`, not `[12.3, 4.0]`).
+    pub arrival_curve: Vec<(f64, usize)>,
     /// Flow through each exit.
     pub exits: Vec<ExitReport>,
     /// Highest density met: for a group, in the cell of one of its agents; for the total,
@@ -272,11 +273,11 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
         None => sim.spawned.iter().sum(),
     };
     let arrivals: Vec<_> = sim.arrivals.iter().filter(|a| in_group(a.group)).collect();
-    let mut arrival_curve: Vec<[f64; 2]> = Vec::new();
+    let mut arrival_curve: Vec<(f64, usize)> = Vec::new();
     for (k, a) in arrivals.iter().enumerate() {
         match arrival_curve.last_mut() {
-            Some(last) if last[0] == a.time => last[1] = (k + 1) as f64,
-            _ => arrival_curve.push([a.time, (k + 1) as f64]),
+            Some(last) if last.0 == a.time => last.1 = k + 1,
+            _ => arrival_curve.push((a.time, k + 1)),
         }
     }
     let last_arrival = arrivals.last().map(|a| a.time);
