@@ -507,3 +507,85 @@ fn walking_speeds_that_look_wrong_are_warned_about() {
     let o = crowdfield(&["validate", s(&corridor())]);
     assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
 }
+
+/// A map for the exit-flow warning: 30 walkers in a 3 m square walk 4 m to a goal strip as high
+/// as the room, which claims to be `width` wide; `params` as given.
+fn fast_exit_map(dir: &Path, name: &str, width: f64, params: serde_json::Value) -> PathBuf {
+    let map = serde_json::json!({
+        "version": 1,
+        "name": name,
+        "grid": {"cols": 16, "rows": 8, "cell_size": 0.5},
+        "params": params,
+        "groups": [{
+            "name": "walkers",
+            "goals": [{"rect": {"min": [7.0, 0.0], "max": [8.0, 4.0]}, "name": "door", "width": width}],
+            "spawns": [{"rect": {"min": [0.0, 0.5], "max": [3.0, 3.5]}, "count": 30}],
+            "speed": {"min": 1.2, "max": 1.4}
+        }]
+    });
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&map).unwrap()).unwrap();
+    path
+}
+
+/// The warning about an exit faster than bottleneck experiments suggests only the calibration
+/// params the map does not already have; with all of them it says so and points at the exit's
+/// `width` (here declared 0.25 m for a 4 m opening) instead of suggesting what is there.
+#[test]
+fn the_exit_flow_warning_suggests_only_params_the_map_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibrated =
+        serde_json::json!({"speed_law": "weidmann", "density_window": 1.0, "density_at_walker": true});
+    let partly = serde_json::json!({"speed_law": "weidmann", "density_window": 1.0});
+    let cases = [
+        ("calibrated", calibrated, None),
+        ("partly", partly, Some("\"density_at_walker\": true")),
+        (
+            "defaults",
+            serde_json::json!({}),
+            Some("\"speed_law\": \"weidmann\""),
+        ),
+    ];
+    for (name, params, suggested) in cases {
+        let map = fast_exit_map(dir.path(), name, 0.25, params);
+        let out = dir.path().join(format!("out_{name}"));
+        let o = crowdfield(&["simulate", "--quiet", s(&map), "--out", s(&out)]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("persons/(m·s)"))
+            .unwrap_or_else(|| panic!("{name}: no exit-flow warning: {err}"));
+        assert!(
+            !line.contains(';'),
+            "a batch's summary.csv joins warnings with '; ': {line}"
+        );
+        match suggested {
+            None => {
+                assert!(line.contains("already has the calibrated params"), "{line}");
+                assert!(line.contains("\"width\""), "{line}");
+                assert!(
+                    !line.contains("adding") && !line.contains("bring door flows"),
+                    "{line}"
+                );
+            }
+            Some(want) => {
+                let advice = line.split("likely too short (").nth(1).unwrap();
+                assert!(advice.contains(want), "{name}: {line}");
+                if name == "partly" {
+                    let suggestion = advice.split("adding").nth(1).unwrap();
+                    assert!(!suggestion.contains("speed_law"), "{line}");
+                    assert!(!suggestion.contains("density_window"), "{line}");
+                }
+            }
+        }
+    }
+    // The same calibrated map with its door's real width passes experiment-like flows: no warning.
+    let calibrated =
+        serde_json::json!({"speed_law": "weidmann", "density_window": 1.0, "density_at_walker": true});
+    let map = fast_exit_map(dir.path(), "honest", 4.0, calibrated);
+    let out = dir.path().join("out_honest");
+    let o = crowdfield(&["simulate", "--quiet", s(&map), "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("persons/(m·s)"), "{}", stderr(&o));
+}

@@ -5,7 +5,7 @@
 //! `report.json` byte for byte (timings go to `timings.json`, see [`super::output`]).
 
 use super::{STUCK_TIME, Simulation};
-use crate::params::SpeedLaw;
+use crate::params::{Params, SpeedLaw};
 use serde::{Deserialize, Serialize};
 
 /// The report of one run.
@@ -67,13 +67,63 @@ pub const MAX_PLAUSIBLE_SPECIFIC_FLOW: f64 = 2.0;
 /// a meaningless rate.
 const MIN_ARRIVALS_FOR_FLOW_CHECK: usize = 10;
 
+/// The calibrated door-flow settings of the README's Calibration section, as map params:
+/// `(name, the value to write, whether `params` already has it)`. A `density_window` of 1 m² or
+/// more counts as set (a larger window averages at least as much).
+fn calibration_settings(params: &Params) -> [(&'static str, &'static str, bool); 3] {
+    [
+        (
+            "speed_law",
+            "\"weidmann\"",
+            params.speed_law == SpeedLaw::Weidmann,
+        ),
+        ("density_window", "1", params.density_window >= 1.0),
+        ("density_at_walker", "true", params.density_at_walker),
+    ]
+}
+
 /// Warnings, in words, for figures of `total` a planner should not take at face value: exits
 /// whose specific flow exceeds [`MAX_PLAUSIBLE_SPECIFIC_FLOW`] (the continuum model moves
 /// people through a door at the speed the field allows, so its door capacity depends on its
-/// calibration; the warning names the parameters that bring it near the experiments
-/// ([`crate::params::Params::density_window`], `density_at_walker`, Weidmann's law): see the
-/// README's section on calibration).
-pub fn plausibility_warnings(total: &GroupReport) -> Vec<String> {
+/// calibration). The warning names only the calibration parameters of `params` (the map's,
+/// after the command's options) not already at their calibrated values
+/// ([`crate::params::Params::density_window`], `density_at_walker`, Weidmann's law: see the
+/// README's section on calibration); with all of them set it says so and points at what is
+/// left (the exit's `width`, the other params) instead of suggesting what the map already has.
+pub fn plausibility_warnings(total: &GroupReport, params: &Params) -> Vec<String> {
+    let settings = calibration_settings(params);
+    let list = |set: bool| -> String {
+        let items: Vec<String> = settings
+            .iter()
+            .filter(|s| s.2 == set)
+            .map(|(name, value, _)| format!("\"{name}\": {value}"))
+            .collect();
+        match items.len() {
+            0 | 1 => items.concat(),
+            n => format!("{} and {}", items[..n - 1].join(", "), items[n - 1]),
+        }
+    };
+    let (missing, present) = (list(false), list(true));
+    // In parentheses, without `;` (a batch's summary.csv joins warnings with "; ").
+    let advice = if missing.is_empty() {
+        "the map already has the calibrated params \"speed_law\": \"weidmann\", a \"density_window\" \
+         of at least 1 and \"density_at_walker\": true, so check that the goal's \"width\" is the \
+         door's real width, by default the longer side of the goal's shape, then calibrate rho_max, \
+         f_max and lookahead against a bottleneck experiment of your setting: see Calibration in \
+         the README"
+            .to_string()
+    } else if present.is_empty() {
+        format!(
+            "the model's defaults let a packed crowd leave a door at the free speed beyond it, and \
+             the map params {missing} bring door flows near the experiments: see Calibration in the \
+             README"
+        )
+    } else {
+        format!(
+            "the map already has {present}, and adding {missing} to its params brings door flows \
+             near the experiments: see Calibration in the README"
+        )
+    };
     total
         .exits
         .iter()
@@ -83,11 +133,7 @@ pub fn plausibility_warnings(total: &GroupReport) -> Vec<String> {
             (q > MAX_PLAUSIBLE_SPECIFIC_FLOW).then(|| {
                 format!(
                     "exit {} ({:.2} m wide) passed {q:.2} persons/(m·s), above the {MAX_PLAUSIBLE_SPECIFIC_FLOW} \
-                     measured in bottleneck experiments: the evacuation time is likely too short \
-                     (the model's defaults let a packed crowd leave a door at the free speed beyond \
-                     it, and the map params \"speed_law\": \"weidmann\", \"density_window\": 1 and \
-                     \"density_at_walker\": true bring door flows near the experiments: see \
-                     Calibration in the README)",
+                     measured in bottleneck experiments: the evacuation time is likely too short ({advice})",
                     e.name, e.width
                 )
             })
@@ -229,7 +275,7 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         complete: evacuation_complete(&total),
         groups,
         quality: sim.quality(),
-        warnings: plausibility_warnings(&total),
+        warnings: plausibility_warnings(&total, &scene.params),
         total,
     }
 }
