@@ -589,3 +589,68 @@ fn the_exit_flow_warning_suggests_only_params_the_map_lacks() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("persons/(m·s)"), "{}", stderr(&o));
 }
+
+/// A spawn area asked for far more agents than fit is refused naming the file, the count's
+/// JSON path, the value and how many fit, by `validate` and `simulate` alike.
+#[test]
+fn an_overfull_spawn_area_names_its_count_and_how_many_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = serde_json::json!({
+        "version": 1,
+        "name": "packed",
+        "grid": {"cols": 20, "rows": 10, "cell_size": 0.5},
+        "groups": [{
+            "name": "walkers",
+            "goals": [{"rect": {"min": [9.0, 0.0], "max": [10.0, 5.0]}}],
+            "spawns": [{"rect": {"min": [1.0, 1.0], "max": [3.0, 3.0]}, "count": 100000, "name": "pen"}],
+            "radius": 0.3,
+            "speed": {"min": 1.2, "max": 1.4}
+        }]
+    });
+    let path = dir.path().join("packed.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&map).unwrap()).unwrap();
+    let fit = {
+        let scene_map = {
+            let mut m = map.clone();
+            m["groups"][0]["spawns"][0]["count"] = 1.into();
+            let p = dir.path().join("one.json");
+            std::fs::write(&p, m.to_string()).unwrap();
+            crowdfield::map::load(&p).unwrap()
+        };
+        let spawn = &scene_map.groups[0].spawns[0];
+        crowdfield::sim::spawn::area_capacity(
+            &scene_map.grid,
+            &spawn.area.mask,
+            &scene_map.obstacle,
+            scene_map.groups[0].radius,
+        )
+    };
+    assert!(fit > 0 && fit < 16, "{fit} agents fit in 2 m x 2 m");
+    let want = format!(
+        "{}: groups[0].spawns[0].count: 100000: the area 'pen' (4 m² of free cells) holds at most {fit} agents",
+        path.display()
+    );
+    let o = crowdfield(&["validate", s(&path)]);
+    assert_eq!(o.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains(&want), "{stdout}");
+    assert!(stdout.contains(&format!("lower the count to {fit}")), "{stdout}");
+    let out = dir.path().join("out");
+    let o = crowdfield(&["simulate", s(&path), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panick"), "{}", stderr(&o));
+
+    // Just over what fits (fewer than the free cells): the same message, from placing them.
+    let mut m = map.clone();
+    m["groups"][0]["spawns"][0]["count"] = (fit + 1).into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let o = crowdfield(&["simulate", s(&path), "--out", s(&out)]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!(
+        "{}: groups[0].spawns[0].count: {}: the area 'pen' (4 m² of free cells) holds at most {fit} agents",
+        path.display(),
+        fit + 1
+    );
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+}

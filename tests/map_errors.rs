@@ -679,7 +679,7 @@ fn spawn_areas_too_small_for_their_bodies_are_reported_with_the_file() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&want) && stderr.contains("10 are asked for"),
+        stderr.contains(&format!("{want}.count: 10: the area")) && stderr.contains("lower the count to"),
         "{stderr}"
     );
 }

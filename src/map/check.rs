@@ -714,18 +714,33 @@ impl Checker<'_> {
                 .zip(obstacle.iter())
                 .filter(|&(&m, &o)| m && !o)
                 .count();
+            let name = spawn
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{} spawn {k}", g.name));
             self.ensure(spawn.count <= free, &format!("{at}.count"), || {
-                format!(
-                    "{}: expected at most the {free} free (non-obstacle) cells of the area",
-                    spawn.count
-                )
+                // Say how many bodies fit, the number a user can act on; one agent per free cell
+                // is the rule only where cells are larger than bodies.
+                let fit = crate::sim::spawn::area_capacity(grid, &mask, obstacle, g.radius);
+                if fit > 0 && fit < free {
+                    format!(
+                        "{}: the area '{name}' ({} m² of free cells) holds at most {fit} agents of radius {} m \
+                         without overlap: lower the count to {fit} or enlarge the area",
+                        spawn.count,
+                        crate::sim::spawn::square_metres(free as f64 * grid.cell_size * grid.cell_size),
+                        num(g.radius)
+                    )
+                } else {
+                    format!(
+                        "{}: expected at most the {free} free (non-obstacle) cells of the area '{name}' \
+                         (one agent per free cell)",
+                        spawn.count
+                    )
+                }
             });
             spawns.push(Spawn {
                 area: Area {
-                    name: spawn
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| format!("{} spawn {k}", g.name)),
+                    name,
                     mask,
                     width: default_width(shape),
                 },

@@ -10,7 +10,9 @@
 
 use crate::agents::Agents;
 use crate::error::{Error, Result};
+use crate::grid::Grid;
 use crate::scene::{Area, Scene};
+use ndarray::Array2;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -71,8 +73,8 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
                 .map_err(|message| {
                     Error::invalid(
                         &scene.name,
-                        format!("{at_group}.spawns[{si}] ({})", spawn.area.name),
-                        message,
+                        format!("{at_group}.spawns[{si}].count"),
+                        format!("{}: {message}", spawn.count),
                     )
                 })?;
             for (x, y) in points {
@@ -107,7 +109,8 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
 }
 
 /// `count` positions in `area` (free cells only), at least `2 * radius` apart and clear of the
-/// agents already in `occupied`. The error message says how many the area can hold.
+/// agents already in `occupied`. The error message (to follow the count) names the area and
+/// says how many it can hold.
 fn place_in_area(
     scene: &Scene,
     area: &Area,
@@ -120,28 +123,14 @@ fn place_in_area(
         return Ok(Vec::new());
     }
     let grid = &scene.grid;
-    let h = grid.cell_size;
-    let free = |x: f64, y: f64| -> bool {
-        grid.cell_of(x, y)
-            .is_some_and(|(r, c)| area.mask.get((r, c)).copied().unwrap_or(false) && !scene.obstacle[[r, c]])
-    };
-    // Bounding box and area of the free cells.
-    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
-    let mut free_cells = 0usize;
-    for ((r, c), &m) in area.mask.indexed_iter() {
-        if m && !scene.obstacle[[r, c]] {
-            free_cells += 1;
-            x0 = x0.min(c as f64 * h);
-            y0 = y0.min(r as f64 * h);
-            x1 = x1.max((c + 1) as f64 * h);
-            y1 = y1.max((r + 1) as f64 * h);
-        }
-    }
-    if free_cells == 0 {
+    let free = |x: f64, y: f64| cell_is_free(grid, &area.mask, &scene.obstacle, x, y);
+    let Some((bbox, free_cells)) = free_bounds(grid, &area.mask, &scene.obstacle) else {
         return Err(format!(
-            "the area has no free cell (all are obstacles or outside the grid) for {count} agents"
+            "the area '{}' has no free cell (all are obstacles or outside the grid)",
+            area.name
         ));
-    }
+    };
+    let h = grid.cell_size;
     let min_spacing = 2.0 * radius * (1.0 + SPAWN_CLEARANCE);
     let area_m2 = free_cells as f64 * h * h;
     // Hexagonal lattice: each point owns sqrt(3)/2 * s^2 of area.
@@ -149,28 +138,9 @@ fn place_in_area(
     spacing = spacing.max(min_spacing);
     let mut best_fit = 0usize;
     loop {
-        let mut points = Vec::new();
-        let row_step = spacing * 3f64.sqrt() / 2.0;
-        let mut row = 0usize;
-        loop {
-            let y = y0 + (row as f64 + 0.5) * row_step;
-            if y >= y1 {
-                break;
-            }
-            let shift = if row % 2 == 1 { 0.5 * spacing } else { 0.0 };
-            let mut k = 0usize;
-            loop {
-                let x = x0 + shift + (k as f64 + 0.5) * spacing;
-                if x >= x1 {
-                    break;
-                }
-                if free(x, y) && !occupied.conflicts(x, y, radius) {
-                    points.push((x, y));
-                }
-                k += 1;
-            }
-            row += 1;
-        }
+        let mut points = lattice(bbox, spacing, |x, y| {
+            free(x, y) && !occupied.conflicts(x, y, radius)
+        });
         best_fit = best_fit.max(points.len());
         if points.len() >= count {
             points.shuffle(rng);
@@ -196,12 +166,95 @@ fn place_in_area(
         }
         if spacing <= min_spacing {
             return Err(format!(
-                "the area ({area_m2} m² of free cells) holds at most {best_fit} agents of radius {radius} m \
-                 without overlap, but {count} are asked for: enlarge the area or lower the count"
+                "the area '{}' ({} m² of free cells) holds at most {best_fit} agents of radius {radius} m \
+                 without overlap: lower the count to {best_fit} or enlarge the area",
+                area.name,
+                square_metres(area_m2)
             ));
         }
         spacing = (spacing * SPACING_SHRINK).max(min_spacing);
     }
+}
+
+/// An area in m² as messages show it: at most two decimals, no trailing zeros (`4`, `2.25`).
+pub(crate) fn square_metres(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Whether `(x, y)` (metres) lies in a cell of `mask` that is not an obstacle.
+fn cell_is_free(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>, x: f64, y: f64) -> bool {
+    grid.cell_of(x, y).is_some_and(|(r, c)| {
+        mask.get((r, c)).copied().unwrap_or(false) && !obstacle.get((r, c)).copied().unwrap_or(true)
+    })
+}
+
+/// The bounding box `(x0, y0, x1, y1)` (metres) of the free cells of `mask` and their number;
+/// `None` when there are none.
+fn free_bounds(
+    grid: &Grid,
+    mask: &Array2<bool>,
+    obstacle: &Array2<bool>,
+) -> Option<((f64, f64, f64, f64), usize)> {
+    let h = grid.cell_size;
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    let mut free_cells = 0usize;
+    for ((r, c), &m) in mask.indexed_iter() {
+        if m && !obstacle.get((r, c)).copied().unwrap_or(true) {
+            free_cells += 1;
+            x0 = x0.min(c as f64 * h);
+            y0 = y0.min(r as f64 * h);
+            x1 = x1.max((c + 1) as f64 * h);
+            y1 = y1.max((r + 1) as f64 * h);
+        }
+    }
+    (free_cells > 0).then_some(((x0, y0, x1, y1), free_cells))
+}
+
+/// The points of a hexagonal lattice of `spacing` over the box `(x0, y0, x1, y1)` that `keep`
+/// accepts, row by row.
+fn lattice(
+    (x0, y0, x1, y1): (f64, f64, f64, f64),
+    spacing: f64,
+    keep: impl Fn(f64, f64) -> bool,
+) -> Vec<(f64, f64)> {
+    let mut points = Vec::new();
+    let row_step = spacing * 3f64.sqrt() / 2.0;
+    let mut row = 0usize;
+    loop {
+        let y = y0 + (row as f64 + 0.5) * row_step;
+        if y >= y1 {
+            break;
+        }
+        let shift = if row % 2 == 1 { 0.5 * spacing } else { 0.0 };
+        let mut k = 0usize;
+        loop {
+            let x = x0 + shift + (k as f64 + 0.5) * spacing;
+            if x >= x1 {
+                break;
+            }
+            if keep(x, y) {
+                points.push((x, y));
+            }
+            k += 1;
+        }
+        row += 1;
+    }
+    points
+}
+
+/// How many agents of `radius` the free cells of `mask` hold without overlap when nothing else
+/// is placed: the points of the closest lattice spawning tries (so an area asking for more
+/// fails to spawn, whatever the seed). Maps use it to say how many fit.
+pub fn area_capacity(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>, radius: f64) -> usize {
+    if !(radius.is_finite() && radius > 0.0) {
+        return 0;
+    }
+    let Some((bbox, _)) = free_bounds(grid, mask, obstacle) else {
+        return 0;
+    };
+    let min_spacing = 2.0 * radius * (1.0 + SPAWN_CLEARANCE);
+    lattice(bbox, min_spacing, |x, y| cell_is_free(grid, mask, obstacle, x, y)).len()
 }
 
 /// Agents placed so far, hashed by square buckets, to keep later spawn areas clear of them.
