@@ -508,6 +508,57 @@ fn walking_speeds_that_look_wrong_are_warned_about() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
 }
 
+/// `--max-time` shorter than one time step is refused, naming both; a limit that is not a
+/// multiple of the step ends the run at the last whole step before it, never after (the report
+/// said `end_time` 0.1 for `--max-time 0.05`).
+#[test]
+fn a_time_limit_shorter_than_a_step_is_refused_and_no_run_ends_past_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let map = corridor();
+    let o = crowdfield(&[
+        "simulate",
+        s(&map),
+        "--out",
+        s(&out),
+        "--max-time",
+        "0.05",
+        "--dt",
+        "0.1",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--max-time: 0.05 s is shorter than one time step (0.1 s)"),
+        "{err}"
+    );
+    let help = String::from_utf8(crowdfield(&["simulate", "--help"]).stdout).unwrap();
+    assert!(
+        help.contains("A --max-time shorter than one step is refused"),
+        "{help}"
+    );
+    for (max_time, steps) in [("0.1", 1), ("0.35", 3), ("1", 10)] {
+        let o = crowdfield(&[
+            "simulate",
+            "--quiet",
+            s(&map),
+            "--out",
+            s(&out),
+            "--max-time",
+            max_time,
+            "--dt",
+            "0.1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        let end = report["end_time"].as_f64().unwrap();
+        let limit: f64 = max_time.parse().unwrap();
+        assert!(end <= limit, "--max-time {max_time}: end_time {end}");
+        assert_eq!(report["steps"], steps, "--max-time {max_time}");
+    }
+}
+
 /// A map for the exit-flow warning: 30 walkers in a 3 m square walk 4 m to a goal strip as high
 /// as the room, which claims to be `width` wide; `params` as given.
 fn fast_exit_map(dir: &Path, name: &str, width: f64, params: serde_json::Value) -> PathBuf {

@@ -34,7 +34,8 @@ pub struct Args {
     /// Redo maps that are already complete.
     #[arg(long)]
     pub force: bool,
-    /// Simulation time limit, seconds (with --simulate).
+    /// Simulation time limit, seconds (with --simulate): each run stops after its last whole
+    /// time step not past it; a limit shorter than one step is refused.
     #[arg(long, default_value_t = DEFAULT_MAX_TIME, allow_negative_numbers = true)]
     pub max_time: f64,
     /// Simulation seed (with --simulate).

@@ -25,6 +25,10 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// Stop at this simulated time, seconds.
+    ///
+    /// The run takes whole steps of --dt and stops after the last one that does not pass this
+    /// time, so the report's end_time is never later than --max-time (it equals it when
+    /// --max-time is a multiple of the step). A --max-time shorter than one step is refused.
     #[arg(long, default_value_t = DEFAULT_MAX_TIME, allow_negative_numbers = true)]
     pub max_time: f64,
     /// Time step, seconds. Default: 0.1 s, lowered so the fastest walker crosses at most 0.9 of

@@ -81,7 +81,8 @@ const NEEDED_REACH: usize = 2;
 pub struct SimConfig {
     /// Time step, seconds; `None` picks `min(DEFAULT_DT, AUTO_DT_CFL * cell_size / v_max)`.
     pub dt: Option<f64>,
-    /// The run stops at this simulated time, seconds, even if agents remain.
+    /// Time limit, seconds: the run stops, even if agents remain, after the last whole step of
+    /// `dt` that does not pass it (never later). A limit shorter than one step is refused.
     pub max_time: f64,
     /// Seed of the spawn positions and speeds.
     pub seed: u64,
@@ -316,6 +317,18 @@ impl Simulation {
                 dt
             }
         };
+        if config.max_time + 1e-9 < dt {
+            // No whole step fits: the run would either do nothing or end past the limit.
+            return Err(Error::invalid(
+                crate::error::OPTIONS,
+                "--max-time",
+                format!(
+                    "{} s is shorter than one time step ({dt} s): expected at least the step; raise \
+                     --max-time or lower --dt",
+                    config.max_time
+                ),
+            ));
+        }
         let steps = (config.max_time / dt).ceil();
         if steps > MAX_STEPS {
             return Err(Error::invalid(
@@ -402,9 +415,16 @@ impl Simulation {
         }
     }
 
-    /// True when every agent has arrived or the time limit is reached.
+    /// True when every agent has arrived or another step would pass the time limit: a run
+    /// takes whole steps of `dt` and ends at the last one not past `max_time` (at `max_time`
+    /// itself when it is a multiple of `dt`), so `time` never exceeds `max_time`.
     pub fn finished(&self) -> bool {
-        self.agents.is_empty() || self.time >= self.config.max_time - 1e-9
+        self.agents.is_empty() || self.time_after_step() > self.config.max_time + 1e-9
+    }
+
+    /// The simulated time after the next step (the step's own rounding, see [`Simulation::step`]).
+    fn time_after_step(&self) -> f64 {
+        ((self.steps + 1) as f64 * self.dt * 1e9).round() / 1e9
     }
 
     /// Runs steps until [`Simulation::finished`], calling `observe` after each step.
@@ -495,7 +515,7 @@ impl Simulation {
         // Rounded to the nanosecond: 299 * 0.1 is 29.900000000000002 in binary, and reports,
         // trajectories and plots should read 29.9.
         let step_began = self.time;
-        self.time = ((self.steps + 1) as f64 * self.dt * 1e9).round() / 1e9;
+        self.time = self.time_after_step();
         self.steps += 1;
         self.track_motion(&old_x, &old_y, step_began);
         let arrived = self.remove_arrivals();

@@ -31,7 +31,8 @@ pub struct Report {
     pub density_at_walker: bool,
     /// Steps run.
     pub steps: usize,
-    /// Simulated time at the end of the run, seconds.
+    /// Simulated time at the end of the run, seconds; never more than `max_time` (runs take
+    /// whole steps of `dt`).
     pub end_time: f64,
     /// True when every agent arrived before the time limit ([`evacuation_complete`]); false
     /// when a group without goals (a flock, which never leaves) has agents on the map.
