@@ -692,6 +692,19 @@ fn an_overfull_spawn_area_names_its_count_and_how_many_fit() {
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     assert!(!stderr(&o).contains("panick"), "{}", stderr(&o));
 
+    // Bodies smaller than cells: the limit is one agent per free cell, and the message says so.
+    let mut m = map.clone();
+    m["groups"][0]["radius"] = 0.2.into();
+    std::fs::write(&path, m.to_string()).unwrap();
+    let o = crowdfield(&["validate", s(&path)]);
+    assert_eq!(o.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let want = format!(
+        "{}: groups[0].spawns[0].count: 100000: the area 'pen' (4 m², 16 free cells) takes at most 16 agents",
+        path.display()
+    );
+    assert!(stdout.contains(&want), "{stdout}");
+
     // Just over what fits (fewer than the free cells): the same message, from placing them.
     let mut m = map.clone();
     m["groups"][0]["spawns"][0]["count"] = (fit + 1).into();

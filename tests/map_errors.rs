@@ -357,7 +357,15 @@ fn a_spawn_count_above_the_free_cells_is_refused() {
     // The spawn rect covers 4 x 12 = 48 cells.
     v["groups"][0]["spawns"][0]["count"] = json!(49);
     let p = problems(&v);
-    assert_reported(&p, &["groups[0].spawns[0].count", "49", "at most the 48 free"]);
+    assert_reported(
+        &p,
+        &[
+            "groups[0].spawns[0].count",
+            "49: the area",
+            "takes at most 48 agents",
+            "lower the count to 48",
+        ],
+    );
 }
 
 #[test]

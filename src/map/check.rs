@@ -732,9 +732,10 @@ impl Checker<'_> {
                     )
                 } else {
                     format!(
-                        "{}: expected at most the {free} free (non-obstacle) cells of the area '{name}' \
-                         (one agent per free cell)",
-                        spawn.count
+                        "{}: the area '{name}' ({} m², {free} free cells) takes at most {free} agents, one per \
+                         free (non-obstacle) cell: lower the count to {free} or enlarge the area",
+                        spawn.count,
+                        crate::sim::spawn::square_metres(free as f64 * grid.cell_size * grid.cell_size),
                     )
                 }
             });
