@@ -5,11 +5,12 @@
 //! It reads the frame's columns ([`Columns`]: x, y, vx, vy, group, radius, each contiguous in bin
 //! order) in two phases:
 //! 1. per contiguous run of candidates (the bins of one row, minus `k` itself), the squared
-//!    distances (a loop the compiler vectorises), then the boids sums neighbour by neighbour in
-//!    visiting order (`boids::Accum`, branch-free);
+//!    distances (a loop the compiler vectorises);
 //! 2. the candidates within `dist` compacted (branch-free) into a short list in visiting
-//!    order, and from it the `max` nearest, nearest first, ties in visiting order, each one's
-//!    place counted rather than found by insertion (`nearest`).
+//!    order, the boids sums over it neighbour by neighbour (`boids::Accum`, branch-free), and
+//!    from it the `max` nearest, nearest first, ties in visiting order, each one's place
+//!    counted rather than found by insertion (`nearest`). When a boids radius reaches past
+//!    `dist`, the sums are taken in phase 1 over every candidate instead.
 //!
 //! Both phases give what the scalar scan they replace gave, bit for bit (the same distances,
 //! the same sums in the same order, the same neighbours in the same order): only the branches
@@ -151,7 +152,14 @@ pub(crate) fn scan(
         return acc;
     }
 
-    // Phase 1: distances and boids sums.
+    // Every boids rule's radius within `dist`: the rules can only count candidates of the
+    // short list of phase 2, so their sums are taken there (same neighbours, same order, same
+    // sums bit for bit: a candidate outside every radius adds `-0.0`) over about a third of
+    // the candidates (the 3x3 bins hold about 9 / pi times the agents within `dist`).
+    let boids_in_reach = boids.filter(|b| b.reach() <= dist);
+    let boids_all = if boids_in_reach.is_some() { None } else { boids };
+
+    // Phase 1: distances, and the boids sums when a rule reaches past `dist`.
     s.d2.clear();
     s.d2.resize(total, 0.0);
     let mut at = 0;
@@ -160,7 +168,7 @@ pub(crate) fn scan(
         at += run.len();
         let (x, y) = (&cols.x[run.clone()], &cols.y[run.clone()]);
         distances(me, x, y, d2);
-        if let Some(b) = boids {
+        if let Some(b) = boids_all {
             let (vx, vy, g) = (
                 &cols.vx[run.clone()],
                 &cols.vy[run.clone()],
@@ -187,6 +195,18 @@ pub(crate) fn scan(
             n += (d2 < reach) as usize;
         }
         at += run.len();
+    }
+    if let Some(b) = boids_in_reach {
+        for (&d2, &j) in s.within_d2[..n].iter().zip(&s.within_at[..n]) {
+            acc.add_parts(
+                b,
+                me,
+                V2::new(cols.x[j], cols.y[j]),
+                V2::new(cols.vx[j], cols.vy[j]),
+                cols.group[j],
+                d2,
+            );
+        }
     }
     nearest(&s.within_d2[..n], &s.within_at[..n], max, &mut s.near);
     acc
@@ -308,18 +328,21 @@ mod tests {
     #[test]
     fn gives_the_scalar_scans_neighbours_and_sums_bit_for_bit() {
         let b = BoidsF32::from(&crate::params::BoidsParams::default());
-        for (n, bin, max) in [
-            (500, 3.0, 10),
-            (2000, 3.0, 10),
-            (2000, 1.5, 4),
-            (300, 3.0, 0),
-            (12000, 3.0, 10),
+        // `dist` at the boids reach (3 m: sums over the short list) and below it (sums over
+        // every candidate).
+        for (n, bin, max, dist) in [
+            (500, 3.0, 10, 3.0),
+            (2000, 3.0, 10, 3.0),
+            (2000, 3.0, 10, 2.5),
+            (2000, 1.5, 4, 3.0),
+            (300, 3.0, 0, 3.0),
+            (12000, 3.0, 10, 3.0),
         ] {
             let (f, g) = frame(n, bin);
             let mut s = Scratch::default();
             for k in 0..n {
-                let acc = scan(&f, &g, k, Some(&b), 3.0, max, &mut s);
-                let (want, near) = reference(&f, &g, k, &b, 3.0, max);
+                let acc = scan(&f, &g, k, Some(&b), dist, max, &mut s);
+                let (want, near) = reference(&f, &g, k, &b, dist, max);
                 assert_eq!(
                     s.near, near,
                     "agent {k} of {n}: the same neighbours in the same order"
@@ -331,7 +354,7 @@ mod tests {
                     want.steer(&b, me),
                     "agent {k} of {n}: the same steering bit for bit"
                 );
-                let none = scan(&f, &g, k, None, 3.0, max, &mut s);
+                let none = scan(&f, &g, k, None, dist, max, &mut s);
                 assert_eq!(s.near, near, "agent {k}: without boids, the same neighbours");
                 assert_eq!(none.counts(), (0, 0, 0));
             }
