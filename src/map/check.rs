@@ -722,20 +722,19 @@ impl Checker<'_> {
                 // Say how many bodies fit, the number a user can act on; one agent per free cell
                 // is the rule only where cells are larger than bodies.
                 let fit = crate::sim::spawn::area_capacity(grid, &mask, obstacle, g.radius);
+                let m2 = crate::sim::spawn::square_metres(free as f64 * grid.cell_size * grid.cell_size);
                 if fit > 0 && fit < free {
                     format!(
-                        "{}: the area '{name}' ({} m² of free cells) holds at most {fit} agents of radius {} m \
+                        "{}: the area '{name}' ({m2} m² of free cells) holds at most {fit} agents of radius {} m \
                          without overlap: lower the count to {fit} or enlarge the area",
                         spawn.count,
-                        crate::sim::spawn::square_metres(free as f64 * grid.cell_size * grid.cell_size),
                         num(g.radius)
                     )
                 } else {
                     format!(
-                        "{}: the area '{name}' ({} m², {free} free cells) takes at most {free} agents, one per \
+                        "{}: the area '{name}' ({m2} m², {free} free cells) takes at most {free} agents, one per \
                          free (non-obstacle) cell: lower the count to {free} or enlarge the area",
                         spawn.count,
-                        crate::sim::spawn::square_metres(free as f64 * grid.cell_size * grid.cell_size),
                     )
                 }
             });
