@@ -131,6 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let start = Instant::now();
     let cost = cell_cost_from_speed(speed.view());
+    eprintln!("TIMING cost {:.4}", start.elapsed().as_secs_f64());
     let (mut solutions, backend_used) = crowdfield::gpu::solve_eikonal(
         args.backend,
         ctx.as_ref(),

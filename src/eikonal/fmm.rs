@@ -9,9 +9,10 @@
 //! test. The cost array is read in place (row-major `(rows, cols, 4)`).
 //!
 //! Isotropic costs (one value per cell: speed maps, the `eikonal` command) march on the packed
-//! layout of [`packed`] instead, value, state and cost of a cell in 16 bytes: the same
-//! operations in the same order, so the same values bit for bit (tested against the general
-//! path), with a third of the cache lines per cell touched (8-19 % faster at 2048², BENCHMARKS.md).
+//! layout of [`packed`] instead, a cell in one 64-bit word (its value once accepted, its cost
+//! and state before): the same operations in the same order, so the same values bit for bit
+//! (tested against the general path), with eight cells to a cache line where the separate
+//! arrays hold one to two (BENCHMARKS.md has the figures).
 
 use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
 use super::packed;
@@ -295,9 +296,17 @@ fn march_on(
     // broadcast from one value per cell (stride 0 on the direction axis) is isotropic without
     // looking, and is never copied into a (rows, cols, 4) array.
     let broadcast = cost.strides()[2] == 0;
-    let mut isotropic = Scratch::filled(if allow_isotropic { rows * cols } else { 0 }, 0.0f32);
+    // A broadcast over a row-major per-cell array (what [`super::isotropic`] makes) is read in
+    // place; any other isotropic cost is copied to one value per cell.
+    let in_place = if allow_isotropic && broadcast {
+        cost.index_axis_move(Axis(2), 0).to_slice()
+    } else {
+        None
+    };
+    let copy = allow_isotropic && in_place.is_none();
+    let mut isotropic = Scratch::filled(if copy { rows * cols } else { 0 }, 0.0f32);
     let mut is_isotropic = allow_isotropic;
-    if allow_isotropic {
+    if copy {
         let first = cost.index_axis(Axis(2), 0);
         for ((lane, &c), iso) in cost
             .lanes(Axis(2))
@@ -319,9 +328,10 @@ fn march_on(
     } else {
         Some(cost.as_standard_layout())
     };
-    let cost_flat = match &cost {
-        Some(c) => c.as_slice().expect("standard layout is contiguous"),
-        None => isotropic.as_slice(),
+    let cost_flat = match (&cost, in_place) {
+        (Some(c), _) => c.as_slice().expect("standard layout is contiguous"),
+        (None, Some(flat)) => flat,
+        (None, None) => isotropic.as_slice(),
     };
     // Faces per cell in `cost_flat`.
     let faces_per_cell = if is_isotropic { 1 } else { 4 };
@@ -420,35 +430,30 @@ fn march_packed(
     let marching = cell_size > 0.0 && cell_size.is_finite();
     let mut cells_buf = packed::zeroed_cells(padded_len);
     let cells = cells_buf.as_mut_slice();
-    let padding = packed::pack(INF, FROZEN, 0.0);
+    let padding = packed::fixed(INF);
     let mut sources = Vec::new();
     // The top and bottom padding rows, then each row: its side padding and its cells.
     for r in (0..PAD).chain(rows + PAD..rows + 2 * PAD) {
-        for pair in cells[2 * r * width..2 * (r + 1) * width].chunks_exact_mut(2) {
-            pair.copy_from_slice(&padding);
-        }
+        cells[r * width..(r + 1) * width].fill(padding);
     }
     for r in 0..rows {
         let row_start = (r + PAD) * width;
         let row_base = row_start + PAD;
-        let (left, rest) = cells[2 * row_start..2 * (row_start + width)].split_at_mut(2 * PAD);
-        let (row, right) = rest.split_at_mut(2 * cols);
-        for pair in left.chunks_exact_mut(2).chain(right.chunks_exact_mut(2)) {
-            pair.copy_from_slice(&padding);
-        }
+        let (left, rest) = cells[row_start..row_start + width].split_at_mut(PAD);
+        let (row, right) = rest.split_at_mut(cols);
+        left.fill(padding);
+        right.fill(padding);
         let goal_row = &goal[r * cols..(r + 1) * cols];
         let cost_row = &cost[r * cols..(r + 1) * cols];
-        for (c, ((pair, &is_goal), &unit)) in row.chunks_exact_mut(2).zip(goal_row).zip(cost_row).enumerate()
-        {
-            let (state, value) = if is_goal {
+        for (c, ((word, &is_goal), &unit)) in row.iter_mut().zip(goal_row).zip(cost_row).enumerate() {
+            *word = if is_goal {
                 sources.push(row_base + c);
-                (SOURCE, 0.0)
+                packed::fixed(0.0)
             } else if marching && step(cell_size, unit) < INF {
-                (FAR, INF)
+                packed::open(unit)
             } else {
-                (FROZEN, INF)
+                padding
             };
-            pair.copy_from_slice(&packed::pack(value, state, unit));
         }
     }
     let mut marcher = packed::Packed {
@@ -466,11 +471,7 @@ fn march_packed(
     let mut out = Vec::with_capacity(rows * cols);
     for r in 0..rows {
         let row_base = (r + PAD) * width + PAD;
-        out.extend(
-            cells[2 * row_base..2 * (row_base + cols)]
-                .chunks_exact(2)
-                .map(|pair| f64::from_bits(pair[0])),
-        );
+        out.extend(cells[row_base..row_base + cols].iter().map(|&w| packed::value(w)));
     }
     let unreachable = out.iter().filter(|&&v| v == INF).count();
     let phi = Array2::from_shape_vec((rows, cols), out).expect("rows * cols values");
@@ -541,6 +542,40 @@ mod tests {
                 for (a, b) in packed.phi.iter().zip(general.phi.iter()) {
                     assert_eq!(a.to_bits(), b.to_bits(), "{label}, second order: {second}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_broadcast_cost_is_read_in_place_and_walled_off_cells_stay_unreachable() {
+        // A per-cell cost with a walled-off pocket of open cells (never reached: the packed
+        // march leaves them as open cells, which must come out as +inf) and a wall cell.
+        let (rows, cols) = (40, 33);
+        let mut cell_cost = Array2::from_shape_fn((rows, cols), |(r, c)| 0.5 + scramble(r * cols + c));
+        for r in 10..=20 {
+            for c in 10..=20 {
+                if r == 10 || r == 20 || c == 10 || c == 20 {
+                    cell_cost[(r, c)] = f32::INFINITY;
+                }
+            }
+        }
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(2, 30)] = true;
+        let full = Array3::from_shape_fn((rows, cols, 4), |(r, c, _)| cell_cost[(r, c)]);
+        for second in [false, true] {
+            let broadcast = march(
+                super::super::isotropic(cell_cost.view()),
+                goal.view(),
+                0.5,
+                second,
+            );
+            let general = march_with(full.view(), goal.view(), 0.5, second, false, None);
+            // The wall ring (40 cells) and the 9 x 9 pocket inside it.
+            assert_eq!(broadcast.unreachable, 40 + 81);
+            assert_eq!(general.unreachable, 40 + 81);
+            assert_eq!(broadcast.phi[(15, 15)], INF);
+            for (a, b) in broadcast.phi.iter().zip(general.phi.iter()) {
+                assert_eq!(a.to_bits(), b.to_bits(), "second order: {second}");
             }
         }
     }

@@ -1,23 +1,36 @@
-//! Fast marching for isotropic costs with each cell's value, state and cost packed in 16 bytes.
+//! Fast marching for isotropic costs with each cell in one 64-bit word.
 //!
 //! The same march as [`super::fmm`]'s isotropic path, operation for operation (the values are
-//! bit-identical, tested there), on a different memory layout: per padded cell one pair of
-//! `u64`, the value's bits, then the heap slot (low half) and the cost's bits (high half). A
-//! relaxation reads a neighbour's state and cost, and the update reads the values of its
-//! neighbours: on separate arrays that is three cache lines per cell touched, here one. On a
-//! large grid the front is accepted in key order, which jumps around the grid, so most of
-//! those lines are misses.
+//! bit-identical, tested there), on a different memory layout: one `u64` per padded cell that
+//! holds what the march needs of the cell at the time.
+//!
+//! - An accepted cell (a source included) holds its value's bits: a finite `f64` >= 0.
+//! - A cell that can never be accepted (impassable, border padding) holds `+inf`.
+//! - A cell still to be accepted holds its unit cost's `f32` bits with the sign bit set in the
+//!   high half (as an `f64` a negative number, so "not accepted" is one sign test) and its state
+//!   in the low half: a heap position, or [`FAR`].
+//!
+//! A relaxation reads a neighbour's state and cost and the update reads the values of its
+//! neighbours: on separate arrays that is three cache lines per cell touched, here one, with
+//! eight cells to a line. On a large grid the front is accepted in key order, which jumps
+//! around the grid, so most of those lines are misses; fewer bytes per cell is fewer misses
+//! (and half the memory of the earlier 16-byte layout to fault in).
+//!
+//! An accepted cell's cost is gone, which the march never needs: the second-order stencil's
+//! check that the face behind the upwind neighbour is passable always holds in an isotropic
+//! march (a cell with an impassable cost is never reached, and a source as upwind neighbour
+//! fails the stencil's `phi_2 > 0` test before the face is looked at).
 
-use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
+use super::heap::{FAR, IndexedHeap};
 use super::quadratic::{Upwind, solve_two_axes};
 use super::scratch::Scratch;
 
 const INF: f64 = f64::INFINITY;
 
-/// `u64`s per cell.
-const WORDS: usize = 2;
+/// The sign bit: set in the word of a cell still to be accepted.
+const OPEN: u64 = 1 << 63;
 
-/// The march's state: the packed cells (see the module documentation) and the front.
+/// The march's state: the cells (see the module documentation) and the front.
 pub(super) struct Packed<'a> {
     pub cells: &'a mut [u64],
     pub heap: IndexedHeap,
@@ -26,31 +39,18 @@ pub(super) struct Packed<'a> {
     pub width: usize,
 }
 
-/// The heap's `slot` index of padded cell `n`: the low `u32` of its second word.
-#[inline(always)]
-fn slot_index(n: usize) -> usize {
-    // Little-endian: the low half of word `2n + 1` is `u32` number `4n + 2`.
-    WORDS * 2 * n + 2
-}
-
 impl Packed<'_> {
     /// The accepted value of padded cell `n` (`+inf` when not accepted).
     #[inline(always)]
     fn phi(&self, n: usize) -> f64 {
-        f64::from_bits(self.cells[WORDS * n])
+        value(self.cells[n])
     }
 
-    /// The state of padded cell `n`: a heap position, `FAR`, `SOURCE` or `FROZEN`.
-    #[inline(always)]
-    fn state(&self, n: usize) -> u32 {
-        self.cells[WORDS * n + 1] as u32
-    }
-
-    /// The step cost of leaving padded cell `n` (`+inf` unless its unit cost is positive).
+    /// The step cost of leaving padded cell `n`, which is still to be accepted.
     #[inline(always)]
     fn step(&self, n: usize) -> f64 {
-        let c = f32::from_bits((self.cells[WORDS * n + 1] >> 32) as u32);
-        if c > 0.0 { self.cell_size * c as f64 } else { INF }
+        let c = f32::from_bits((self.cells[n] >> 32) as u32 & !(1 << 31));
+        self.cell_size * c as f64
     }
 
     /// One axis's upwind pair (as `fmm::Marcher::axis` with one cost per cell).
@@ -70,13 +70,11 @@ impl Packed<'_> {
         if !SECOND || total == INF {
             return (first, total);
         }
-        let (n1, n2) = if forward {
-            (n + off, n + 2 * off)
-        } else {
-            (n - off, n - 2 * off)
-        };
+        // phi_2 two cells upwind; the face between it and phi_1 is passable (see the module
+        // documentation).
+        let n2 = if forward { n + 2 * off } else { n - 2 * off };
         let p2 = self.phi(n2);
-        if p2 <= m && p2 > 0.0 && self.step(n1) < INF {
+        if p2 <= m && p2 > 0.0 {
             return (
                 Upwind {
                     m: ((4.0 * m - p2) / 3.0).max(m),
@@ -106,10 +104,11 @@ impl Packed<'_> {
 
     #[inline(always)]
     fn relax<const SECOND: bool>(&mut self, n: usize) {
-        let state = self.state(n);
-        if state >= SOURCE {
+        let word = self.cells[n];
+        if word & OPEN == 0 {
             return;
         }
+        let state = word as u32;
         let value = self.update::<SECOND>(n);
         if value < INF {
             let slot: &mut [u32] = bytemuck::cast_slice_mut(self.cells);
@@ -150,23 +149,42 @@ impl Packed<'_> {
             let Some((value, _, n)) = self.heap.pop(slot) else {
                 break;
             };
-            let i = n as usize;
-            self.cells[WORDS * i] = value.to_bits();
-            let word = &mut self.cells[WORDS * i + 1];
-            *word = (*word & !u64::from(u32::MAX)) | u64::from(FROZEN);
-            self.relax_neighbours::<SECOND>(i);
+            self.cells[n as usize] = value.to_bits();
+            self.relax_neighbours::<SECOND>(n as usize);
         }
     }
 }
 
-/// Packs one padded cell: `value`, `state`, unit cost `c`.
+/// The heap's `slot` index of padded cell `n`: the low `u32` of its word (little-endian).
 #[inline(always)]
-pub(super) fn pack(value: f64, state: u32, c: f32) -> [u64; WORDS] {
-    [value.to_bits(), u64::from(state) | (u64::from(c.to_bits()) << 32)]
+fn slot_index(n: usize) -> usize {
+    2 * n
 }
 
-/// The packed cells of a padded grid of `len` cells, all bits zero: the caller writes every
-/// cell (`pack`), padding included.
+/// The value a word stands for: an accepted value, or `+inf` (never accepted, or not yet).
+#[inline(always)]
+pub(super) fn value(word: u64) -> f64 {
+    if word & OPEN == 0 {
+        f64::from_bits(word)
+    } else {
+        INF
+    }
+}
+
+/// The word of an accepted cell (a source: `0.0`) or of one never accepted (`+inf`).
+#[inline(always)]
+pub(super) fn fixed(value: f64) -> u64 {
+    value.to_bits()
+}
+
+/// The word of a cell still to be accepted, with unit cost `c` (finite, > 0).
+#[inline(always)]
+pub(super) fn open(c: f32) -> u64 {
+    OPEN | (u64::from(c.to_bits()) << 32) | u64::from(FAR)
+}
+
+/// The cells of a padded grid of `len` cells, all bits zero: the caller writes every cell
+/// ([`fixed`], [`open`]), padding included.
 pub(super) fn zeroed_cells(len: usize) -> Scratch<u64> {
-    Scratch::zeroed(len * WORDS)
+    Scratch::zeroed(len)
 }
