@@ -3,7 +3,7 @@
 //! goal cells and writes phi as float64 `.npy` (`+inf` where unreachable).
 
 use anyhow::{Context, bail};
-use crowdfield::eikonal::{Order, cell_cost_from_speed, isotropic};
+use crowdfield::eikonal::Order;
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::io::{read_npy_f64, write_npy};
 use std::path::{Path, PathBuf};
@@ -130,12 +130,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Backend::Auto => GpuContext::for_auto().ok(),
     };
     let start = Instant::now();
-    let cost = cell_cost_from_speed(speed.view());
-    eprintln!("TIMING cost {:.4}", start.elapsed().as_secs_f64());
-    let (mut solutions, backend_used) = crowdfield::gpu::solve_eikonal(
+    let (mut solutions, backend_used) = crowdfield::gpu::solve_eikonal_speed(
         args.backend,
         ctx.as_ref(),
-        isotropic(cost.view()),
+        speed.view(),
         std::slice::from_ref(&goal),
         args.cell_size,
         order,

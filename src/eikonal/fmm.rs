@@ -231,6 +231,39 @@ pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f6
     march_with(cost, goal, cell_size, second, true, None)
 }
 
+/// [`march`] on the isotropic cost `unit_cost(speed)` of each cell, converted as the cells are
+/// packed: the values of `march(isotropic(cost), ..)` bit for bit, without the cost array.
+/// `None` when the grid is too large for the packed layout (the caller converts and marches).
+///
+/// # Panics
+/// If `goal`'s shape is not `speed`'s.
+pub(crate) fn march_speed(
+    speed: ArrayView2<f64>,
+    goal: ArrayView2<bool>,
+    unit_cost: impl Fn(f64) -> f32,
+    cell_size: f64,
+    second: bool,
+) -> Option<Marched> {
+    let (rows, cols) = speed.dim();
+    assert_eq!(goal.dim(), (rows, cols), "goal and speed shapes differ");
+    if !packed_fits(rows, cols) {
+        return None;
+    }
+    let speed = speed.as_standard_layout();
+    let goal = goal.as_standard_layout();
+    let speed_flat = speed.as_slice().expect("standard layout is contiguous");
+    let goal_flat = goal.as_slice().expect("standard layout is contiguous");
+    Some(march_packed(
+        goal_flat, speed_flat, unit_cost, rows, cols, cell_size, second,
+    ))
+}
+
+/// Whether a grid of `rows x cols` cells fits the packed layout's 32-bit heap slots.
+fn packed_fits(rows: usize, cols: usize) -> bool {
+    let padded_len = (cols + 2 * PAD).saturating_mul(rows + 2 * PAD);
+    padded_len < (u32::MAX as usize) / 4
+}
+
 /// [`march`] that stops as soon as every cell where `needed` is true has its value (or when
 /// the heap runs empty: a needed cell that cannot be reached keeps the march going to the end).
 ///
@@ -335,9 +368,9 @@ fn march_on(
     };
     // Faces per cell in `cost_flat`.
     let faces_per_cell = if is_isotropic { 1 } else { 4 };
-    if is_isotropic && allow_packed && padded_len < (u32::MAX as usize) / 4 {
+    if is_isotropic && allow_packed && packed_fits(rows, cols) {
         // No early stop here (`allow_isotropic` excludes it).
-        return march_packed(goal_flat, cost_flat, rows, cols, cell_size, second);
+        return march_packed(goal_flat, cost_flat, |c| c, rows, cols, cell_size, second);
     }
     let mut phi_buf = Scratch::filled(padded_len, INF);
     let mut slot_buf = Scratch::filled(padded_len, FROZEN);
@@ -416,10 +449,13 @@ fn march_on(
 }
 
 /// The isotropic march on the packed layout ([`packed`]): the same values as [`Marcher`] with
-/// `ISO` (tested), fewer cache lines per cell. `cost` holds one unit cost per cell.
-fn march_packed(
+/// `ISO` (tested), fewer cache lines per cell. `cost` holds one value per cell, which
+/// `unit_cost` turns into the cell's unit cost (the identity for costs, `1 / speed` for
+/// speeds: the conversion happens as the cells are packed, with no cost array in between).
+fn march_packed<T: Copy>(
     goal: &[bool],
-    cost: &[f32],
+    cost: &[T],
+    unit_cost: impl Fn(T) -> f32,
     rows: usize,
     cols: usize,
     cell_size: f64,
@@ -445,7 +481,8 @@ fn march_packed(
         right.fill(padding);
         let goal_row = &goal[r * cols..(r + 1) * cols];
         let cost_row = &cost[r * cols..(r + 1) * cols];
-        for (c, ((word, &is_goal), &unit)) in row.iter_mut().zip(goal_row).zip(cost_row).enumerate() {
+        for (c, ((word, &is_goal), &value)) in row.iter_mut().zip(goal_row).zip(cost_row).enumerate() {
+            let unit = unit_cost(value);
             *word = if is_goal {
                 sources.push(row_base + c);
                 packed::fixed(0.0)
@@ -469,11 +506,15 @@ fn march_packed(
     }
     let cells = cells_buf.as_slice();
     let mut out = Vec::with_capacity(rows * cols);
+    let mut unreachable = 0;
     for r in 0..rows {
         let row_base = (r + PAD) * width + PAD;
-        out.extend(cells[row_base..row_base + cols].iter().map(|&w| packed::value(w)));
+        out.extend(cells[row_base..row_base + cols].iter().map(|&w| {
+            let v = packed::value(w);
+            unreachable += usize::from(v == INF);
+            v
+        }));
     }
-    let unreachable = out.iter().filter(|&&v| v == INF).count();
     let phi = Array2::from_shape_vec((rows, cols), out).expect("rows * cols values");
     Marched { phi, unreachable }
 }
@@ -575,6 +616,39 @@ mod tests {
             assert_eq!(general.unreachable, 40 + 81);
             assert_eq!(broadcast.phi[(15, 15)], INF);
             for (a, b) in broadcast.phi.iter().zip(general.phi.iter()) {
+                assert_eq!(a.to_bits(), b.to_bits(), "second order: {second}");
+            }
+        }
+    }
+
+    #[test]
+    fn marching_from_speeds_gives_the_values_of_the_cost_array() {
+        let (rows, cols) = (45, 38);
+        // Speeds from 0.2 to 3 m/s, with walls of every kind (0, negative, NaN, inf) and
+        // speeds whose cost is clamped (above f32::MAX) or overflows (below 3e-39).
+        let speed = Array2::from_shape_fn((rows, cols), |(r, c)| {
+            let i = r * cols + c;
+            match i % 31 {
+                0 => 0.0,
+                3 => -1.0,
+                5 => f64::NAN,
+                9 => f64::INFINITY,
+                13 => 1e300,
+                17 => 1e-300,
+                _ => 0.2 + 2.8 * f64::from(scramble(i)),
+            }
+        });
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(1, 1)] = true;
+        goal[(40, 30)] = true;
+        let cost = super::super::cell_cost_from_speed(speed.view());
+        for second in [false, true] {
+            let fused = march_speed(speed.view(), goal.view(), super::super::unit_cost, 0.4, second)
+                .expect("a small grid fits the packed layout");
+            let plain = march(super::super::isotropic(cost.view()), goal.view(), 0.4, second);
+            assert_eq!(fused.unreachable, plain.unreachable);
+            assert!(fused.unreachable > 0);
+            for (a, b) in fused.phi.iter().zip(plain.phi.iter()) {
                 assert_eq!(a.to_bits(), b.to_bits(), "second order: {second}");
             }
         }

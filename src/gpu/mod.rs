@@ -15,7 +15,7 @@
 //! - [`GpuLocal`]: the local layer's passes (boids, ORCA, flock, move), driven by
 //!   [`crate::local::LocalLayer`] with [`crate::local::LocalBackend::Gpu`].
 //! - [`solve_eikonal`] with a [`Backend`]: what the command line calls; `Auto` falls back to
-//!   the CPU, saying why.
+//!   the CPU, saying why ([`solve_eikonal_speed`] the same from speeds).
 //!
 //! Each pass has a CPU twin that reads like its shader ([`solve_fim_cpu`], [`splat_twin`]; the
 //! neighbour grid's twin is [`crate::neighbors::NeighborGrid`] itself).
@@ -45,7 +45,7 @@ pub use splat::{SPLAT_FIXED_SCALE, splat_twin};
 
 use crate::eikonal::{Order, Solution};
 use crate::error::{Error, Result};
-use ndarray::{Array2, ArrayView3};
+use ndarray::{Array2, ArrayView2, ArrayView3};
 
 /// Where a solve runs.
 #[derive(
@@ -93,13 +93,67 @@ pub fn solve_eikonal(
     cell_size: f64,
     order: Order,
 ) -> Result<(Vec<Solution>, String)> {
+    dispatch(
+        backend,
+        ctx,
+        order,
+        || {
+            check_shapes(cost, goals)?;
+            Ok(crate::eikonal::solve_groups(cost, goals, cell_size, order))
+        },
+        |ctx| ctx.solve_fim(cost, goals, cell_size),
+    )
+}
+
+/// [`solve_eikonal`] on the isotropic cost `1 / speed` of each cell (speeds in m/s; a speed
+/// that is not finite and positive is impassable): the same solutions as `solve_eikonal` on
+/// `isotropic(cell_cost_from_speed(speed).view())`, and the same description. The CPU marches
+/// without the cost array ([`crate::eikonal::solve_fmm_speed`]); the GPU gets the cost.
+///
+/// # Errors
+/// As [`solve_eikonal`].
+pub fn solve_eikonal_speed(
+    backend: Backend,
+    ctx: Option<&GpuContext>,
+    speed: ArrayView2<f64>,
+    goals: &[Array2<bool>],
+    cell_size: f64,
+    order: Order,
+) -> Result<(Vec<Solution>, String)> {
+    use crate::eikonal::{cell_cost_from_speed, isotropic, solve_fmm_speed};
+    use rayon::prelude::*;
+    dispatch(
+        backend,
+        ctx,
+        order,
+        || {
+            check_goal_shapes(speed.dim(), goals)?;
+            Ok(goals
+                .par_iter()
+                .map(|goal| solve_fmm_speed(speed, goal.view(), cell_size, order))
+                .collect())
+        },
+        |ctx| {
+            let cost = cell_cost_from_speed(speed);
+            ctx.solve_fim(isotropic(cost.view()), goals, cell_size)
+        },
+    )
+}
+
+/// Runs `cpu` or `gpu` as `backend` says (see [`solve_eikonal`]) and describes what ran.
+fn dispatch(
+    backend: Backend,
+    ctx: Option<&GpuContext>,
+    order: Order,
+    cpu_solve: impl FnOnce() -> Result<Vec<Solution>>,
+    gpu_solve: impl FnOnce(&GpuContext) -> Result<Vec<Solution>>,
+) -> Result<(Vec<Solution>, String)> {
     let cpu = |note: String| -> Result<(Vec<Solution>, String)> {
-        check_shapes(cost, goals)?;
-        let sols = crate::eikonal::solve_groups(cost, goals, cell_size, order);
+        let sols = cpu_solve()?;
         Ok((sols, format!("cpu: fast marching ({order}){note}")))
     };
     let gpu = |ctx: &GpuContext| -> Result<(Vec<Solution>, String)> {
-        let sols = ctx.solve_fim(cost, goals, cell_size)?;
+        let sols = gpu_solve(ctx)?;
         let note = if order == Order::Second {
             " (first order: the GPU has no second-order update)"
         } else {
@@ -137,7 +191,6 @@ pub fn solve_eikonal(
     }
 }
 
-/// Shape checks shared by the backends (the CPU solver assumes them).
 fn check_shapes(cost: ArrayView3<f32>, goals: &[Array2<bool>]) -> Result<()> {
     let (rows, cols, dirs) = cost.dim();
     if dirs != 4 {
@@ -147,12 +200,17 @@ fn check_shapes(cost: ArrayView3<f32>, goals: &[Array2<bool>]) -> Result<()> {
             format!("shape {:?}, expected (rows, cols, 4)", cost.dim()),
         ));
     }
+    check_goal_shapes((rows, cols), goals)
+}
+
+/// Every goal mask has the grid's shape `(rows, cols)`.
+fn check_goal_shapes((rows, cols): (usize, usize), goals: &[Array2<bool>]) -> Result<()> {
     for (k, g) in goals.iter().enumerate() {
         if g.dim() != (rows, cols) {
             return Err(Error::invalid(
                 "<memory>",
                 format!("goals[{k}]"),
-                format!("shape {:?}, expected ({rows}, {cols}) like the cost", g.dim()),
+                format!("shape {:?}, expected ({rows}, {cols}) like the grid", g.dim()),
             ));
         }
     }
