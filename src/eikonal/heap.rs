@@ -11,10 +11,17 @@ pub const SOURCE: u32 = u32::MAX - 1;
 /// The cell is accepted (or can never be reached: border padding, fully impassable cells).
 pub const FROZEN: u32 = u32::MAX;
 
-/// Branching factor. Four children per node halve the depth of a binary heap, and the four keys
-/// of a node's children share one or two cache lines, which is what fast marching (one pop and up
-/// to four decrease-keys per cell) spends its time on.
-const ARITY: usize = 4;
+/// The general march's branching factor. Four children per node halve the depth of a binary
+/// heap, and the four keys of a node's children share one or two cache lines, which is what fast
+/// marching (one pop and up to four decrease-keys per cell) spends its time on. The isotropic
+/// march uses [`WIDE`].
+pub const ARITY: usize = 4;
+
+/// The isotropic march's branching factor: a third fewer levels per pop than [`ARITY`] for
+/// twice the keys per level, which the tournament in `sift_down` compares three rounds deep
+/// (4 % faster at 2048², BENCHMARKS.md). Equal keys leave the heap in another order than with
+/// [`ARITY`], which only a non-causal (anisotropic) march could notice.
+pub const WIDE: usize = 8;
 
 /// One heap entry: a tentative value, the cell it belongs to (the index into `slot`) and a
 /// caller's tag that travels with it (the marcher's unpadded cell index, so that popping a cell
@@ -26,13 +33,14 @@ struct Node {
     tag: u32,
 }
 
-/// Indexed min-heap; see the module documentation for the `slot` slice.
+/// Indexed min-heap with `K` children per node (a power of two); see the module documentation
+/// for the `slot` slice.
 #[derive(Debug, Default)]
-pub struct IndexedHeap {
+pub struct IndexedHeap<const K: usize = ARITY> {
     nodes: Vec<Node>,
 }
 
-impl IndexedHeap {
+impl<const K: usize> IndexedHeap<K> {
     /// An empty heap with room for `capacity` entries.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
@@ -87,7 +95,7 @@ impl IndexedHeap {
     #[inline(always)]
     fn sift_up(&mut self, mut pos: usize, node: Node, slot: &mut [u32]) {
         while pos > 0 {
-            let parent = (pos - 1) / ARITY;
+            let parent = (pos - 1) / K;
             let p = self.nodes[parent];
             if p.key <= node.key {
                 break;
@@ -111,22 +119,15 @@ impl IndexedHeap {
         let len = self.nodes.len();
         let mut pos = 0;
         loop {
-            let first = pos * ARITY + 1;
+            let first = pos * K + 1;
             if first >= len {
                 break;
             }
-            let (best, best_key) = match self.nodes.get(first..first + ARITY) {
+            let (best, best_key) = match self.nodes.get(first..first + K) {
                 // A full node (all but at most one per pop): four keys from one slice, one
                 // bounds check, the first smallest by a chain of strict comparisons.
                 Some(kids) => {
-                    let mut best = 0;
-                    let mut best_key = kids[0].key;
-                    for (i, kid) in kids.iter().enumerate().skip(1) {
-                        if kid.key < best_key {
-                            best = i;
-                            best_key = kid.key;
-                        }
-                    }
+                    let (best, best_key) = first_smallest::<K>(kids);
                     (first + best, best_key)
                 }
                 None => {
@@ -155,15 +156,72 @@ impl IndexedHeap {
     }
 }
 
+/// The index and key of the first smallest of `K` keys (a power of two), by a tournament:
+/// neighbours in pairs, then the winners in pairs, each pick keeping the left one unless the
+/// right one is strictly smaller. That is the child a chain of strict comparisons from the
+/// left picks, with a dependency chain `log2 K` comparisons deep instead of `K - 1`.
+#[inline(always)]
+fn first_smallest<const K: usize>(kids: &[Node]) -> (usize, f64) {
+    let mut index = [0usize; K];
+    let mut key = [0.0f64; K];
+    for (i, kid) in kids.iter().enumerate().take(K) {
+        index[i] = i;
+        key[i] = kid.key;
+    }
+    let mut n = K;
+    while n > 1 {
+        for i in 0..n / 2 {
+            let (l, r) = (2 * i, 2 * i + 1);
+            if key[r] < key[l] {
+                (index[i], key[i]) = (index[r], key[r]);
+            } else {
+                (index[i], key[i]) = (index[l], key[l]);
+            }
+        }
+        n /= 2;
+    }
+    (index[0], key[0])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn pops_in_key_order_with_decrease_key() {
+        pops_in_key_order::<ARITY>();
+        pops_in_key_order::<WIDE>();
+    }
+
+    #[test]
+    fn the_tournament_picks_the_first_smallest_child() {
+        // Keys from a small set, so that ties are common.
+        for round in 0..2000u64 {
+            let kids: Vec<Node> = (0..8u64)
+                .map(|i| Node {
+                    key: ((round * 31 + i * 17 + round * i) % 5) as f64,
+                    cell: 0,
+                    tag: 0,
+                })
+                .collect();
+            for k in [4, 8] {
+                let keys: Vec<f64> = kids[..k].iter().map(|n| n.key).collect();
+                let min = keys.iter().copied().fold(f64::INFINITY, f64::min);
+                let first = keys.iter().position(|&x| x == min).expect("a minimum");
+                let got = if k == 4 {
+                    first_smallest::<4>(&kids)
+                } else {
+                    first_smallest::<8>(&kids)
+                };
+                assert_eq!(got, (first, min), "{keys:?}");
+            }
+        }
+    }
+
+    fn pops_in_key_order<const K: usize>() {
         let n = 200;
         let mut slot = vec![FAR; n];
-        let mut heap = IndexedHeap::with_capacity(n);
+        let mut heap = IndexedHeap::<K>::with_capacity(n);
         // A deterministic scramble of keys.
         for cell in 0..n as u32 {
             let key = ((cell as u64 * 7919) % 1009) as f64;

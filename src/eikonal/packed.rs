@@ -21,7 +21,7 @@
 //! march (a cell with an impassable cost is never reached, and a source as upwind neighbour
 //! fails the stencil's `phi_2 > 0` test before the face is looked at).
 
-use super::heap::{FAR, IndexedHeap};
+use super::heap::{FAR, IndexedHeap, WIDE};
 use super::quadratic::{Upwind, solve_two_axes};
 use super::scratch::Scratch;
 
@@ -33,7 +33,7 @@ const OPEN: u64 = 1 << 63;
 /// The march's state: the cells (see the module documentation) and the front.
 pub(super) struct Packed<'a> {
     pub cells: &'a mut [u64],
-    pub heap: IndexedHeap,
+    pub heap: IndexedHeap<WIDE>,
     pub cell_size: f64,
     /// Padded row length.
     pub width: usize,
