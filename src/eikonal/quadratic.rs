@@ -19,7 +19,8 @@ pub struct Upwind {
 ///
 /// The root is written as `(sy^2 mx + sx^2 my + sx sy sqrt(sx^2 + sy^2 - d^2)) / (sx^2 + sy^2)`
 /// with `d = |mx - my|`, which needs one square root and one division and is valid exactly when
-/// `d < s` of the lower axis. Any non-finite intermediate (an overflow with absurd costs) falls
+/// `d < s` of the lower axis; with equal steps `s` (an isotropic cost) it is
+/// `(mx + my + sqrt(2 s^2 - d^2)) / 2`, with no division. Any non-finite intermediate (an overflow with absurd costs) falls
 /// back to the one-axis value, so the result is never NaN.
 #[inline(always)]
 pub fn solve_two_axes(x: Upwind, y: Upwind) -> f64 {
@@ -28,6 +29,16 @@ pub fn solve_two_axes(x: Upwind, y: Upwind) -> f64 {
     let d = hi.m - lo.m;
     if d >= lo.s {
         return one_axis;
+    }
+    if x.s == y.s {
+        // Equal steps (an isotropic cost, both axes of the same order): the same root with
+        // the common factor taken out, no division.
+        let root = 0.5 * (x.m + y.m + (2.0 * x.s * x.s - d * d).sqrt());
+        return if root <= one_axis {
+            root.max(hi.m)
+        } else {
+            one_axis
+        };
     }
     let sx2 = x.s * x.s;
     let sy2 = y.s * y.s;
@@ -64,6 +75,26 @@ mod tests {
             assert!(residual(phi, x, y).abs() < 1e-12, "{mx} {sx} {my} {sy}: {phi}");
             assert!(phi >= mx.max(my));
             assert!(phi <= (mx + sx).min(my + sy));
+        }
+    }
+
+    #[test]
+    fn equal_steps_give_the_general_root() {
+        for i in 0..1000u64 {
+            let f = |k: u64| ((i * 7919 + k * 104_729) % 10_007) as f64 / 10_007.0;
+            let s = 0.01 + 3.0 * f(1);
+            let mx = 100.0 * f(2);
+            let my = mx + 0.999 * s * (2.0 * f(3) - 1.0);
+            let (x, y) = (Upwind { m: mx, s }, Upwind { m: my, s });
+            let phi = solve_two_axes(x, y);
+            let d = (mx - my).abs();
+            let s2 = s * s;
+            let general = (s2 * mx + s2 * my + s2 * (2.0 * s2 - d * d).sqrt()) / (2.0 * s2);
+            assert!(
+                (phi - general).abs() <= 1e-13 * general.max(1.0),
+                "{mx} {my} {s}: {phi} vs {general}"
+            );
+            assert!(residual(phi, x, y).abs() < 1e-9, "{mx} {my} {s}: {phi}");
         }
     }
 
