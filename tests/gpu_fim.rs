@@ -323,3 +323,83 @@ fn auto_passes_over_software_adapters() {
         }
     }
 }
+
+/// `solve_eikonal_speed` (what `crowdfield eikonal` calls) gives `solve_eikonal`'s answers on
+/// the cost `1 / speed`: bit for bit on the CPU (one goal: written over the speeds' memory;
+/// several: from a view), within the f32 tolerance on the GPU, and `Auto` falls back to the
+/// CPU with the speeds intact after passing over a software adapter.
+#[test]
+fn solving_from_speeds_matches_solving_from_the_cost() {
+    use crowdfield::eikonal::{Order, cell_cost_from_speed, isotropic};
+    let (rows, cols) = (40, 52);
+    let speed = Array2::from_shape_fn((rows, cols), |(r, c)| {
+        if c == 20 && r > 5 {
+            0.0
+        } else {
+            0.5 + ((r * 7 + c * 3) % 11) as f64 / 5.0
+        }
+    });
+    let cost = cell_cost_from_speed(speed.view());
+    let mut a = Array2::from_elem((rows, cols), false);
+    a[(2, 3)] = true;
+    let mut b = Array2::from_elem((rows, cols), false);
+    b[(30, 45)] = true;
+    let cases: [Vec<Array2<bool>>; 2] = [vec![a.clone()], vec![a, b]];
+    for goals in &cases {
+        for order in [Order::First, Order::Second] {
+            let (want, _) =
+                gpu::solve_eikonal(gpu::Backend::Cpu, None, isotropic(cost.view()), goals, 0.5, order)
+                    .unwrap();
+            let (got, used) =
+                gpu::solve_eikonal_speed(gpu::Backend::Cpu, None, speed.clone(), goals, 0.5, order).unwrap();
+            assert!(used.starts_with("cpu: fast marching"), "{used}");
+            for (w, g) in want.iter().zip(&got) {
+                assert_eq!(w.unreachable, g.unreachable);
+                assert!(
+                    w.phi
+                        .iter()
+                        .zip(g.phi.iter())
+                        .all(|(x, y)| x.to_bits() == y.to_bits())
+                );
+            }
+            let (auto, used) =
+                gpu::solve_eikonal_speed(gpu::Backend::Auto, None, speed.clone(), goals, 0.5, order).unwrap();
+            assert_eq!(auto.len(), goals.len(), "{used}");
+            if used.starts_with("cpu:") {
+                for (w, g) in want.iter().zip(&auto) {
+                    assert!(
+                        w.phi
+                            .iter()
+                            .zip(g.phi.iter())
+                            .all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "{used}"
+                    );
+                }
+            }
+        }
+        if let Some(ctx) = gpu() {
+            let (want, _) = gpu::solve_eikonal(
+                gpu::Backend::Gpu,
+                Some(ctx),
+                isotropic(cost.view()),
+                goals,
+                0.5,
+                Order::First,
+            )
+            .unwrap();
+            let (got, used) = gpu::solve_eikonal_speed(
+                gpu::Backend::Gpu,
+                Some(ctx),
+                speed.clone(),
+                goals,
+                0.5,
+                Order::First,
+            )
+            .unwrap();
+            assert!(used.starts_with("gpu:"), "{used}");
+            for (w, g) in want.iter().zip(&got) {
+                assert_close(&g.phi, &w.phi, FMM_REL, "gpu from speeds vs gpu from the cost");
+            }
+        }
+    }
+}

@@ -129,11 +129,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Backend::Gpu => GpuContext::new().ok(),
         Backend::Auto => GpuContext::for_auto().ok(),
     };
+    let (rows, cols) = speed.dim();
     let start = Instant::now();
     let (mut solutions, backend_used) = crowdfield::gpu::solve_eikonal_speed(
         args.backend,
         ctx.as_ref(),
-        speed.view(),
+        speed,
         std::slice::from_ref(&goal),
         args.cell_size,
         order,
@@ -143,7 +144,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("eikonal: solver {backend_used}");
 
     write_npy(&args.out, solution.phi.view())?;
-    let (rows, cols) = speed.dim();
     eprintln!(
         "eikonal: {rows} x {cols} cells, order {}, {} unreachable, solved in {solve_seconds:.3} s",
         args.order, solution.unreachable

@@ -258,6 +258,38 @@ pub(crate) fn march_speed(
     ))
 }
 
+/// [`march_speed`] writing the values over the memory of `speed`, which the march has read by
+/// then: no second grid-sized array to fault in (on a 2048² grid that is 32 MB, a few per cent
+/// of the solve). Grids too large for the packed layout convert and march as [`march`].
+///
+/// # Panics
+/// If `goal`'s shape is not `speed`'s.
+pub(crate) fn march_speed_in_place(
+    speed: Array2<f64>,
+    goal: ArrayView2<bool>,
+    unit_cost: impl Fn(f64) -> f32,
+    cell_size: f64,
+    second: bool,
+) -> Marched {
+    let (rows, cols) = speed.dim();
+    assert_eq!(goal.dim(), (rows, cols), "goal and speed shapes differ");
+    if !packed_fits(rows, cols) {
+        let cost = speed.mapv(unit_cost);
+        return march(super::isotropic(cost.view()), goal, cell_size, second);
+    }
+    let speed = if speed.is_standard_layout() {
+        speed
+    } else {
+        speed.as_standard_layout().into_owned()
+    };
+    let goal = goal.as_standard_layout();
+    let goal_flat = goal.as_slice().expect("standard layout is contiguous");
+    let speed_flat = speed.as_slice().expect("standard layout is contiguous");
+    let cells = pack_and_march(goal_flat, speed_flat, unit_cost, rows, cols, cell_size, second);
+    let (memory, _) = speed.into_raw_vec_and_offset();
+    copy_out(cells.as_slice(), rows, cols, memory)
+}
+
 /// Whether a grid of `rows x cols` cells fits the packed layout's 32-bit heap slots.
 fn packed_fits(rows: usize, cols: usize) -> bool {
     let padded_len = (cols + 2 * PAD).saturating_mul(rows + 2 * PAD);
@@ -461,6 +493,20 @@ fn march_packed<T: Copy>(
     cell_size: f64,
     second: bool,
 ) -> Marched {
+    let cells = pack_and_march(goal, cost, unit_cost, rows, cols, cell_size, second);
+    copy_out(cells.as_slice(), rows, cols, Vec::new())
+}
+
+/// The packed march of [`march_packed`] up to the accepted cells (padded, one word each).
+fn pack_and_march<T: Copy>(
+    goal: &[bool],
+    cost: &[T],
+    unit_cost: impl Fn(T) -> f32,
+    rows: usize,
+    cols: usize,
+    cell_size: f64,
+    second: bool,
+) -> Scratch<u64> {
     let width = cols + 2 * PAD;
     let padded_len = width * (rows + 2 * PAD);
     let marching = cell_size > 0.0 && cell_size.is_finite();
@@ -504,8 +550,15 @@ fn march_packed<T: Copy>(
     } else {
         marcher.run::<false>(&sources);
     }
-    let cells = cells_buf.as_slice();
-    let mut out = Vec::with_capacity(rows * cols);
+    cells_buf
+}
+
+/// The values of the packed march's `cells` (padded), written into `out` (cleared first; its
+/// memory is reused where it has room: see [`march_speed_in_place`]).
+fn copy_out(cells: &[u64], rows: usize, cols: usize, mut out: Vec<f64>) -> Marched {
+    let width = cols + 2 * PAD;
+    out.clear();
+    out.reserve(rows * cols);
     let mut unreachable = 0;
     for r in 0..rows {
         let row_base = (r + PAD) * width + PAD;
@@ -648,6 +701,26 @@ mod tests {
             let plain = march(super::super::isotropic(cost.view()), goal.view(), 0.4, second);
             assert_eq!(fused.unreachable, plain.unreachable);
             assert!(fused.unreachable > 0);
+            // Over the speeds' own memory: a plain array, a transposed one (not in standard
+            // layout: copied first) and one cut from a larger array (its data at an offset).
+            let mut transposed = Array2::zeros(ndarray::ShapeBuilder::f((rows, cols)));
+            transposed.assign(&speed);
+            assert!(!transposed.is_standard_layout());
+            let mut larger = Array2::from_elem((rows + 3, cols + 2), 1.0);
+            larger.slice_mut(ndarray::s![3.., 2..]).assign(&speed);
+            let cut = larger.slice_move(ndarray::s![3.., 2..]);
+            for (owned, label) in [(speed.clone(), "plain"), (transposed, "transposed"), (cut, "cut")] {
+                let same = owned
+                    .iter()
+                    .zip(speed.iter())
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same && owned.dim() == speed.dim(), "{label}");
+                let in_place = march_speed_in_place(owned, goal.view(), super::super::unit_cost, 0.4, second);
+                assert_eq!(in_place.unreachable, plain.unreachable, "{label}");
+                for (a, b) in in_place.phi.iter().zip(plain.phi.iter()) {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{label}, second order: {second}");
+                }
+            }
             for (a, b) in fused.phi.iter().zip(plain.phi.iter()) {
                 assert_eq!(a.to_bits(), b.to_bits(), "second order: {second}");
             }

@@ -45,7 +45,7 @@ pub use splat::{SPLAT_FIXED_SCALE, splat_twin};
 
 use crate::eikonal::{Order, Solution};
 use crate::error::{Error, Result};
-use ndarray::{Array2, ArrayView2, ArrayView3};
+use ndarray::{Array2, ArrayView3};
 
 /// Where a solve runs.
 #[derive(
@@ -108,33 +108,45 @@ pub fn solve_eikonal(
 /// [`solve_eikonal`] on the isotropic cost `1 / speed` of each cell (speeds in m/s; a speed
 /// that is not finite and positive is impassable): the same solutions as `solve_eikonal` on
 /// `isotropic(cell_cost_from_speed(speed).view())`, and the same description. The CPU marches
-/// without the cost array ([`crate::eikonal::solve_fmm_speed`]); the GPU gets the cost.
+/// without a cost array, and with one goal writes the potential over the speeds' memory
+/// ([`crate::eikonal::solve_fmm_speed_in_place`]); the GPU gets the cost.
 ///
 /// # Errors
 /// As [`solve_eikonal`].
 pub fn solve_eikonal_speed(
     backend: Backend,
     ctx: Option<&GpuContext>,
-    speed: ArrayView2<f64>,
+    speed: Array2<f64>,
     goals: &[Array2<bool>],
     cell_size: f64,
     order: Order,
 ) -> Result<(Vec<Solution>, String)> {
-    use crate::eikonal::{cell_cost_from_speed, isotropic, solve_fmm_speed};
+    use crate::eikonal::{cell_cost_from_speed, isotropic, solve_fmm_speed, solve_fmm_speed_in_place};
     use rayon::prelude::*;
+    // The GPU closure borrows the speeds; the CPU one (run after it when `Auto` falls back)
+    // takes them.
+    let speed = std::cell::RefCell::new(Some(speed));
     dispatch(
         backend,
         ctx,
         order,
         || {
+            let speed = speed.borrow_mut().take().expect("the speeds are taken once");
             check_goal_shapes(speed.dim(), goals)?;
-            Ok(goals
-                .par_iter()
-                .map(|goal| solve_fmm_speed(speed, goal.view(), cell_size, order))
-                .collect())
+            Ok(match goals {
+                [goal] => vec![solve_fmm_speed_in_place(speed, goal.view(), cell_size, order)],
+                _ => goals
+                    .par_iter()
+                    .map(|goal| solve_fmm_speed(speed.view(), goal.view(), cell_size, order))
+                    .collect(),
+            })
         },
         |ctx| {
-            let cost = cell_cost_from_speed(speed);
+            let speed = speed.borrow();
+            let speed = speed
+                .as_ref()
+                .expect("the speeds are there until the CPU takes them");
+            let cost = cell_cost_from_speed(speed.view());
             ctx.solve_fim(isotropic(cost.view()), goals, cell_size)
         },
     )
