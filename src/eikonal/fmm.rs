@@ -253,9 +253,8 @@ pub(crate) fn march_speed(
     let goal = goal.as_standard_layout();
     let speed_flat = speed.as_slice().expect("standard layout is contiguous");
     let goal_flat = goal.as_slice().expect("standard layout is contiguous");
-    Some(march_packed(
-        goal_flat, speed_flat, unit_cost, rows, cols, cell_size, second,
-    ))
+    let cells = pack_and_march(goal_flat, speed_flat, unit_cost, rows, cols, cell_size, second);
+    Some(copy_out(cells.as_slice(), rows, cols, Vec::new()))
 }
 
 /// [`march_speed`] writing the values over the memory of `speed`, which the march has read by
@@ -402,7 +401,8 @@ fn march_on(
     let faces_per_cell = if is_isotropic { 1 } else { 4 };
     if is_isotropic && allow_packed && packed_fits(rows, cols) {
         // No early stop here (`allow_isotropic` excludes it).
-        return march_packed(goal_flat, cost_flat, |c| c, rows, cols, cell_size, second);
+        let cells = pack_and_march(goal_flat, cost_flat, |c| c, rows, cols, cell_size, second);
+        return copy_out(cells.as_slice(), rows, cols, Vec::new());
     }
     let mut phi_buf = Scratch::filled(padded_len, INF);
     let mut slot_buf = Scratch::filled(padded_len, FROZEN);
@@ -480,24 +480,11 @@ fn march_on(
     Marched { phi, unreachable }
 }
 
-/// The isotropic march on the packed layout ([`packed`]): the same values as [`Marcher`] with
-/// `ISO` (tested), fewer cache lines per cell. `cost` holds one value per cell, which
-/// `unit_cost` turns into the cell's unit cost (the identity for costs, `1 / speed` for
-/// speeds: the conversion happens as the cells are packed, with no cost array in between).
-fn march_packed<T: Copy>(
-    goal: &[bool],
-    cost: &[T],
-    unit_cost: impl Fn(T) -> f32,
-    rows: usize,
-    cols: usize,
-    cell_size: f64,
-    second: bool,
-) -> Marched {
-    let cells = pack_and_march(goal, cost, unit_cost, rows, cols, cell_size, second);
-    copy_out(cells.as_slice(), rows, cols, Vec::new())
-}
-
-/// The packed march of [`march_packed`] up to the accepted cells (padded, one word each).
+/// The isotropic march on the packed layout ([`packed`]) up to its accepted cells (padded,
+/// one word each; [`copy_out`] takes the values): the same values as [`Marcher`] with `ISO`
+/// (tested), fewer cache lines per cell. `cost` holds one value per cell, which `unit_cost`
+/// turns into the cell's unit cost (the identity for costs, `1 / speed` for speeds: the
+/// conversion happens as the cells are packed, with no cost array in between).
 fn pack_and_march<T: Copy>(
     goal: &[bool],
     cost: &[T],
