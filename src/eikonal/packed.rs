@@ -155,10 +155,15 @@ impl Packed<'_> {
     }
 }
 
-/// The heap's `slot` index of padded cell `n`: the low `u32` of its word (little-endian).
+/// The heap's `slot` index of padded cell `n`: the low `u32` of its word (the first of its two
+/// `u32`s on a little-endian machine, the second on a big-endian one).
 #[inline(always)]
 fn slot_index(n: usize) -> usize {
-    2 * n
+    if cfg!(target_endian = "little") {
+        2 * n
+    } else {
+        2 * n + 1
+    }
 }
 
 /// The value a word stands for: an accepted value, or `+inf` (never accepted, or not yet).
