@@ -124,8 +124,8 @@ impl<const K: usize> IndexedHeap<K> {
                 break;
             }
             let (best, best_key) = match self.nodes.get(first..first + K) {
-                // A full node (all but at most one per pop): four keys from one slice, one
-                // bounds check, the first smallest by a chain of strict comparisons.
+                // A full node (all but at most one per pop): `K` keys from one slice, one
+                // bounds check, the first smallest by a tournament.
                 Some(kids) => {
                     let (best, best_key) = first_smallest::<K>(kids);
                     (first + best, best_key)
