@@ -233,7 +233,7 @@ pub(crate) fn march(cost: ArrayView3<f32>, goal: ArrayView2<bool>, cell_size: f6
 
 /// [`march`] on the isotropic cost `unit_cost(speed)` of each cell, converted as the cells are
 /// packed: the values of `march(isotropic(cost), ..)` bit for bit, without the cost array.
-/// `None` when the grid is too large for the packed layout (the caller converts and marches).
+/// Grids too large for the packed layout convert and march as [`march`].
 ///
 /// # Panics
 /// If `goal`'s shape is not `speed`'s.
@@ -243,18 +243,31 @@ pub(crate) fn march_speed(
     unit_cost: impl Fn(f64) -> f32,
     cell_size: f64,
     second: bool,
-) -> Option<Marched> {
+) -> Marched {
     let (rows, cols) = speed.dim();
     assert_eq!(goal.dim(), (rows, cols), "goal and speed shapes differ");
     if !packed_fits(rows, cols) {
-        return None;
+        return march_converted(speed, goal, unit_cost, cell_size, second);
     }
     let speed = speed.as_standard_layout();
     let goal = goal.as_standard_layout();
     let speed_flat = speed.as_slice().expect("standard layout is contiguous");
     let goal_flat = goal.as_slice().expect("standard layout is contiguous");
     let cells = pack_and_march(goal_flat, speed_flat, unit_cost, rows, cols, cell_size, second);
-    Some(copy_out(cells.as_slice(), rows, cols, Vec::new()))
+    copy_out(cells.as_slice(), rows, cols, Vec::new())
+}
+
+/// [`march`] on the per-cell cost `unit_cost(speed)`, converted into an array first: the path
+/// of grids too large for the packed layout.
+fn march_converted(
+    speed: ArrayView2<f64>,
+    goal: ArrayView2<bool>,
+    unit_cost: impl Fn(f64) -> f32,
+    cell_size: f64,
+    second: bool,
+) -> Marched {
+    let cost = speed.mapv(unit_cost);
+    march(super::isotropic(cost.view()), goal, cell_size, second)
 }
 
 /// [`march_speed`] writing the values over the memory of `speed`, which the march has read by
@@ -273,8 +286,7 @@ pub(crate) fn march_speed_in_place(
     let (rows, cols) = speed.dim();
     assert_eq!(goal.dim(), (rows, cols), "goal and speed shapes differ");
     if !packed_fits(rows, cols) {
-        let cost = speed.mapv(unit_cost);
-        return march(super::isotropic(cost.view()), goal, cell_size, second);
+        return march_converted(speed.view(), goal, unit_cost, cell_size, second);
     }
     let speed = if speed.is_standard_layout() {
         speed
@@ -362,12 +374,12 @@ fn march_on(
     let broadcast = cost.strides()[2] == 0;
     // A broadcast over a row-major per-cell array (what [`super::isotropic`] makes) is read in
     // place; any other isotropic cost is copied to one value per cell.
-    let in_place = if allow_isotropic && broadcast {
+    let broadcast_flat = if allow_isotropic && broadcast {
         cost.index_axis_move(Axis(2), 0).to_slice()
     } else {
         None
     };
-    let copy = allow_isotropic && in_place.is_none();
+    let copy = allow_isotropic && broadcast_flat.is_none();
     let mut isotropic = Scratch::filled(if copy { rows * cols } else { 0 }, 0.0f32);
     let mut is_isotropic = allow_isotropic;
     if copy {
@@ -392,7 +404,7 @@ fn march_on(
     } else {
         Some(cost.as_standard_layout())
     };
-    let cost_flat = match (&cost, in_place) {
+    let cost_flat = match (&cost, broadcast_flat) {
         (Some(c), _) => c.as_slice().expect("standard layout is contiguous"),
         (None, Some(flat)) => flat,
         (None, None) => isotropic.as_slice(),
@@ -683,8 +695,7 @@ mod tests {
         goal[(40, 30)] = true;
         let cost = super::super::cell_cost_from_speed(speed.view());
         for second in [false, true] {
-            let fused = march_speed(speed.view(), goal.view(), super::super::unit_cost, 0.4, second)
-                .expect("a small grid fits the packed layout");
+            let fused = march_speed(speed.view(), goal.view(), super::super::unit_cost, 0.4, second);
             let plain = march(super::super::isotropic(cost.view()), goal.view(), 0.4, second);
             assert_eq!(fused.unreachable, plain.unreachable);
             assert!(fused.unreachable > 0);

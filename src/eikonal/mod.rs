@@ -115,14 +115,7 @@ pub fn solve_fmm_speed(
     order: Order,
 ) -> Solution {
     let start = Instant::now();
-    let second = order == Order::Second;
-    let marched = match fmm::march_speed(speed, goal, unit_cost, cell_size, second) {
-        Some(marched) => marched,
-        None => {
-            let cost = cell_cost_from_speed(speed);
-            fmm::march(isotropic(cost.view()), goal, cell_size, second)
-        }
-    };
+    let marched = fmm::march_speed(speed, goal, unit_cost, cell_size, order == Order::Second);
     fmm_solution(marched, start)
 }
 
