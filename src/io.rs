@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use ndarray::{Array2, ArrayView2};
-use ndarray_npy::{ReadNpyExt, WriteNpyExt};
+use ndarray_npy::{ReadNpyExt, ViewNpyExt, WriteNpyExt};
 use std::fs::File;
 use std::io::{BufWriter, Cursor, Write};
 use std::path::{Path, PathBuf};
@@ -152,6 +152,16 @@ pub fn write_npy<T: ndarray_npy::WritableElement>(path: &Path, array: ArrayView2
 /// (bool: 1 for true), C or Fortran order; the array returned is always in standard
 /// (row-major) layout. The error names the file and the dtypes accepted.
 pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
+    read_npy_f64_with(path, |values| values.as_standard_layout().into_owned())
+}
+
+/// [`read_npy_f64`] handing the values to `take` as a view (of any layout) instead of an array
+/// of their own, for a caller that puts them in memory of its own (a float64 file in this
+/// machine's byte order is viewed where it was read, not copied first).
+///
+/// # Errors
+/// As [`read_npy_f64`].
+pub fn read_npy_f64_with<R>(path: &Path, take: impl FnOnce(ArrayView2<f64>) -> R) -> Result<R> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -160,12 +170,19 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
     if let Err(message) = check_npy_data_length(&bytes) {
         return Err(Error::invalid(file, "npy", message));
     }
+    if let Ok(values) = ArrayView2::<f64>::view_npy(&bytes) {
+        return Ok(take(values));
+    }
+    // Other dtypes, and float64 that cannot be viewed in place (the other byte order, data
+    // not aligned for f64): read and converted. Errors are reported from here.
+    let mut take = Some(take);
     macro_rules! try_as {
         ($t:ty, $conv:expr) => {
             match Array2::<$t>::read_npy(Cursor::new(&bytes)) {
-                // A Fortran-order file reads as a column-major array; callers (the solvers'
-                // zero-copy views) need row-major memory.
-                Ok(a) => return Ok(a.mapv($conv).as_standard_layout().into_owned()),
+                Ok(a) => {
+                    let take = take.take().expect("values are taken once");
+                    return Ok(take(a.mapv($conv).view()));
+                }
                 Err(ndarray_npy::ReadNpyError::WrongDescriptor(_)) => {}
                 Err(ndarray_npy::ReadNpyError::WrongNdim(expected, found)) => {
                     return Err(Error::invalid(
@@ -314,6 +331,43 @@ mod tests {
         f.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "row 0\nrow 1\nrow 2\n");
         assert_eq!(names(&dir.path().join("sub")), ["out.csv"]);
+    }
+
+    /// A float64 file in the other byte order, or with its data not 8-byte aligned in the
+    /// file, cannot be viewed in place: it is read and converted, to the same values.
+    #[test]
+    fn float64_that_cannot_be_viewed_in_place_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.npy");
+        let values = [1.5f64, -2.25, 1e300, 0.0, 7.0, f64::INFINITY];
+        // Version 1.0 header: magic, version, u16 length, a dict padded with spaces to make
+        // the data start at `data_at`.
+        let npy = |descr: &str, data_at: usize, bytes: &dyn Fn(f64) -> [u8; 8]| {
+            let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2, 3), }}");
+            while 10 + dict.len() + 1 < data_at {
+                dict.push(' ');
+            }
+            dict.push('\n');
+            let mut file = b"\x93NUMPY\x01\x00".to_vec();
+            file.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+            file.extend_from_slice(dict.as_bytes());
+            assert_eq!(file.len(), data_at);
+            for v in values {
+                file.extend_from_slice(&bytes(v));
+            }
+            file
+        };
+        let expected = Array2::from_shape_vec((2, 3), values.to_vec()).unwrap();
+        for (descr, data_at, bytes) in [
+            ("<f8", 128, &f64::to_le_bytes as &dyn Fn(f64) -> [u8; 8]),
+            (">f8", 128, &f64::to_be_bytes),
+            ("<f8", 131, &f64::to_le_bytes),
+        ] {
+            std::fs::write(&p, npy(descr, data_at, bytes)).unwrap();
+            assert_eq!(read_npy_f64(&p).unwrap(), expected, "{descr} at {data_at}");
+            let sum = read_npy_f64_with(&p, |v| v.iter().filter(|x| x.is_finite()).sum::<f64>()).unwrap();
+            assert_eq!(sum, 1.5 - 2.25 + 1e300 + 7.0);
+        }
     }
 
     #[test]

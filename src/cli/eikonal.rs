@@ -3,9 +3,10 @@
 //! goal cells and writes phi as float64 `.npy` (`+inf` where unreachable).
 
 use anyhow::{Context, bail};
-use crowdfield::eikonal::Order;
-use crowdfield::gpu::{Backend, GpuContext};
-use crowdfield::io::{read_npy_f64, write_npy};
+use crowdfield::eikonal::{Order, PhiGrid, SpeedGrid};
+use crowdfield::gpu::{Backend, GpuContext, describe_cpu, solve_eikonal_speed};
+use crowdfield::io::{read_npy_f64, read_npy_f64_with, write_npy};
+use ndarray::{Array2, ArrayView2};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -58,6 +59,36 @@ struct TimingLine {
     solve_seconds: f64,
 }
 
+/// The speeds as read: into the march's own memory (CPU), or as an array (the dispatch).
+enum Speeds {
+    Grid(SpeedGrid),
+    Array(Array2<f64>),
+}
+
+impl Speeds {
+    fn dim(&self) -> (usize, usize) {
+        match self {
+            Self::Grid(g) => g.dim(),
+            Self::Array(a) => a.dim(),
+        }
+    }
+}
+
+/// The potential, where the solve left it.
+enum Phi {
+    Grid(PhiGrid),
+    Array(Array2<f64>),
+}
+
+impl Phi {
+    fn view(&self) -> ArrayView2<'_, f64> {
+        match self {
+            Self::Grid(g) => g.phi(),
+            Self::Array(a) => a.view(),
+        }
+    }
+}
+
 /// Fails unless `--out` names a file in a folder that exists. Checked before any work: the
 /// folder is not created (a mistyped path would otherwise become a folder after the solve).
 fn check_out_path(out: &Path) -> anyhow::Result<()> {
@@ -99,26 +130,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Order::First
     };
     check_out_path(&args.out)?;
-    let speed = read_npy_f64(&args.speed).context("reading --speed")?;
-    let goal_values = read_npy_f64(&args.goal).context("reading --goal")?;
-    if goal_values.dim() != speed.dim() {
-        bail!(
-            "{}: shape ({}, {}) differs from the shape ({}, {}) of {}",
-            args.goal.display(),
-            goal_values.nrows(),
-            goal_values.ncols(),
-            speed.nrows(),
-            speed.ncols(),
-            args.speed.display()
-        );
-    }
-    if let Some(((r, c), _)) = goal_values.indexed_iter().find(|(_, v)| v.is_nan()) {
-        bail!(
-            "{}: value NaN at (row {r}, column {c}); expected 0 or nonzero",
-            args.goal.display()
-        );
-    }
-    let goal = goal_values.mapv(|v| v != 0.0);
+    // On the CPU (the default) the speeds are read straight into the memory the march solves
+    // over (`SpeedGrid`: no grid-sized array allocated by the solve); the other backends go
+    // through the dispatch that can run the GPU.
+    let speed = if args.backend == Backend::Cpu {
+        Speeds::Grid(
+            read_npy_f64_with(&args.speed, |values| {
+                let mut grid = SpeedGrid::new(values.nrows(), values.ncols());
+                grid.speeds_mut().assign(&values);
+                grid
+            })
+            .context("reading --speed")?,
+        )
+    } else {
+        Speeds::Array(read_npy_f64(&args.speed).context("reading --speed")?)
+    };
+    let (rows, cols) = speed.dim();
+    let goal = read_npy_f64_with(&args.goal, |values| {
+        if values.dim() != (rows, cols) {
+            return Err(format!(
+                "shape ({}, {}) differs from the shape ({rows}, {cols}) of {}",
+                values.nrows(),
+                values.ncols(),
+                args.speed.display()
+            ));
+        }
+        if let Some(((r, c), _)) = values.indexed_iter().find(|(_, v)| v.is_nan()) {
+            return Err(format!(
+                "value NaN at (row {r}, column {c}); expected 0 or nonzero"
+            ));
+        }
+        Ok(values.mapv(|v| v != 0.0))
+    })
+    .context("reading --goal")?
+    .map_err(|message| anyhow::anyhow!("{}: {message}", args.goal.display()))?;
     if !goal.iter().any(|&g| g) {
         bail!("{}: no source cell (every value is 0)", args.goal.display());
     }
@@ -129,31 +174,46 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Backend::Gpu => GpuContext::new().ok(),
         Backend::Auto => GpuContext::for_auto().ok(),
     };
-    let (rows, cols) = speed.dim();
     let start = Instant::now();
-    let (mut solutions, backend_used) = crowdfield::gpu::solve_eikonal_speed(
-        args.backend,
-        ctx.as_ref(),
-        speed,
-        std::slice::from_ref(&goal),
-        args.cell_size,
-        order,
-    )?;
-    let solution = solutions.remove(0);
+    let (phi, unreachable, solver, backend_used) = match speed {
+        Speeds::Grid(grid) => {
+            let solved = grid.solve_fmm(goal.view(), args.cell_size, order);
+            let unreachable = solved.unreachable;
+            (Phi::Grid(solved), unreachable, "fmm-cpu", describe_cpu(order))
+        }
+        Speeds::Array(speed) => {
+            let (mut solutions, backend_used) = solve_eikonal_speed(
+                args.backend,
+                ctx.as_ref(),
+                speed,
+                std::slice::from_ref(&goal),
+                args.cell_size,
+                order,
+            )?;
+            let solution = solutions.remove(0);
+            let unreachable = solution.unreachable;
+            (
+                Phi::Array(solution.phi),
+                unreachable,
+                solution.solver,
+                backend_used,
+            )
+        }
+    };
     let solve_seconds = start.elapsed().as_secs_f64();
     eprintln!("eikonal: solver {backend_used}");
 
-    write_npy(&args.out, solution.phi.view())?;
+    write_npy(&args.out, phi.view())?;
     eprintln!(
-        "eikonal: {rows} x {cols} cells, order {}, {} unreachable, solved in {solve_seconds:.3} s",
-        args.order, solution.unreachable
+        "eikonal: {rows} x {cols} cells, order {}, {unreachable} unreachable, solved in {solve_seconds:.3} s",
+        args.order
     );
     if args.timing {
         let line = TimingLine {
             rows,
             cols,
             order: args.order,
-            solver: solution.solver,
+            solver,
             solve_seconds,
         };
         println!("{}", serde_json::to_string(&line)?);

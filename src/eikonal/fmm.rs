@@ -23,7 +23,7 @@ use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
 
 /// Padding around the grid: two cells, so that the second-order stencil's `phi_2` (two cells
 /// upwind) is always in bounds.
-const PAD: usize = 2;
+pub(super) const PAD: usize = 2;
 
 const INF: f64 = f64::INFINITY;
 
@@ -302,7 +302,7 @@ pub(crate) fn march_speed_in_place(
 }
 
 /// Whether a grid of `rows x cols` cells fits the packed layout's 32-bit heap slots.
-fn packed_fits(rows: usize, cols: usize) -> bool {
+pub(crate) fn packed_fits(rows: usize, cols: usize) -> bool {
     let padded_len = (cols + 2 * PAD).saturating_mul(rows + 2 * PAD);
     padded_len < (u32::MAX as usize) / 4
 }
@@ -506,50 +506,138 @@ fn pack_and_march<T: Copy>(
     cell_size: f64,
     second: bool,
 ) -> Scratch<u64> {
-    let width = cols + 2 * PAD;
-    let padded_len = width * (rows + 2 * PAD);
-    let marching = cell_size > 0.0 && cell_size.is_finite();
+    let padded_len = (cols + 2 * PAD) * (rows + 2 * PAD);
     let mut cells_buf = packed::zeroed_cells(padded_len);
     let cells = cells_buf.as_mut_slice();
-    let padding = packed::fixed(INF);
-    let mut sources = Vec::new();
-    // The top and bottom padding rows, then each row: its side padding and its cells.
-    for r in (0..PAD).chain(rows + PAD..rows + 2 * PAD) {
-        cells[r * width..(r + 1) * width].fill(padding);
-    }
+    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |_, r, units| {
+        for (unit, &value) in units.iter_mut().zip(&cost[r * cols..(r + 1) * cols]) {
+            *unit = unit_cost(value);
+        }
+    });
+    march_cells(cells, &sources, rows, cols, cell_size, second);
+    cells_buf
+}
+
+/// [`march_speed`] on speeds that sit at the front of the march's own `cells` (row-major, the
+/// first `rows * cols` words as `f64`; `cells` holds the padded grid): the cells are laid out
+/// over the speeds, and the values written back over the front of `cells` (as `f64` bits, row-
+/// major) when the march is done, the same values as [`march_speed`] (tested). Returns the
+/// number of unreachable cells. The grid must fit the packed layout ([`packed_fits`]).
+///
+/// # Panics
+/// If `goal` does not hold `rows * cols` cells or `cells` not the padded grid's.
+pub(crate) fn march_speed_over(
+    cells: &mut [u64],
+    goal: &[bool],
+    unit_cost: impl Fn(f64) -> f32,
+    rows: usize,
+    cols: usize,
+    cell_size: f64,
+    second: bool,
+) -> usize {
+    debug_assert!(packed_fits(rows, cols));
+    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |before, r, units| {
+        for (unit, &speed) in units.iter_mut().zip(&before[r * cols..(r + 1) * cols]) {
+            *unit = unit_cost(f64::from_bits(speed));
+        }
+    });
+    march_cells(cells, &sources, rows, cols, cell_size, second);
+    // Front to back: value `o` lands at or before the padded word it comes from, which is read
+    // first, and every word still to be read lies after it.
+    let width = cols + 2 * PAD;
+    let mut unreachable = 0;
     for r in 0..rows {
-        let row_start = (r + PAD) * width;
-        let row_base = row_start + PAD;
-        let (left, rest) = cells[row_start..row_start + width].split_at_mut(PAD);
-        let (row, right) = rest.split_at_mut(cols);
-        left.fill(padding);
-        right.fill(padding);
-        let goal_row = &goal[r * cols..(r + 1) * cols];
-        let cost_row = &cost[r * cols..(r + 1) * cols];
-        for (c, ((word, &is_goal), &value)) in row.iter_mut().zip(goal_row).zip(cost_row).enumerate() {
-            let unit = unit_cost(value);
-            *word = if is_goal {
-                sources.push(row_base + c);
-                packed::fixed(0.0)
-            } else if marching && step(cell_size, unit) < INF {
-                packed::open(unit)
-            } else {
-                padding
-            };
+        let row_base = (r + PAD) * width + PAD;
+        for c in 0..cols {
+            let v = packed::value(cells[row_base + c]);
+            unreachable += usize::from(v == INF);
+            cells[r * cols + c] = v.to_bits();
         }
     }
+    unreachable
+}
+
+/// Writes the packed words of a `rows x cols` grid, padding included, into `cells` (the padded
+/// grid), and returns the sources' padded indices in row-major order. `row_units(before, r,
+/// units)` writes the unit costs of row `r` into `units`, `before` being the words of `cells`
+/// before that row's padded words. The words are written from the last row to the first, and cell `i = r * cols + c` lands at padded index `(r + PAD) * width + PAD + c`, which
+/// is `i + 2 * PAD * r + PAD * width + PAD`, after `i`: every word written lies after the cell
+/// being read, so the cells may be laid out over per-cell values at the front of `cells` itself
+/// ([`march_speed_over`]), each read before anything overwrites it.
+///
+/// # Panics
+/// If `goal` does not hold `rows * cols` cells or `cells` not the padded grid's.
+fn lay_out_cells(
+    cells: &mut [u64],
+    goal: &[bool],
+    rows: usize,
+    cols: usize,
+    cell_size: f64,
+    row_units: impl Fn(&[u64], usize, &mut [f32]),
+) -> Vec<usize> {
+    let width = cols + 2 * PAD;
+    assert_eq!(
+        cells.len(),
+        width * (rows + 2 * PAD),
+        "cells hold the padded grid"
+    );
+    assert_eq!(goal.len(), rows * cols, "one goal flag per cell");
+    let marching = cell_size > 0.0 && cell_size.is_finite();
+    let padding = packed::fixed(INF);
+    // The bottom padding rows, then each row from the last (its right padding, its cells, its
+    // left padding), then the top padding rows. A row's words lie after its own values too
+    // (the offset `PAD * width + ..` exceeds `cols`), so a row is written from the values
+    // before it in one branch-free pass.
+    cells[(rows + PAD) * width..].fill(padding);
+    let mut units = vec![0.0f32; cols];
+    for r in (0..rows).rev() {
+        let row_start = (r + PAD) * width;
+        let row_base = row_start + PAD;
+        let (before, row) = cells.split_at_mut(row_base);
+        let (row, right) = row[..cols + PAD].split_at_mut(cols);
+        right.fill(padding);
+        let goal_row = &goal[r * cols..(r + 1) * cols];
+        row_units(before, r, &mut units);
+        for ((word, &is_goal), &unit) in row.iter_mut().zip(goal_row).zip(&units) {
+            // Selects, not branches, so that the loop vectorises.
+            let passable = marching & (step(cell_size, unit) < INF);
+            let open = if passable { packed::open(unit) } else { padding };
+            *word = if is_goal { packed::fixed(0.0) } else { open };
+        }
+        before[row_start..].fill(padding);
+    }
+    cells[..PAD * width].fill(padding);
+    let mut sources = Vec::new();
+    if cols > 0 {
+        for (r, goal_row) in goal.chunks_exact(cols).enumerate() {
+            if goal_row.contains(&true) {
+                let row_base = (r + PAD) * width + PAD;
+                sources.extend(
+                    goal_row
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, g)| **g)
+                        .map(|(c, _)| row_base + c),
+                );
+            }
+        }
+    }
+    sources
+}
+
+/// Runs the packed march on cells laid out by [`lay_out_cells`].
+fn march_cells(cells: &mut [u64], sources: &[usize], rows: usize, cols: usize, cell_size: f64, second: bool) {
     let mut marcher = packed::Packed {
         cells,
         heap: IndexedHeap::with_capacity(4 * (rows + cols)),
         cell_size,
-        width,
+        width: cols + 2 * PAD,
     };
     if second {
-        marcher.run::<true>(&sources);
+        marcher.run::<true>(sources);
     } else {
-        marcher.run::<false>(&sources);
+        marcher.run::<false>(sources);
     }
-    cells_buf
 }
 
 /// The values of the packed march's `cells` (padded), written into `out` (cleared first; its

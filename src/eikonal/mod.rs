@@ -32,6 +32,9 @@ mod heap;
 mod packed;
 pub mod quadratic;
 mod scratch;
+mod speed_grid;
+
+pub use speed_grid::{PhiGrid, SpeedGrid};
 
 use ndarray::{Array2, Array3, ArrayView2, ArrayView3};
 use rayon::prelude::*;

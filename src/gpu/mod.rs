@@ -152,6 +152,11 @@ pub fn solve_eikonal_speed(
     )
 }
 
+/// How a CPU solve is described (`solver ...` on stderr): fast marching and its order.
+pub fn describe_cpu(order: Order) -> String {
+    format!("cpu: fast marching ({order})")
+}
+
 /// Runs `cpu` or `gpu` as `backend` says (see [`solve_eikonal`]) and describes what ran.
 fn dispatch(
     backend: Backend,
@@ -162,7 +167,7 @@ fn dispatch(
 ) -> Result<(Vec<Solution>, String)> {
     let cpu = |note: String| -> Result<(Vec<Solution>, String)> {
         let sols = cpu_solve()?;
-        Ok((sols, format!("cpu: fast marching ({order}){note}")))
+        Ok((sols, format!("{}{note}", describe_cpu(order))))
     };
     let gpu = |ctx: &GpuContext| -> Result<(Vec<Solution>, String)> {
         let sols = gpu_solve(ctx)?;
