@@ -81,7 +81,7 @@ impl<const K: usize> IndexedHeap<K> {
 
     /// Removes and returns the entry with the smallest key as `(key, cell, tag)`. The popped
     /// cell's `slot` is left to the caller.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self, slot: &mut [u32]) -> Option<(f64, u32, u32)> {
         let top = *self.nodes.first()?;
         let last = self.nodes.pop().expect("heap is not empty");
