@@ -509,11 +509,7 @@ fn pack_and_march<T: Copy>(
     let padded_len = (cols + 2 * PAD) * (rows + 2 * PAD);
     let mut cells_buf = packed::zeroed_cells(padded_len);
     let cells = cells_buf.as_mut_slice();
-    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |_, r, units| {
-        for (unit, &value) in units.iter_mut().zip(&cost[r * cols..(r + 1) * cols]) {
-            *unit = unit_cost(value);
-        }
-    });
+    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |_, i| unit_cost(cost[i]));
     march_cells(cells, &sources, rows, cols, cell_size, second);
     cells_buf
 }
@@ -536,10 +532,8 @@ pub(crate) fn march_speed_over(
     second: bool,
 ) -> usize {
     debug_assert!(packed_fits(rows, cols));
-    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |before, r, units| {
-        for (unit, &speed) in units.iter_mut().zip(&before[r * cols..(r + 1) * cols]) {
-            *unit = unit_cost(f64::from_bits(speed));
-        }
+    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |before, i| {
+        unit_cost(f64::from_bits(before[i]))
     });
     march_cells(cells, &sources, rows, cols, cell_size, second);
     // Front to back: value `o` lands at or before the padded word it comes from, which is read
@@ -558,12 +552,14 @@ pub(crate) fn march_speed_over(
 }
 
 /// Writes the packed words of a `rows x cols` grid, padding included, into `cells` (the padded
-/// grid), and returns the sources' padded indices in row-major order. `row_units(before, r,
-/// units)` writes the unit costs of row `r` into `units`, `before` being the words of `cells`
-/// before that row's padded words. The words are written from the last row to the first, and cell `i = r * cols + c` lands at padded index `(r + PAD) * width + PAD + c`, which
-/// is `i + 2 * PAD * r + PAD * width + PAD`, after `i`: every word written lies after the cell
-/// being read, so the cells may be laid out over per-cell values at the front of `cells` itself
-/// ([`march_speed_over`]), each read before anything overwrites it.
+/// grid), and returns the sources' padded indices in row-major order. `unit_of(before, i)` is
+/// the unit cost of cell `i` (row-major), `before` being the words of `cells` before the padded
+/// words of `i`'s row. The rows are written from the last to the first, and cell
+/// `i = r * cols + c` lands at padded index `(r + PAD) * width + PAD + c`, which is
+/// `i + 2 * PAD * r + PAD * width + PAD`: after `i`, and after the whole of row `r`'s values
+/// (`PAD * width > cols`). So every word written lies after every value still to be read, and
+/// the cells may be laid out over per-cell values at the front of `cells` itself
+/// ([`march_speed_over`]).
 ///
 /// # Panics
 /// If `goal` does not hold `rows * cols` cells or `cells` not the padded grid's.
@@ -573,7 +569,7 @@ fn lay_out_cells(
     rows: usize,
     cols: usize,
     cell_size: f64,
-    row_units: impl Fn(&[u64], usize, &mut [f32]),
+    unit_of: impl Fn(&[u64], usize) -> f32,
 ) -> Vec<usize> {
     let width = cols + 2 * PAD;
     assert_eq!(
@@ -585,11 +581,8 @@ fn lay_out_cells(
     let marching = cell_size > 0.0 && cell_size.is_finite();
     let padding = packed::fixed(INF);
     // The bottom padding rows, then each row from the last (its right padding, its cells, its
-    // left padding), then the top padding rows. A row's words lie after its own values too
-    // (the offset `PAD * width + ..` exceeds `cols`), so a row is written from the values
-    // before it in one branch-free pass.
+    // left padding), then the top padding rows.
     cells[(rows + PAD) * width..].fill(padding);
-    let mut units = vec![0.0f32; cols];
     for r in (0..rows).rev() {
         let row_start = (r + PAD) * width;
         let row_base = row_start + PAD;
@@ -597,9 +590,8 @@ fn lay_out_cells(
         let (row, right) = row[..cols + PAD].split_at_mut(cols);
         right.fill(padding);
         let goal_row = &goal[r * cols..(r + 1) * cols];
-        row_units(before, r, &mut units);
-        for ((word, &is_goal), &unit) in row.iter_mut().zip(goal_row).zip(&units) {
-            // Selects, not branches, so that the loop vectorises.
+        for (c, (word, &is_goal)) in row.iter_mut().zip(goal_row).enumerate() {
+            let unit = unit_of(before, r * cols + c);
             let passable = marching & (step(cell_size, unit) < INF);
             let open = if passable { packed::open(unit) } else { padding };
             *word = if is_goal { packed::fixed(0.0) } else { open };
