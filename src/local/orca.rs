@@ -174,6 +174,7 @@ impl Share {
 /// when the two already overlap, the constraint resolves the overlap within `dt` (RVO2's
 /// `computeNewVelocity`, agent part).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub fn agent_line(
     pos: V2,
     vel: V2,
@@ -262,6 +263,7 @@ pub fn static_point_line(pos: V2, vel: V2, radius: f32, point: V2, time_horizon:
 
 /// RVO2's `linearProgram1`: the best point on line `lines[k]` inside the disc of `radius` and
 /// the half-planes `lines[..k]`; `None` when there is none.
+#[inline(always)]
 fn program_on_line(lines: &[Line], k: usize, radius: f32, opt: V2, opt_is_direction: bool) -> Option<V2> {
     let line = lines[k];
     let dot = line.point.dot(line.direction);
@@ -306,6 +308,7 @@ fn program_on_line(lines: &[Line], k: usize, radius: f32, opt: V2, opt_is_direct
 /// RVO2's `linearProgram2`: the velocity in the disc of `radius` nearest `opt` (or farthest
 /// along the unit direction `opt`) satisfying every line. Returns the index of the first line
 /// that made the program infeasible (`lines.len()` on success) and the result so far.
+#[inline(always)]
 fn program_2d(lines: &[Line], radius: f32, opt: V2, opt_is_direction: bool, result: &mut V2) -> usize {
     *result = if opt_is_direction {
         opt * radius
