@@ -208,12 +208,12 @@ pub fn cell_cost_from_speed(speed: ArrayView2<f64>) -> Array2<f32> {
 /// `1 / speed` as `f32`: `+inf` for an impassable speed (<= 0 or not finite), and never 0 for a
 /// passable one. A speed above `f32::MAX` would round its cost to 0, which the solvers read as
 /// impassable; it is kept at the smallest normal `f32` instead, so the cell stays passable.
+#[inline(always)]
 fn unit_cost(speed: f64) -> f32 {
-    if speed > 0.0 && speed.is_finite() {
-        ((1.0 / speed) as f32).max(f32::MIN_POSITIVE)
-    } else {
-        f32::INFINITY
-    }
+    // Both sides computed and one selected (no branch): conversion loops vectorise.
+    let passable = (speed > 0.0) & (speed < f64::INFINITY);
+    let cost = ((1.0 / speed) as f32).max(f32::MIN_POSITIVE);
+    if passable { cost } else { f32::INFINITY }
 }
 
 /// A per-cell cost seen as the anisotropic `(rows, cols, 4)` cost the solvers take, the same
@@ -240,4 +240,23 @@ pub fn cost_from_speed(speed: ArrayView2<f64>) -> Array3<f32> {
         flat.extend_from_slice(&[unit_cost(f); 4]);
     }
     Array3::from_shape_vec((rows, cols, 4), flat).expect("rows * cols * 4 values")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unit_cost;
+
+    #[test]
+    fn unit_costs_of_impassable_and_extreme_speeds() {
+        for speed in [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(unit_cost(speed), f32::INFINITY, "speed {speed}");
+        }
+        assert_eq!(unit_cost(2.0), 0.5);
+        assert_eq!(unit_cost(1.0 / 3.0), 3.0);
+        // Beyond f32's range either way: passable stays passable (never 0), and a speed whose
+        // inverse overflows f32 is impassable.
+        assert_eq!(unit_cost(f64::MAX), f32::MIN_POSITIVE);
+        assert_eq!(unit_cost(1e-300), f32::INFINITY);
+        assert_eq!(unit_cost(f64::MIN_POSITIVE), f32::INFINITY);
+    }
 }
