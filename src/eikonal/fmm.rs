@@ -621,7 +621,7 @@ fn lay_out_cells(
 fn march_cells(cells: &mut [u64], sources: &[usize], rows: usize, cols: usize, cell_size: f64, second: bool) {
     let mut marcher = packed::Packed {
         cells,
-        heap: IndexedHeap::with_capacity(4 * (rows + cols)),
+        heap: super::split_heap::SplitHeap::with_capacity(4 * (rows + cols)),
         cell_size,
         width: cols + 2 * PAD,
     };

@@ -14,14 +14,8 @@ pub const FROZEN: u32 = u32::MAX;
 /// The general march's branching factor. Four children per node halve the depth of a binary
 /// heap, and the four keys of a node's children share one or two cache lines, which is what fast
 /// marching (one pop and up to four decrease-keys per cell) spends its time on. The isotropic
-/// march uses [`WIDE`].
+/// march uses eight, in [`super::split_heap`].
 pub const ARITY: usize = 4;
-
-/// The isotropic march's branching factor: a third fewer levels per pop than [`ARITY`] for
-/// twice the keys per level, which the tournament in `sift_down` compares three rounds deep
-/// (4 % faster at 2048², BENCHMARKS.md). Equal keys leave the heap in another order than with
-/// [`ARITY`], which only a non-causal (anisotropic) march could notice.
-pub const WIDE: usize = 8;
 
 /// One heap entry: a tentative value, the cell it belongs to (the index into `slot`) and a
 /// caller's tag that travels with it (the marcher's unpadded cell index, so that popping a cell
@@ -127,7 +121,7 @@ impl<const K: usize> IndexedHeap<K> {
                 // A full node (all but at most one per pop): `K` keys from one slice, one
                 // bounds check, the first smallest by a tournament.
                 Some(kids) => {
-                    let (best, best_key) = first_smallest::<K>(kids);
+                    let (best, best_key) = first_smallest::<K>(|i| kids[i].key);
                     (first + best, best_key)
                 }
                 None => {
@@ -161,13 +155,9 @@ impl<const K: usize> IndexedHeap<K> {
 /// right one is strictly smaller. That is the child a chain of strict comparisons from the
 /// left picks, with a dependency chain `log2 K` comparisons deep instead of `K - 1`.
 #[inline(always)]
-fn first_smallest<const K: usize>(kids: &[Node]) -> (usize, f64) {
-    let mut index = [0usize; K];
-    let mut key = [0.0f64; K];
-    for (i, kid) in kids.iter().enumerate().take(K) {
-        index[i] = i;
-        key[i] = kid.key;
-    }
+pub(super) fn first_smallest<const K: usize>(key_of: impl Fn(usize) -> f64) -> (usize, f64) {
+    let mut index: [usize; K] = std::array::from_fn(|i| i);
+    let mut key: [f64; K] = std::array::from_fn(key_of);
     let mut n = K;
     while n > 1 {
         for i in 0..n / 2 {
@@ -190,7 +180,7 @@ mod tests {
     #[test]
     fn pops_in_key_order_with_decrease_key() {
         pops_in_key_order::<ARITY>();
-        pops_in_key_order::<WIDE>();
+        pops_in_key_order::<8>();
     }
 
     #[test]
@@ -209,9 +199,9 @@ mod tests {
                 let min = keys.iter().copied().fold(f64::INFINITY, f64::min);
                 let first = keys.iter().position(|&x| x == min).expect("a minimum");
                 let got = if k == 4 {
-                    first_smallest::<4>(&kids)
+                    first_smallest::<4>(|i| kids[i].key)
                 } else {
-                    first_smallest::<8>(&kids)
+                    first_smallest::<8>(|i| kids[i].key)
                 };
                 assert_eq!(got, (first, min), "{keys:?}");
             }

@@ -33,6 +33,7 @@ mod packed;
 pub mod quadratic;
 mod scratch;
 mod speed_grid;
+mod split_heap;
 
 pub use speed_grid::{PhiGrid, SpeedGrid};
 

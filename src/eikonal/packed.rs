@@ -21,9 +21,10 @@
 //! march (a cell with an impassable cost is never reached, and a source as upwind neighbour
 //! fails the stencil's `phi_2 > 0` test before the face is looked at).
 
-use super::heap::{FAR, IndexedHeap, WIDE};
+use super::heap::FAR;
 use super::quadratic::{Upwind, solve_two_axes};
 use super::scratch::Scratch;
+use super::split_heap::SplitHeap;
 
 const INF: f64 = f64::INFINITY;
 
@@ -33,7 +34,7 @@ const OPEN: u64 = 1 << 63;
 /// The march's state: the cells (see the module documentation) and the front.
 pub(super) struct Packed<'a> {
     pub cells: &'a mut [u64],
-    pub heap: IndexedHeap<WIDE>,
+    pub heap: SplitHeap,
     pub cell_size: f64,
     /// Padded row length.
     pub width: usize,
@@ -113,7 +114,7 @@ impl Packed<'_> {
         if value < INF {
             let slot: &mut [u32] = bytemuck::cast_slice_mut(self.cells);
             if state == FAR {
-                self.heap.push(value, slot_index(n) as u32, n as u32, slot);
+                self.heap.push(value, slot_index(n) as u32, slot);
             } else if value < self.heap.key_at(state) {
                 self.heap.decrease(state, value, slot);
             }
@@ -151,11 +152,13 @@ impl Packed<'_> {
         }
         loop {
             let slot: &mut [u32] = bytemuck::cast_slice_mut(self.cells);
-            let Some((value, _, n)) = self.heap.pop(slot) else {
+            let Some((value, slot_n)) = self.heap.pop(slot) else {
                 break;
             };
-            self.cells[n as usize] = value.to_bits();
-            self.relax_neighbours::<SECOND>(n as usize);
+            // Both `u32`s of a word index its cell.
+            let n = slot_n as usize / 2;
+            self.cells[n] = value.to_bits();
+            self.relax_neighbours::<SECOND>(n);
         }
     }
 }
