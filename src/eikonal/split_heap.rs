@@ -59,7 +59,15 @@ impl SplitHeap {
     /// Lowers the key of the entry at heap position `pos` to `key` (which must not be larger).
     #[inline(always)]
     pub fn decrease(&mut self, pos: u32, key: f64, slot: &mut [u32]) {
-        let cell = self.cells[pos as usize];
+        let p = pos as usize;
+        // Mostly the entry stays where it is (a march lowers a key by less than the gap to its
+        // parent's: of 4.2 million decreases in a 2048² march, 61 thousand move): then only
+        // its key changes, and its cell and slot are not touched.
+        if p == 0 || self.keys[(p - 1) / WIDE] <= key {
+            self.keys[p] = key;
+            return;
+        }
+        let cell = self.cells[p];
         self.sift_up(pos as usize, key, cell, slot);
     }
 
