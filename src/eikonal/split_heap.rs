@@ -53,6 +53,11 @@ impl SplitHeap {
         let pos = self.keys.len();
         self.keys.push(key);
         self.cells.push(cell);
+        // A new entry of a march mostly has the largest key: it stays at the end.
+        if pos == 0 || self.keys[(pos - 1) / WIDE] <= key {
+            slot[cell as usize] = pos as u32;
+            return;
+        }
         self.sift_up(pos, key, cell, slot);
     }
 
