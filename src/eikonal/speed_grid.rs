@@ -5,7 +5,9 @@
 //! speeds (`f64`, row-major): the march lays its cells out over them, and when it is done writes
 //! the potential back over the front ([`PhiGrid`]). A raw solve from a file (`crowdfield
 //! eikonal`) reads the speeds straight into it, so the solve itself allocates nothing the size
-//! of the grid, and the memory is on huge pages where Linux offers them ([`super::scratch`]).
+//! of the grid (but for grids past the packed layout's 32-bit heap slots, over a billion cells,
+//! which take the general march), and the memory is on huge pages where Linux offers them
+//! ([`super::scratch`]).
 
 use super::fmm::{self, PAD};
 use super::scratch::Scratch;
