@@ -146,6 +146,14 @@ fn bad_input_names_the_file_and_the_problem() {
     assert!(e.contains("speed3d.npy") && e.contains("dimensions"), "{e}");
     let e = fails(Some(&p("garbage.npy")), &p("goal.npy"), &out, &[]);
     assert!(e.contains("garbage.npy"), "{e}");
+    // No cells at all: refused before anything the size of the claimed shape is allocated.
+    write_npy(&p("speed_empty.npy"), Array2::<f64>::zeros((0, 5)).view()).unwrap();
+    write_npy(&p("goal_empty_grid.npy"), Array2::<u8>::zeros((0, 5)).view()).unwrap();
+    let e = fails(Some(&p("speed_empty.npy")), &p("goal_empty_grid.npy"), &out, &[]);
+    assert!(
+        e.contains("speed_empty.npy") && e.contains("(0, 5)") && e.contains("at least one cell"),
+        "{e}"
+    );
     for bad in ["0", "-1", "nan", "inf"] {
         let flag = format!("--cell-size={bad}");
         let e = fails(Some(&p("speed.npy")), &p("goal.npy"), &out, &[&flag]);

@@ -136,11 +136,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let speed = if args.backend == Backend::Cpu {
         Speeds::Grid(
             read_npy_f64_with(&args.speed, |values| {
-                let mut grid = SpeedGrid::new(values.nrows(), values.ncols());
+                let (rows, cols) = values.dim();
+                let mut grid = SpeedGrid::new(rows, cols).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: shape ({rows}, {cols}): expected a grid of at least one cell and, \
+                         with two cells of padding on every side, at most {} cells",
+                        args.speed.display(),
+                        SpeedGrid::MAX_CELLS
+                    )
+                })?;
                 grid.speeds_mut().assign(&values);
-                grid
+                Ok::<_, anyhow::Error>(grid)
             })
-            .context("reading --speed")?,
+            .context("reading --speed")??,
         )
     } else {
         Speeds::Array(read_npy_f64(&args.speed).context("reading --speed")?)

@@ -10,6 +10,7 @@
 //! ([`super::scratch`]).
 
 use super::fmm::{self, PAD};
+use super::heap::FAR;
 use super::scratch::Scratch;
 use super::{Order, unit_cost};
 use ndarray::{ArrayView2, ArrayViewMut2};
@@ -36,20 +37,23 @@ pub struct PhiGrid {
 
 impl SpeedGrid {
     /// A grid of `rows x cols` speeds, all 0 (impassable) until set through
-    /// [`SpeedGrid::speeds_mut`].
-    ///
-    /// # Panics
-    /// If the padded grid's size overflows `usize`.
-    pub fn new(rows: usize, cols: usize) -> Self {
-        let padded = (rows + 2 * PAD)
-            .checked_mul(cols + 2 * PAD)
-            .expect("grid size overflows usize");
-        Self {
+    /// [`SpeedGrid::speeds_mut`]; `None`, before allocating anything, when the grid has no
+    /// cells or more than the solvers' 32-bit cell indices reach ([`SpeedGrid::MAX_CELLS`]
+    /// with the padding).
+    pub fn new(rows: usize, cols: usize) -> Option<Self> {
+        let padded = (rows.checked_add(2 * PAD)?).checked_mul(cols.checked_add(2 * PAD)?)?;
+        if rows == 0 || cols == 0 || padded > Self::MAX_CELLS {
+            return None;
+        }
+        Some(Self {
             words: Scratch::zeroed(padded),
             rows,
             cols,
-        }
+        })
     }
+
+    /// The most cells of a grid padded by two cells on every side that the CPU march indexes.
+    pub const MAX_CELLS: usize = FAR as usize - 1;
 
     /// `(rows, cols)`.
     pub fn dim(&self) -> (usize, usize) {
@@ -139,7 +143,7 @@ mod tests {
             });
             for order in [Order::First, Order::Second] {
                 let separate = solve_fmm_speed(speed.view(), goal.view(), 0.7, order);
-                let mut grid = SpeedGrid::new(rows, cols);
+                let mut grid = SpeedGrid::new(rows, cols).unwrap();
                 grid.speeds_mut().assign(&speed);
                 // Bits: the NaN speeds compare unequal as numbers.
                 assert!(
@@ -160,12 +164,22 @@ mod tests {
         }
     }
 
+    /// Grids with no cells, or more than 32-bit indices reach, are refused without allocating.
+    #[test]
+    fn empty_and_oversized_grids_are_refused() {
+        assert!(SpeedGrid::new(0, 5).is_none());
+        assert!(SpeedGrid::new(5, 0).is_none());
+        assert!(SpeedGrid::new(1 << 20, 1 << 20).is_none());
+        assert!(SpeedGrid::new(usize::MAX, 3).is_none());
+        assert!(SpeedGrid::new(1, 1).is_some());
+    }
+
     /// A point source in a uniform field: the exact distance along the axes, 0 at the source,
     /// and a walled-off corner unreachable.
     #[test]
     fn a_point_source_in_place_has_the_axis_distances() {
         let n = 41;
-        let mut grid = SpeedGrid::new(n, n);
+        let mut grid = SpeedGrid::new(n, n).unwrap();
         grid.speeds_mut().fill(2.0);
         // A wall cutting off the 3 x 3 top-left corner.
         for k in 0..4 {
