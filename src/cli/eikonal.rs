@@ -3,7 +3,7 @@
 //! goal cells and writes phi as float64 `.npy` (`+inf` where unreachable).
 
 use anyhow::{Context, bail};
-use crowdfield::eikonal::{Order, PhiGrid, SpeedGrid};
+use crowdfield::eikonal::{FMM_CPU, Order, PhiGrid, SpeedGrid};
 use crowdfield::gpu::{Backend, GpuContext, describe_cpu, solve_eikonal_speed};
 use crowdfield::io::{read_npy_f64, read_npy_f64_with, write_npy};
 use ndarray::{Array2, ArrayView2};
@@ -187,7 +187,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Speeds::Grid(grid) => {
             let solved = grid.solve_fmm(goal.view(), args.cell_size, order);
             let unreachable = solved.unreachable;
-            (Phi::Grid(solved), unreachable, "fmm-cpu", describe_cpu(order))
+            (Phi::Grid(solved), unreachable, FMM_CPU, describe_cpu(order))
         }
         Speeds::Array(speed) => {
             let (mut solutions, backend_used) = solve_eikonal_speed(

@@ -37,6 +37,9 @@ mod split_heap;
 
 pub use speed_grid::{PhiGrid, SpeedGrid};
 
+/// The [`Solution::solver`] name of the CPU fast marching, the reports' and `--timing`'s.
+pub const FMM_CPU: &str = "fmm-cpu";
+
 use ndarray::{Array2, Array3, ArrayView2, ArrayView3};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -145,7 +148,7 @@ fn fmm_solution(marched: fmm::Marched, start: Instant) -> Solution {
     Solution {
         phi: marched.phi,
         unreachable: marched.unreachable,
-        solver: "fmm-cpu",
+        solver: FMM_CPU,
         passes: 1,
         seconds: start.elapsed().as_secs_f64(),
     }

@@ -62,9 +62,7 @@ impl SpeedGrid {
 
     /// The speeds (row index = y, column index = x).
     pub fn speeds(&self) -> ArrayView2<'_, f64> {
-        let front = &self.words.as_slice()[..self.rows * self.cols];
-        ArrayView2::from_shape((self.rows, self.cols), bytemuck::cast_slice(front))
-            .expect("rows * cols values")
+        front(&self.words, self.rows, self.cols)
     }
 
     /// The speeds, to be written.
@@ -111,10 +109,14 @@ impl PhiGrid {
     /// The potential: `0` on the sources, `+inf` where unreachable (row index = y, column index
     /// = x).
     pub fn phi(&self) -> ArrayView2<'_, f64> {
-        let front = &self.words.as_slice()[..self.rows * self.cols];
-        ArrayView2::from_shape((self.rows, self.cols), bytemuck::cast_slice(front))
-            .expect("rows * cols values")
+        front(&self.words, self.rows, self.cols)
     }
+}
+
+/// The first `rows * cols` words of `words` as a row-major grid of `f64`.
+fn front(words: &Scratch<u64>, rows: usize, cols: usize) -> ArrayView2<'_, f64> {
+    let front = &words.as_slice()[..rows * cols];
+    ArrayView2::from_shape((rows, cols), bytemuck::cast_slice(front)).expect("rows * cols values")
 }
 
 #[cfg(test)]

@@ -272,7 +272,7 @@ pub fn write_solve_bundle_on(
         Order::First => 1,
         Order::Second => 2,
     };
-    let solver = solutions.first().map_or("fmm-cpu", |s| s.solver);
+    let solver = solutions.first().map_or(crate::eikonal::FMM_CPU, |s| s.solver);
     let summary = json!({
         "map": scene.name,
         "grid": grid,

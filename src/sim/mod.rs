@@ -411,7 +411,7 @@ impl Simulation {
         if self.gpu.is_some() {
             "gpu-continuum"
         } else {
-            "fmm-cpu"
+            crate::eikonal::FMM_CPU
         }
     }
 
