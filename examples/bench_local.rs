@@ -11,6 +11,8 @@
 //!
 //! `--profile N` runs only binned boids+ORCA on CPU multi with N agents for about ten
 //! seconds and prints steps/s with the time per pass (bins, velocities, move), for `perf`.
+//! `--checksum N` runs 20 steps of it and prints a hash of every agent's position and
+//! velocity bits, to check that a change of the code leaves the results bit for bit.
 //!
 //! Prints a markdown table and writes a log-log PNG plot of steps/s against agents (one line
 //! per series, colours listed in the table header). Agents are spread uniformly at the given
@@ -179,6 +181,27 @@ fn profile(n: usize, density: f32, dt: f32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--checksum N`: 20 steps of binned boids+ORCA, CPU multi, N agents; a hash (FNV-1a) of
+/// the bits of every position and velocity.
+fn checksum(n: usize, density: f32, dt: f32) -> anyhow::Result<()> {
+    let (scene, mut a, pref) = setup(n, density);
+    let mut layer = LocalLayer::new(LocalMode::BoidsOrca, LocalBackend::CpuMulti)?;
+    let mut infeasible = 0;
+    for _ in 0..20 {
+        infeasible += layer.step(&scene, &mut a, &pref, dt)?.infeasible;
+    }
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for col in [&a.x, &a.y, &a.vx, &a.vy] {
+        for v in col.iter() {
+            h = (h ^ u64::from(v.to_bits())).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    println!(
+        "{n} agents, 20 steps of binned boids+ORCA: checksum {h:016x}, {infeasible} infeasible programs"
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| {
@@ -192,6 +215,9 @@ fn main() -> anyhow::Result<()> {
     let png = arg("--png").unwrap_or_else(|| "bench/local.png".into());
     let single_pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let dt = 0.1;
+    if let Some(n) = arg("--checksum") {
+        return checksum(n.parse()?, density, dt);
+    }
     if let Some(n) = arg("--profile") {
         return profile(n.parse()?, density, dt);
     }

@@ -57,6 +57,17 @@ impl NeighborGrid {
 
     /// Sorts the agents at `xs, ys` into bins: count, prefix sum, scatter.
     pub fn rebuild(&mut self, xs: &[f32], ys: &[f32]) {
+        self.sort(xs, ys, None);
+    }
+
+    /// [`NeighborGrid::rebuild`], also leaving in `slot_of[i]` the place of agent `i` in
+    /// `sorted` (the inverse permutation, found by the same scatter).
+    pub fn rebuild_with_slots(&mut self, xs: &[f32], ys: &[f32], slot_of: &mut Vec<u32>) {
+        self.sort(xs, ys, Some(slot_of));
+    }
+
+    /// The counting sort of [`NeighborGrid::rebuild`].
+    fn sort(&mut self, xs: &[f32], ys: &[f32], mut slot_of: Option<&mut Vec<u32>>) {
         let n = xs.len();
         let mut agent_bin = std::mem::take(&mut self.agent_bin);
         agent_bin.clear();
@@ -74,10 +85,17 @@ impl NeighborGrid {
         let mut cursor = self.bin_start[..bins].to_vec();
         self.sorted.clear();
         self.sorted.resize(n, 0);
+        if let Some(slot_of) = slot_of.as_deref_mut() {
+            slot_of.clear();
+            slot_of.resize(n, 0);
+        }
         // Ascending agent index order makes ids ascending inside each bin.
         for (i, &b) in self.agent_bin.iter().enumerate() {
             let slot = &mut cursor[b as usize];
             self.sorted[*slot as usize] = i as u32;
+            if let Some(slot_of) = slot_of.as_deref_mut() {
+                slot_of[i] = *slot;
+            }
             *slot += 1;
         }
     }
@@ -131,6 +149,24 @@ mod tests {
         }
         assert_eq!(g.bin_of(10.0, 10.0), 24, "far edge clamps into the last bin");
         assert_eq!(g.bin_of(-3.0, 2.0), 5, "outside clamps to the border bin");
+    }
+
+    #[test]
+    fn slots_are_the_inverse_of_the_sort() {
+        let n = 700u32;
+        let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 50.0).collect();
+        let ys: Vec<f32> = (0..n).map(|i| ((i * 104729) % 1000) as f32 / 50.0).collect();
+        let mut plain = NeighborGrid::new(20.0, 20.0, 1.5);
+        plain.rebuild(&xs, &ys);
+        let mut g = NeighborGrid::new(20.0, 20.0, 1.5);
+        // Stale contents of a longer earlier run must not survive.
+        let mut slot_of = vec![9; 1000];
+        g.rebuild_with_slots(&xs, &ys, &mut slot_of);
+        assert_eq!(g, plain, "the same grid as rebuild");
+        assert_eq!(slot_of.len(), n as usize);
+        for (k, &i) in g.sorted.iter().enumerate() {
+            assert_eq!(slot_of[i as usize] as usize, k, "agent {i}");
+        }
     }
 
     #[test]

@@ -350,8 +350,12 @@ pub struct LocalLayer {
     walls: WallMap,
     frame: Frame,
     preferred: Vec<V2>,
+    /// Preferred velocities with their perturbation, in agent order (ORCA modes).
+    jittered: Vec<V2>,
     velocity: Vec<(V2, bool)>,
     moved: Vec<(V2, V2, bool)>,
+    /// The packed slot of each agent (the inverse of `grid.sorted`).
+    slot_of: Vec<u32>,
     /// Steps taken (seeds the preferred-velocity perturbation).
     steps: u64,
     /// The GPU passes ([`LocalBackend::Gpu`] only).
@@ -416,25 +420,22 @@ impl LocalLayer {
     /// sums alone read the packed agents).
     fn bins(&mut self, scene: &Scene, agents: &Agents, reach: f32, with_columns: bool) {
         self.prepare_grid(scene, reach);
-        self.grid.rebuild(&agents.x, &agents.y);
-        let sorted = &self.grid.sorted;
+        self.grid
+            .rebuild_with_slots(&agents.x, &agents.y, &mut self.slot_of);
+        // Packed by a scatter in agent order: the caller's columns are read front to back and
+        // each agent is one write, where a gather in packed order missed the cache once per
+        // column (measured 29 -> 17 ms for 10^6 agents, on one thread instead of two).
         self.frame.agents.resize(agents.len(), PackedAgent::default());
-        for_each_slot(
-            self.backend,
-            &mut self.frame.agents,
-            || (),
-            |_, k| {
-                let i = sorted[k] as usize;
-                PackedAgent {
-                    p: V2::new(agents.x[i], agents.y[i]),
-                    v: V2::new(agents.vx[i], agents.vy[i]),
-                    radius: agents.radius[i],
-                    max_speed: agents.max_speed[i],
-                    group: agents.group[i],
-                    agent: i as u32,
-                }
-            },
-        );
+        for (i, &k) in self.slot_of.iter().enumerate() {
+            self.frame.agents[k as usize] = PackedAgent {
+                p: V2::new(agents.x[i], agents.y[i]),
+                v: V2::new(agents.vx[i], agents.vy[i]),
+                radius: agents.radius[i],
+                max_speed: agents.max_speed[i],
+                group: agents.group[i],
+                agent: i as u32,
+            };
+        }
         if with_columns {
             self.frame
                 .columns
@@ -562,35 +563,54 @@ impl LocalLayer {
         let t1 = Instant::now();
 
         // Pass 2: preferred velocity (+ boids offset), clamped to the agent's maximum speed.
+        // Under ORCA: perturbed in the caller's agent order (its columns read front to back),
+        // then scattered to packed order; the boids offset is added in the fused ORCA scan
+        // (pass 3). Without ORCA: in packed order (the boids steering reads the packed frame).
         let n = agents.len();
         let (frame, grid) = (&self.frame, &self.grid);
-        let (ids, step_no) = (&agents.id, self.steps);
+        let (ids, max_speed, step_no) = (&agents.id, &agents.max_speed, self.steps);
         self.steps += 1;
         self.preferred.resize(n, V2::ZERO);
-        for_each_slot(
-            self.backend,
-            &mut self.preferred,
-            scan::Scratch::default,
-            |s, k| {
-                let a = &frame.agents[k];
-                let [px, py] = preferred[a.agent as usize];
-                let mut v = V2::new(px, py);
-                if mode.orca() && v != V2::ZERO {
-                    v = v + perturbation(ids[a.agent as usize], step_no, PREFERRED_JITTER);
-                }
-                // In boids+ORCA the offset is added inside the fused ORCA scan (pass 3).
-                if mode == LocalMode::Boids
-                    && let Some(b) = &groups.get(a.group).boids
-                {
-                    v = v + boids::steer(frame, grid, k, b, s).clamp_len(b.a_max);
-                }
-                if mode == LocalMode::BoidsOrca {
-                    v
-                } else {
+        if mode.orca() {
+            self.jittered.resize(n, V2::ZERO);
+            for_each_slot(
+                self.backend,
+                &mut self.jittered,
+                || (),
+                |_, i| {
+                    let [px, py] = preferred[i];
+                    let mut v = V2::new(px, py);
+                    if v != V2::ZERO {
+                        v = v + perturbation(ids[i], step_no, PREFERRED_JITTER);
+                    }
+                    if mode == LocalMode::BoidsOrca {
+                        v
+                    } else {
+                        v.clamp_len(max_speed[i])
+                    }
+                },
+            );
+            for (&v, &k) in self.jittered.iter().zip(&self.slot_of) {
+                self.preferred[k as usize] = v;
+            }
+        } else {
+            for_each_slot(
+                self.backend,
+                &mut self.preferred,
+                scan::Scratch::default,
+                |s, k| {
+                    let a = &frame.agents[k];
+                    let [px, py] = preferred[a.agent as usize];
+                    let mut v = V2::new(px, py);
+                    if mode == LocalMode::Boids
+                        && let Some(b) = &groups.get(a.group).boids
+                    {
+                        v = v + boids::steer(frame, grid, k, b, s).clamp_len(b.a_max);
+                    }
                     v.clamp_len(a.max_speed)
-                }
-            },
-        );
+                },
+            );
+        }
 
         // Pass 3: ORCA.
         let pref = &self.preferred;
@@ -635,20 +655,34 @@ impl LocalLayer {
         self.write_back(agents)
     }
 
-    /// Scatters the move pass's results back into agent order.
+    /// Writes the move pass's results back in agent order, each agent fetching its own packed
+    /// slot (a gather, parallel on [`LocalBackend::CpuMulti`]: no two agents write one place).
     fn write_back(&self, agents: &mut Agents) -> LocalStats {
-        let mut hits = 0;
-        for (a, &(p, v, hit)) in self.frame.agents.iter().zip(&self.moved) {
-            let i = a.agent as usize;
-            agents.x[i] = p.x;
-            agents.y[i] = p.y;
-            agents.vx[i] = v.x;
-            agents.vy[i] = v.y;
-            hits += hit as usize;
+        let (moved, slot_of) = (&self.moved, &self.slot_of);
+        let write = |(((x, y), (vx, vy)), &k): (((&mut f32, &mut f32), (&mut f32, &mut f32)), &u32)| {
+            let (p, v, _) = moved[k as usize];
+            (*x, *y, *vx, *vy) = (p.x, p.y, v.x, v.y);
+        };
+        if self.backend == LocalBackend::CpuMulti {
+            agents
+                .x
+                .par_iter_mut()
+                .zip(agents.y.par_iter_mut())
+                .zip(agents.vx.par_iter_mut().zip(agents.vy.par_iter_mut()))
+                .zip(slot_of.par_iter())
+                .for_each(write);
+        } else {
+            agents
+                .x
+                .iter_mut()
+                .zip(agents.y.iter_mut())
+                .zip(agents.vx.iter_mut().zip(agents.vy.iter_mut()))
+                .zip(slot_of.iter())
+                .for_each(write);
         }
         LocalStats {
             agents: agents.len(),
-            wall_hits: hits,
+            wall_hits: moved.iter().filter(|m| m.2).count(),
             ..Default::default()
         }
     }
