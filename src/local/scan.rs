@@ -160,8 +160,9 @@ pub(crate) fn scan(
     let boids_all = if boids_in_reach.is_some() { None } else { boids };
 
     // Phase 1: distances, and the boids sums when a rule reaches past `dist`.
-    s.d2.clear();
-    s.d2.resize(total, 0.0);
+    // Every slot up to `total` is written before it is read: the buffers only grow (no
+    // clearing memset per agent).
+    grow(&mut s.d2, total);
     let mut at = 0;
     for run in runs {
         let d2 = &mut s.d2[at..at + run.len()];
@@ -182,10 +183,8 @@ pub(crate) fn scan(
 
     // Phase 2: the nearest `max` within `dist`.
     let reach = dist * dist;
-    s.within_d2.clear();
-    s.within_d2.resize(total + 1, 0.0);
-    s.within_at.clear();
-    s.within_at.resize(total + 1, 0);
+    grow(&mut s.within_d2, total + 1);
+    grow(&mut s.within_at, total + 1);
     let mut n = 0;
     let mut at = 0;
     for run in runs {
@@ -210,6 +209,14 @@ pub(crate) fn scan(
     }
     nearest(&s.within_d2[..n], &s.within_at[..n], max, &mut s.near);
     acc
+}
+
+/// Makes `v` at least `len` long (new slots zero); never shrinks it.
+#[inline]
+fn grow<T: Copy + Default>(v: &mut Vec<T>, len: usize) {
+    if v.len() < len {
+        v.resize(len, T::default());
+    }
 }
 
 /// Squared distances from `me` of the candidates at `x`, `y`, into `d2`.
