@@ -50,8 +50,10 @@ impl NeighborGrid {
 
     /// The bin of point `(x, y)` (clamped; NaN goes to 0).
     pub fn bin_of(&self, x: f32, y: f32) -> u32 {
-        let bx = ((x / self.bin_size).floor().max(0.0) as u32).min(self.bins_x - 1);
-        let by = ((y / self.bin_size).floor().max(0.0) as u32).min(self.bins_y - 1);
+        // `as u32` truncates toward zero and saturates (negative and NaN to 0): for every
+        // input it gives `floor(v).max(0)`, without a call to `floorf` on baseline x86-64.
+        let bx = ((x / self.bin_size) as u32).min(self.bins_x - 1);
+        let by = ((y / self.bin_size) as u32).min(self.bins_y - 1);
         by * self.bins_x + bx
     }
 
@@ -149,6 +151,39 @@ mod tests {
         }
         assert_eq!(g.bin_of(10.0, 10.0), 24, "far edge clamps into the last bin");
         assert_eq!(g.bin_of(-3.0, 2.0), 5, "outside clamps to the border bin");
+    }
+
+    #[test]
+    fn bin_of_is_the_clamped_floor_for_every_input() {
+        let g = NeighborGrid::new(10.0, 7.0, 1.5);
+        let floor_bin = |v: f32, bins: u32| ((v / 1.5).floor().max(0.0) as u32).min(bins - 1);
+        let mut vs = vec![
+            0.0,
+            -0.0,
+            1.5,
+            1.4999999,
+            3.0,
+            9.99,
+            10.0,
+            7.0,
+            -0.1,
+            -1.5,
+            -2.0,
+            1e30,
+            -1e30,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+        ];
+        vs.extend((0..400).map(|i| i as f32 * 0.037 - 3.0));
+        for &x in &vs {
+            for &y in &vs {
+                let want = floor_bin(y, g.bins_y) * g.bins_x + floor_bin(x, g.bins_x);
+                assert_eq!(g.bin_of(x, y), want, "({x}, {y})");
+            }
+        }
     }
 
     #[test]

@@ -198,8 +198,10 @@ impl WallMap {
         if !self.is_free(b) {
             return false;
         }
-        let same_col = (a.x / self.cell).floor() == (b.x / self.cell).floor();
-        let same_row = (a.y / self.cell).floor() == (b.y / self.cell).floor();
+        // Both points lie in the domain (non-negative): truncation is their floor, without a
+        // call to `floorf` on baseline x86-64 (no SSE4.1 rounding instruction).
+        let same_col = (a.x / self.cell) as u32 == (b.x / self.cell) as u32;
+        let same_row = (a.y / self.cell) as u32 == (b.y / self.cell) as u32;
         same_col || same_row || self.is_free(V2::new(b.x, a.y)) || self.is_free(V2::new(a.x, b.y))
     }
 
@@ -284,10 +286,11 @@ impl WallMap {
         }
         let mut nearest: [(f32, V2); MAX_OBSTACLE_POINTS] = [(f32::INFINITY, V2::ZERO); MAX_OBSTACLE_POINTS];
         let mut count = 0usize;
-        let c0 = ((pos.x - range) / self.cell).floor().max(0.0) as usize;
-        let r0 = ((pos.y - range) / self.cell).floor().max(0.0) as usize;
-        let c1 = (((pos.x + range) / self.cell).floor().max(0.0) as usize).min(self.cols.saturating_sub(1));
-        let r1 = (((pos.y + range) / self.cell).floor().max(0.0) as usize).min(self.rows.saturating_sub(1));
+        // `as usize` truncates and saturates (negative and NaN to 0): `floor(v).max(0)`.
+        let c0 = ((pos.x - range) / self.cell) as usize;
+        let r0 = ((pos.y - range) / self.cell) as usize;
+        let c1 = (((pos.x + range) / self.cell) as usize).min(self.cols.saturating_sub(1));
+        let r1 = (((pos.y + range) / self.cell) as usize).min(self.rows.saturating_sub(1));
         let range_sq = range * range;
         for r in r0..=r1 {
             for c in c0..=c1 {
