@@ -163,7 +163,9 @@ pub(crate) fn scan(
     let boids_all = if boids_in_reach.is_some() { None } else { boids };
 
     let reach = dist * dist;
-    grow(&mut s.within_d2, total + 1);
+    // One spare slot for the branch-free append, and a whole lane group past it for
+    // `nearest`'s reads.
+    grow(&mut s.within_d2, total + 1 + LANES);
     grow(&mut s.within_at, total + 1);
     let mut n = 0;
     if let Some(b) = boids_all {
@@ -219,7 +221,7 @@ pub(crate) fn scan(
             );
         }
     }
-    nearest(&s.within_d2[..n], &s.within_at[..n], max, &mut s.near);
+    nearest(&s.within_d2, &s.within_at[..n], max, &mut s.near);
     acc
 }
 
@@ -240,14 +242,61 @@ fn distances(me: &PackedAgent, x: &[f32], y: &[f32], d2: &mut [f32]) {
     }
 }
 
-/// Up to this many candidates within reach, [`nearest`] ranks them all (no branch, O(n²));
-/// beyond, it inserts them one by one.
+/// Lanes of one group of [`nearest`]'s counts (one 128-bit vector of `u32`).
+const LANES: usize = 4;
+/// Up to this many lane groups (`LANES` candidates each) [`nearest`] counts the places of all
+/// candidates at once; beyond, it ranks them one by one.
+const RANK_GROUPS: usize = 8;
+/// Up to this many candidates, [`nearest_exact`] ranks them all (no branch, O(n²)); beyond, it
+/// inserts them one by one.
 const RANK_LIMIT: usize = 48;
 
-/// The `max` nearest of the candidates at squared distances `d2` (in visiting order, packed
-/// indices `at`) into `out`, nearest first; of equal distances the one visited first comes
-/// first, and at the cut the one visited first is kept (a stable sort, then the first `max`).
+/// The `max` nearest of the candidates (packed indices `at`, in visiting order, at squared
+/// distances `d2[..at.len()]`) into `out`, nearest first; of equal distances the one visited
+/// first comes first, and at the cut the one visited first is kept (a stable sort, then the
+/// first `max`). `d2` reaches at least [`LANES`] slots past the candidates (values unused).
+///
+/// Each candidate's place is the number of candidates strictly nearer, counted for all of
+/// them at once: one vector compare and subtract per lane group and candidate, with no
+/// horizontal sum and no branch. Places that are all different give the stable order; equal
+/// distances (a place taken twice) go to [`nearest_exact`], which orders ties.
 fn nearest(d2: &[f32], at: &[usize], max: usize, out: &mut Vec<(f32, usize)>) {
+    let n = at.len();
+    if max == 0 {
+        out.clear();
+        return;
+    }
+    if n > LANES * RANK_GROUPS {
+        return nearest_exact(&d2[..n], at, max, out);
+    }
+    let groups = n.div_ceil(LANES);
+    let mut nearer = [[0u32; LANES]; RANK_GROUPS];
+    for &dj in &d2[..n] {
+        for (count, lane) in nearer[..groups].iter_mut().zip(d2.chunks_exact(LANES)) {
+            for l in 0..LANES {
+                count[l] += u32::from(dj < lane[l]);
+            }
+        }
+    }
+    let keep = max.min(n);
+    out.clear();
+    out.resize(keep + 1, (0.0, 0));
+    // Bit p set: place p taken (places are below 32).
+    let mut taken = 0u32;
+    for i in 0..n {
+        let place = nearer[i / LANES][i % LANES] as usize;
+        taken |= 1 << place;
+        out[place.min(keep)] = (d2[i], at[i]);
+    }
+    if taken.count_ones() as usize != n {
+        return nearest_exact(&d2[..n], at, max, out);
+    }
+    out.truncate(keep);
+}
+
+/// [`nearest`] for any number of candidates, ties included: `d2` holds exactly the candidates'
+/// distances.
+fn nearest_exact(d2: &[f32], at: &[usize], max: usize, out: &mut Vec<(f32, usize)>) {
     let n = d2.len();
     out.clear();
     if n <= RANK_LIMIT {
@@ -377,6 +426,35 @@ mod tests {
                 let none = scan(&f, &g, k, None, dist, max, &mut s);
                 assert_eq!(s.near, near, "agent {k}: without boids, the same neighbours");
                 assert_eq!(none.counts(), (0, 0, 0));
+            }
+        }
+    }
+
+    #[test]
+    fn nearest_is_a_stable_sort_cut_at_max_ties_and_long_lists_included() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let mut out = Vec::new();
+        // Lengths up to past the counted groups (`LANES * RANK_GROUPS`) and past `RANK_LIMIT`;
+        // distances from few values (many ties) or many.
+        for n in 0..60 {
+            for levels in [3, 1000] {
+                for max in [0, 1, 4, 10, 64] {
+                    let mut d2: Vec<f32> = (0..n).map(|_| rnd(levels) as f32 * 0.25).collect();
+                    let at: Vec<usize> = (0..n).map(|i| 100 + i).collect();
+                    let mut want: Vec<(f32, usize)> = d2.iter().copied().zip(at.clone()).collect();
+                    want.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    want.truncate(max);
+                    // The slots past the candidates hold anything.
+                    d2.extend([-1.0, 7.0, f32::NAN, 0.0]);
+                    nearest(&d2, &at, max, &mut out);
+                    assert_eq!(out, want, "{n} candidates, {levels} levels, max {max}");
+                }
             }
         }
     }
