@@ -110,7 +110,7 @@ impl Accum {
     }
 
     /// The weighted sum of the normalised rule directions (not yet clamped to `a_max`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn steer(&self, p: &BoidsF32, me: &PackedAgent) -> V2 {
         let mut s = V2::ZERO;
         if self.n_coh > 0 {

@@ -383,6 +383,7 @@ pub struct Solution {
 /// first `obstacle_lines` are hard (obstacles, each satisfied by velocity 0) and the rest soft
 /// (agents): if all cannot be met, the velocity minimising the largest soft violation is
 /// returned. `scratch` is reused working memory.
+#[inline(always)]
 pub fn solve(
     lines: &[Line],
     obstacle_lines: usize,
