@@ -49,12 +49,20 @@ impl NeighborGrid {
     }
 
     /// The bin of point `(x, y)` (clamped; NaN goes to 0).
+    #[inline]
     pub fn bin_of(&self, x: f32, y: f32) -> u32 {
+        let (bx, by) = self.bin_xy(x, y);
+        by * self.bins_x + bx
+    }
+
+    /// The column and row of the bin of point `(x, y)` (clamped; NaN goes to 0).
+    #[inline]
+    pub fn bin_xy(&self, x: f32, y: f32) -> (u32, u32) {
         // `as u32` truncates toward zero and saturates (negative and NaN to 0): for every
         // input it gives `floor(v).max(0)`, without a call to `floorf` on baseline x86-64.
         let bx = ((x / self.bin_size) as u32).min(self.bins_x - 1);
         let by = ((y / self.bin_size) as u32).min(self.bins_y - 1);
-        by * self.bins_x + bx
+        (bx, by)
     }
 
     /// Sorts the agents at `xs, ys` into bins: count, prefix sum, scatter.

@@ -92,9 +92,9 @@ pub(crate) struct Scratch {
 
 /// The runs of packed indices in the 3x3 bins around `p`, one per bin row (bins of one row
 /// are contiguous in the packed order), bottom row first; rows past the grid are empty.
+#[inline(always)]
 fn bin_rows(grid: &NeighborGrid, p: super::orca::V2) -> [Range<usize>; 3] {
-    let b = grid.bin_of(p.x, p.y);
-    let (bx, by) = (b % grid.bins_x, b / grid.bins_x);
+    let (bx, by) = grid.bin_xy(p.x, p.y);
     let (x0, x1) = (bx.saturating_sub(1), (bx + 1).min(grid.bins_x - 1));
     let mut rows = [0..0, 0..0, 0..0];
     for (slot, ny) in (by.saturating_sub(1)..=(by + 1).min(grid.bins_y - 1)).enumerate() {
