@@ -642,14 +642,19 @@ impl LocalLayer {
 
         // Pass 3: ORCA.
         let pref = &self.preferred;
-        let walls = &self.walls;
-        let movers = &self.moving_obstacles;
         self.velocity.resize(n, (V2::ZERO, false));
         if mode.orca() {
+            let world = OrcaWorld {
+                frame,
+                grid,
+                walls: &self.walls,
+                movers: &self.moving_obstacles,
+                groups: &groups,
+                with_boids: mode.boids(),
+                dt,
+            };
             for_each_slot(self.backend, &mut self.velocity, OrcaScratch::default, |s, k| {
-                let cfg = groups.get(frame.agents[k].group);
-                let boids = if mode.boids() { cfg.boids.as_ref() } else { None };
-                let sol = orca_agent(frame, grid, walls, movers, cfg, boids, k, pref[k], dt, s);
+                let sol = orca_agent(&world, k, pref[k], s);
                 (sol.velocity, sol.infeasible)
             });
         } else {
@@ -773,61 +778,60 @@ pub fn boids_step(scene: &Scene, agents: &mut Agents, dt: f32, backend: LocalBac
 ///
 /// On x86-64 CPUs with AVX2 (detected at run time) the same code runs compiled for AVX2:
 /// wider vectors, the same operations (no fused multiply-add), the same results bit for bit.
-#[allow(clippy::too_many_arguments)]
-fn orca_agent(
-    frame: &Frame,
-    grid: &NeighborGrid,
-    walls: &WallMap,
-    movers: &[MovingObstacle],
-    cfg: &GroupCfg,
-    boids: Option<&BoidsF32>,
-    k: usize,
-    preferred: V2,
-    dt: f32,
-    s: &mut OrcaScratch,
-) -> orca::Solution {
+fn orca_agent(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScratch) -> orca::Solution {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         /// [`orca_agent_body`] compiled for AVX2.
         #[target_feature(enable = "avx2")]
-        #[allow(clippy::too_many_arguments)]
         fn orca_agent_avx2(
-            frame: &Frame,
-            grid: &NeighborGrid,
-            walls: &WallMap,
-            movers: &[MovingObstacle],
-            cfg: &GroupCfg,
-            boids: Option<&BoidsF32>,
+            world: &OrcaWorld,
             k: usize,
             preferred: V2,
-            dt: f32,
             s: &mut OrcaScratch,
         ) -> orca::Solution {
-            orca_agent_body(frame, grid, walls, movers, cfg, boids, k, preferred, dt, s)
+            orca_agent_body(world, k, preferred, s)
         }
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { orca_agent_avx2(frame, grid, walls, movers, cfg, boids, k, preferred, dt, s) };
+        return unsafe { orca_agent_avx2(world, k, preferred, s) };
     }
-    orca_agent_body(frame, grid, walls, movers, cfg, boids, k, preferred, dt, s)
+    orca_agent_body(world, k, preferred, s)
+}
+
+/// What the ORCA pass reads, the same for every agent of a step.
+#[derive(Clone, Copy)]
+struct OrcaWorld<'a> {
+    /// The packed agents at the start of the step.
+    frame: &'a Frame,
+    /// Their bins.
+    grid: &'a NeighborGrid,
+    /// The walls (border and obstacle cells).
+    walls: &'a WallMap,
+    /// Obstacles that move and do not avoid.
+    movers: &'a [MovingObstacle],
+    /// Per-group settings.
+    groups: &'a Groups,
+    /// Whether the boids offset is added to the preferred velocity.
+    with_boids: bool,
+    /// Time step, s.
+    dt: f32,
 }
 
 /// [`orca_agent`]'s work, inlined (with the scan, the lines and the program) into each
 /// compilation of it.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn orca_agent_body(
-    frame: &Frame,
-    grid: &NeighborGrid,
-    walls: &WallMap,
-    movers: &[MovingObstacle],
-    cfg: &GroupCfg,
-    boids: Option<&BoidsF32>,
-    k: usize,
-    preferred: V2,
-    dt: f32,
-    s: &mut OrcaScratch,
-) -> orca::Solution {
+fn orca_agent_body(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScratch) -> orca::Solution {
+    let OrcaWorld {
+        frame,
+        grid,
+        walls,
+        movers,
+        groups,
+        with_boids,
+        dt,
+    } = *world;
     let me = &frame.agents[k];
+    let cfg = groups.get(me.group);
+    let boids = if with_boids { cfg.boids.as_ref() } else { None };
     let acc = scan::scan(
         frame,
         grid,
@@ -1007,42 +1011,20 @@ mod tests {
             l.step(&scene, &mut a, &preferred, 0.1).unwrap();
         }
         let groups = Groups::of(&scene, false);
-        let cfg = groups.get(0);
+        let world = OrcaWorld {
+            frame: &l.frame,
+            grid: &l.grid,
+            walls: &l.walls,
+            movers: &l.moving_obstacles,
+            groups: &groups,
+            with_boids: true,
+            dt: 0.1,
+        };
         let (mut dispatched, mut baseline) = (OrcaScratch::default(), OrcaScratch::default());
         let mut infeasible = 0;
         for k in 0..a.len() {
-            let args = (
-                &l.frame,
-                &l.grid,
-                &l.walls,
-                &l.moving_obstacles[..],
-                cfg,
-                cfg.boids.as_ref(),
-            );
-            let one = orca_agent(
-                args.0,
-                args.1,
-                args.2,
-                args.3,
-                args.4,
-                args.5,
-                k,
-                l.preferred[k],
-                0.1,
-                &mut dispatched,
-            );
-            let two = orca_agent_body(
-                args.0,
-                args.1,
-                args.2,
-                args.3,
-                args.4,
-                args.5,
-                k,
-                l.preferred[k],
-                0.1,
-                &mut baseline,
-            );
+            let one = orca_agent(&world, k, l.preferred[k], &mut dispatched);
+            let two = orca_agent_body(&world, k, l.preferred[k], &mut baseline);
             assert_eq!(
                 (one.velocity.x.to_bits(), one.velocity.y.to_bits(), one.infeasible),
                 (two.velocity.x.to_bits(), two.velocity.y.to_bits(), two.infeasible),
