@@ -168,6 +168,9 @@ pub(crate) fn scan(
     // `nearest`'s reads.
     grow(&mut s.within_d2, total + 1 + LANES);
     grow(&mut s.within_at, total + 1);
+    // As slices: a store through them cannot change the vectors' pointer and length, which
+    // the loops below would otherwise reload after every store.
+    let (within_d2, within_at) = (&mut s.within_d2[..], &mut s.within_at[..]);
     let mut n = 0;
     if let Some(b) = boids_all {
         // Phase 1: distances and the boids sums over every candidate (a rule reaches past
@@ -191,8 +194,8 @@ pub(crate) fn scan(
         let mut at = 0;
         for run in runs {
             for (j, &d2) in run.clone().zip(&s.d2[at..at + run.len()]) {
-                s.within_d2[n] = d2;
-                s.within_at[n] = j;
+                within_d2[n] = d2;
+                within_at[n] = j;
                 n += (d2 < reach) as usize;
             }
             at += run.len();
@@ -204,8 +207,8 @@ pub(crate) fn scan(
             for ((j, &cx), &cy) in run.clone().zip(x).zip(y) {
                 let (dx, dy) = (cx - me.p.x, cy - me.p.y);
                 let d2 = dx * dx + dy * dy;
-                s.within_d2[n] = d2;
-                s.within_at[n] = j;
+                within_d2[n] = d2;
+                within_at[n] = j;
                 n += (d2 < reach) as usize;
             }
         }
