@@ -276,6 +276,7 @@ fn nearest(d2: &[f32], at: &[usize], max: usize, out: &mut Vec<(f32, usize)>) {
         return nearest_exact(&d2[..n], at, max, out);
     }
     let groups = n.div_ceil(LANES);
+    debug_assert!(d2.len() >= groups * LANES, "the caller pads `d2` by a lane group");
     let mut nearer = [[0u32; LANES]; RANK_GROUPS];
     for &dj in &d2[..n] {
         for (count, lane) in nearer[..groups].iter_mut().zip(d2.chunks_exact(LANES)) {
@@ -457,7 +458,7 @@ mod tests {
                     want.sort_by(|a, b| a.0.total_cmp(&b.0));
                     want.truncate(max);
                     // The slots past the candidates hold anything.
-                    d2.extend([-1.0, 7.0, f32::NAN, 0.0]);
+                    d2.extend([-1.0, 7.0, f32::NAN, 0.0, 1e30, -0.0, 0.25, 3.0][..LANES].iter());
                     nearest(&d2, &at, max, &mut out);
                     assert_eq!(out, want, "{n} candidates, {levels} levels, max {max}");
                 }
