@@ -10,7 +10,8 @@
 //! `cargo run --release --example bench_local -- --max 1000000 --gpu-only --png bench/local_gpu.png`
 //!
 //! `--profile N` runs only binned boids+ORCA on CPU multi with N agents for about ten
-//! seconds and prints steps/s with the time per pass (bins, velocities, move), for `perf`.
+//! seconds and prints steps/s with the time per pass (bins, velocities, move), for `perf`;
+//! `--profile N --gpu` does the same on the GPU backend.
 //! `--checksum N` runs 20 steps of it and prints a hash of every agent's position and
 //! velocity bits, to check that a change of the code leaves the results bit for bit.
 //!
@@ -152,11 +153,13 @@ fn measure(mut step: impl FnMut()) -> f64 {
     k as f64 / t.elapsed().as_secs_f64()
 }
 
-/// `--profile N`: binned boids+ORCA, CPU multi, N agents, about ten seconds; steps/s and the
-/// mean time per pass.
-fn profile(n: usize, density: f32, dt: f32) -> anyhow::Result<()> {
+/// `--profile N [--gpu]`: binned boids+ORCA, CPU multi (or the GPU backend), N agents, about
+/// ten seconds; steps/s and the mean time per pass (on the GPU: bins = binning, read-back of
+/// the grid and upload; velocities = the velocity shaders; move = the move shader, read-back
+/// and unpacking).
+fn profile(n: usize, density: f32, dt: f32, backend: LocalBackend) -> anyhow::Result<()> {
     let (scene, mut a, pref) = setup(n, density);
-    let mut layer = LocalLayer::new(LocalMode::BoidsOrca, LocalBackend::CpuMulti)?;
+    let mut layer = LocalLayer::new(LocalMode::BoidsOrca, backend)?;
     layer.step(&scene, &mut a, &pref, dt)?;
     let (mut bins, mut vel, mut mv, mut steps) = (0.0, 0.0, 0.0, 0usize);
     let t = Instant::now();
@@ -171,8 +174,8 @@ fn profile(n: usize, density: f32, dt: f32) -> anyhow::Result<()> {
     }
     let k = steps as f64;
     println!(
-        "{n} agents, binned boids+ORCA, CPU multi ({} threads): {:.2} steps/s; ms per step: bins {:.1}, velocities {:.1}, move {:.1}",
-        rayon::current_num_threads(),
+        "{n} agents, binned boids+ORCA, {}: {:.2} steps/s; ms per step: bins {:.1}, velocities {:.1}, move {:.1}",
+        layer.backend_description(),
         k / t.elapsed().as_secs_f64(),
         1e3 * bins / k,
         1e3 * vel / k,
@@ -219,7 +222,12 @@ fn main() -> anyhow::Result<()> {
         return checksum(n.parse()?, density, dt);
     }
     if let Some(n) = arg("--profile") {
-        return profile(n.parse()?, density, dt);
+        let backend = if args.iter().any(|a| a == "--gpu") {
+            LocalBackend::Gpu
+        } else {
+            LocalBackend::CpuMulti
+        };
+        return profile(n.parse()?, density, dt, backend);
     }
 
     let mut series = vec![

@@ -161,6 +161,53 @@ fn one_step_matches_cpu_single_in_every_mode() {
     }
 }
 
+/// A crowd of more than two upload slices (the GPU backend packs, uploads and reads back the
+/// agents in slices of 65,536 on parallel tasks): every agent, the last slice's included,
+/// comes back where the CPU puts it, so no slice lands at another's offset.
+#[test]
+fn a_crowd_of_several_upload_slices_matches_cpu_single() {
+    let Some(ctx) = ctx() else { return };
+    let n = 2 * 65_536 + 1_234;
+    // Open ground at 0.5 agents/m², as in the scaling benchmark.
+    let cell = 2.0;
+    let cols = ((n as f64 / 0.5).sqrt() / cell).ceil() as usize;
+    let mut sc = Scene::empty("slices", crowdfield::grid::Grid::new(cols, cols, cell));
+    sc.groups = bottleneck().groups;
+    let start = crowd(&sc, n, 5);
+    let side = sc.grid.width() as f32;
+    let pref = preferred(&start, [side / 2.0, side / 2.0]);
+    let mode = LocalMode::BoidsOrca;
+    let mut cpu = LocalLayer::new(mode, LocalBackend::CpuSingle).unwrap();
+    let mut gpu = LocalLayer::with_gpu(mode, ctx).unwrap();
+    let (mut a, mut b) = (start.clone(), start.clone());
+    let sa = cpu.step(&sc, &mut a, &pref, DT).unwrap();
+    let sb = gpu.step(&sc, &mut b, &pref, DT).unwrap();
+    assert_eq!(
+        gpu.grid(),
+        cpu.grid(),
+        "the GPU bins (positions uploaded in slices) equal the CPU's"
+    );
+    let (dv, dp) = differences(&a, &b);
+    let allowed = (n as f64 * DISCRETE_SHARE) as usize;
+    let off = dv.iter().filter(|&&d| d > VELOCITY_TOLERANCE).count();
+    let off_p = dp.iter().filter(|&&d| d > VELOCITY_TOLERANCE * DT).count();
+    println!("{n} agents: {off} velocities and {off_p} positions beyond tolerance; {sa:?} {sb:?}");
+    assert!(
+        off <= allowed && off_p <= allowed,
+        "{off} velocities, {off_p} positions differ"
+    );
+    // Each slice on its own: a slice uploaded to the wrong place would differ throughout.
+    for (k, part) in dp.chunks(65_536).enumerate() {
+        let bad = part.iter().filter(|&&d| d > VELOCITY_TOLERANCE * DT).count();
+        assert!(
+            bad <= part.len() / 50,
+            "slice {k}: {bad} of {} positions differ",
+            part.len()
+        );
+    }
+    assert!(sa.infeasible.abs_diff(sb.infeasible) <= allowed, "{sa:?} {sb:?}");
+}
+
 /// Mean speed and collision figures of a run of `steps` steps.
 fn run(layer: &mut LocalLayer, sc: &Scene, a: &mut Agents, steps: usize) -> (f32, usize, f32) {
     let mut counter = CollisionCounter::default();

@@ -239,8 +239,8 @@ impl GpuContext {
             self.queue
                 .write_buffer(&buf.scan_params, stride * i as u64, bytemuck::bytes_of(l));
         }
-        self.queue.write_buffer(&buf.xs, 0, bytemuck::cast_slice(xs));
-        self.queue.write_buffer(&buf.ys, 0, bytemuck::cast_slice(ys));
+        self.write_buffer_parallel(&buf.xs, 0, xs);
+        self.write_buffer_parallel(&buf.ys, 0, ys);
 
         let mut encoder = self
             .device

@@ -295,6 +295,25 @@ impl GpuContext {
         Ok(())
     }
 
+    /// `queue.write_buffer(dst, offset, data)` with the copy into upload memory split over the
+    /// rayon threads: wgpu copies each slice before taking the queue's lock, so slices of a
+    /// large array (4 MB per 10^6 coordinates) are copied on every core.
+    pub(crate) fn write_buffer_parallel<T: bytemuck::Pod + Sync>(
+        &self,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        data: &[T],
+    ) {
+        use rayon::prelude::*;
+        /// Elements per slice, at least: below this one copy does it all.
+        const MIN_SLICE: usize = 1 << 16;
+        let slice = data.len().div_ceil(rayon::current_num_threads()).max(MIN_SLICE);
+        data.par_chunks(slice).enumerate().for_each(|(k, part)| {
+            let at = offset + (k * slice * std::mem::size_of::<T>()) as u64;
+            self.queue.write_buffer(dst, at, bytemuck::cast_slice(part));
+        });
+    }
+
     /// A storage buffer of at least `bytes` (4 minimum) that can be written and copied from.
     pub(crate) fn storage(&self, label: &str, bytes: u64) -> wgpu::Buffer {
         self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -328,9 +347,21 @@ impl GpuContext {
         offset: u64,
         count: usize,
     ) -> Result<Vec<T>> {
+        self.read_back_with(src, offset, count, <[T]>::to_vec)
+    }
+
+    /// [`GpuContext::read_back`] handing the mapped elements to `use_them` instead of copying
+    /// them into a vector (for large arrays the copy is a pass over memory of its own).
+    pub(crate) fn read_back_with<T: bytemuck::Pod, R>(
+        &self,
+        src: &wgpu::Buffer,
+        offset: u64,
+        count: usize,
+        use_them: impl FnOnce(&[T]) -> R,
+    ) -> Result<R> {
         let bytes = (count * std::mem::size_of::<T>()) as u64;
         if bytes == 0 {
-            return Ok(Vec::new());
+            return Ok(use_them(&[]));
         }
         let mut staging = self
             .staging
@@ -360,7 +391,7 @@ impl GpuContext {
             let view = staging
                 .get_mapped_range(0..bytes)
                 .map_err(|e| Error::Gpu(format!("reading the mapped buffer: {e}")))?;
-            bytemuck::cast_slice::<u8, T>(&view).to_vec()
+            use_them(bytemuck::cast_slice::<u8, T>(&view))
         };
         staging.unmap();
         Ok(out)

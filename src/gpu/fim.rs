@@ -40,10 +40,14 @@ pub const FIM_EPS_REL: f32 = 0.0;
 /// Finite unit costs above this (s/m) are clamped to it, so squared step costs stay finite
 /// in f32 (a walker that slow is blocked in practice).
 pub const FIM_COST_MAX: f32 = 1.0e12;
-/// Passes encoded per submission before the host reads the active count back: enough to hide
-/// the round trip, few enough that a converged solve wastes little (empty passes dispatch no
-/// tiles).
-const PASSES_PER_SUBMIT: usize = 8;
+/// Passes encoded in the first submission before the host reads the active count back; each
+/// later submission doubles it up to [`MAX_PASSES_PER_SUBMIT`]. A read-back costs about 0.2 ms
+/// and a pass past convergence (no tiles, five dispatches) about 0.03 ms on an H200, so short
+/// solves stop soon after converging and long ones (580 passes at 1024² with walls) wait on 11
+/// read-backs instead of 73: 57.7 -> 43.4 ms there with 64 a batch (BENCHMARKS.md).
+const FIRST_PASSES_PER_SUBMIT: usize = 16;
+/// The largest batch of passes per submission (see [`FIRST_PASSES_PER_SUBMIT`]).
+const MAX_PASSES_PER_SUBMIT: usize = 64;
 /// Slots of the `state` buffer. Sync: `STATE_*` in `shaders/common.wgsl`.
 const STATE_ACTIVE: usize = 1;
 const STATE_PASSES: usize = 2;
@@ -358,8 +362,7 @@ impl GpuContext {
         }
         let guard = self.fim_buffers(&input)?;
         let buf = guard.as_ref().expect("FIM buffers were just created");
-        self.queue
-            .write_buffer(&buf.cost, 0, bytemuck::cast_slice(&input.cost));
+        self.write_buffer_parallel(&buf.cost, 0, &input.cost);
         let encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -398,10 +401,8 @@ impl GpuContext {
         }
         let buf = guard.as_ref().expect("FIM buffers were just created");
         self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(&pr));
-        self.queue
-            .write_buffer(&buf.source, 0, bytemuck::cast_slice(&input.source));
-        self.queue
-            .write_buffer(&buf.phi, 0, bytemuck::cast_slice(&input.phi));
+        self.write_buffer_parallel(&buf.source, 0, &input.source);
+        self.write_buffer_parallel(&buf.phi, 0, &input.phi);
         // Every tile starts awake: the first pass finds the tiles next to the sources.
         self.queue
             .write_buffer(&buf.tile_flag, 0, bytemuck::cast_slice(&vec![1u32; slots]));
@@ -412,8 +413,9 @@ impl GpuContext {
 
     /// Runs the FIM passes until the active list is empty and returns the pass count. The
     /// first batch of passes is appended to `encoder` (which may already hold the work that
-    /// produces the cost) and submitted with it; after each batch only the 16-byte state is
-    /// read back, to test convergence. The potentials stay on the device in `buf.phi`.
+    /// produces the cost) and submitted with it; after each batch (growing from
+    /// [`FIRST_PASSES_PER_SUBMIT`] to [`MAX_PASSES_PER_SUBMIT`] passes) only the 16-byte state
+    /// is read back, to test convergence. The potentials stay on the device in `buf.phi`.
     pub(crate) fn run_fim(
         &self,
         buf: &FimBuffers,
@@ -424,6 +426,7 @@ impl GpuContext {
         let slots = pr.tiles_per_group * pr.groups;
         let cap = max_passes(pr.tiles_per_group as usize);
         let mut first = true;
+        let mut batch = FIRST_PASSES_PER_SUBMIT;
         loop {
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -434,10 +437,11 @@ impl GpuContext {
                     self.fim_compact(&mut pass, buf, slots);
                     first = false;
                 }
-                for _ in 0..PASSES_PER_SUBMIT {
+                for _ in 0..batch {
                     self.fim_pass(&mut pass, buf, slots);
                 }
             }
+            batch = (2 * batch).min(MAX_PASSES_PER_SUBMIT);
             self.queue.submit([encoder.finish()]);
             let state: Vec<u32> = self.read_back(&buf.state, 0, 4)?;
             let passes = state[STATE_PASSES] as usize;

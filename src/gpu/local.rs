@@ -260,7 +260,6 @@ pub struct GpuLocal {
     flock: wgpu::ComputePipeline,
     mover: wgpu::ComputePipeline,
     bufs: Option<LocalBuffers>,
-    pack_out: Vec<GpuLocalAgent>,
 }
 
 impl std::fmt::Debug for GpuLocal {
@@ -305,7 +304,6 @@ impl GpuLocal {
             flock,
             mover,
             bufs: None,
-            pack_out: Vec::new(),
         })
     }
 
@@ -477,17 +475,6 @@ impl GpuLocal {
             .zip(&walls.boundary)
             .map(|(&b, &e)| (u32::from(b) * CELL_BLOCKED) | (u32::from(e) * CELL_BOUNDARY))
             .collect();
-        self.pack_out.clear();
-        self.pack_out.extend((0..n).map(|i| GpuLocalAgent {
-            p: [agents.x[i], agents.y[i]],
-            v: [agents.vx[i], agents.vy[i]],
-            pref: input.preferred.map_or([0.0; 2], |p| p[i]),
-            radius: agents.radius[i],
-            max_speed: agents.max_speed[i],
-            group: agents.group[i],
-            id: agents.id[i],
-            pad: [0; 2],
-        }));
         let movers: Vec<GpuMover> = input
             .movers
             .iter()
@@ -523,13 +510,9 @@ impl GpuLocal {
         let buf = self.bufs.as_mut().expect("local buffers were just ensured");
         let q = &ctx.queue;
         q.write_buffer(&buf.params, 0, bytemuck::bytes_of(&params));
-        q.write_buffer(&buf.agents_in, 0, bytemuck::cast_slice(&self.pack_out));
-        q.write_buffer(&buf.grid_idx, 0, bytemuck::cast_slice(&grid.bin_start));
-        q.write_buffer(
-            &buf.grid_idx,
-            (bins as u64 + 1) * 4,
-            bytemuck::cast_slice(&grid.sorted),
-        );
+        upload_agents(q, &buf.agents_in, agents, input.preferred);
+        ctx.write_buffer_parallel(&buf.grid_idx, 0, &grid.bin_start);
+        ctx.write_buffer_parallel(&buf.grid_idx, (bins as u64 + 1) * 4, &grid.sorted);
         q.write_buffer(&buf.groups_buf, 0, bytemuck::cast_slice(&input.groups));
         if !movers.is_empty() {
             q.write_buffer(&buf.movers_buf, 0, bytemuck::cast_slice(&movers));
@@ -586,16 +569,7 @@ impl GpuLocal {
             dispatch_linear(&mut pass, n as u32);
         }
         ctx.queue.submit([encoder.finish()]);
-        let out: Vec<GpuLocalOut> = ctx.read_back(&buf.out, 0, n)?;
-        let (mut infeasible, mut hits) = (0, 0);
-        for (i, o) in out.iter().enumerate() {
-            agents.x[i] = o.p[0];
-            agents.y[i] = o.p[1];
-            agents.vx[i] = o.v[0];
-            agents.vy[i] = o.v[1];
-            infeasible += o.infeasible as usize;
-            hits += o.hit as usize;
-        }
+        let (infeasible, hits) = ctx.read_back_with(&buf.out, 0, n, |out| unpack_agents(out, agents))?;
         let t3 = Instant::now();
         Ok(LocalStats {
             agents: n,
@@ -606,6 +580,51 @@ impl GpuLocal {
             seconds_move: (t3 - t2).as_secs_f64(),
         })
     }
+}
+
+/// Agents per task of the pack and unpack loops (and per upload): below this one thread does
+/// it all.
+const AGENTS_PER_TASK: usize = 65_536;
+
+/// Uploads the agents' records (positions, velocities, preferred velocities, radii, speeds,
+/// groups, ids) in slices of [`AGENTS_PER_TASK`] packed and written by parallel tasks: wgpu
+/// copies each slice into its upload memory before taking the queue's lock, so the 48 bytes an
+/// agent are packed and copied on every core.
+fn upload_agents(queue: &wgpu::Queue, dst: &wgpu::Buffer, agents: &Agents, preferred: Option<&[[f32; 2]]>) {
+    use rayon::prelude::*;
+    const RECORD: u64 = std::mem::size_of::<GpuLocalAgent>() as u64;
+    let n = agents.len();
+    (0..n.div_ceil(AGENTS_PER_TASK)).into_par_iter().for_each(|task| {
+        let start = task * AGENTS_PER_TASK;
+        let records: Vec<GpuLocalAgent> = (start..n.min(start + AGENTS_PER_TASK))
+            .map(|i| GpuLocalAgent {
+                p: [agents.x[i], agents.y[i]],
+                v: [agents.vx[i], agents.vy[i]],
+                pref: preferred.map_or([0.0; 2], |p| p[i]),
+                radius: agents.radius[i],
+                max_speed: agents.max_speed[i],
+                group: agents.group[i],
+                id: agents.id[i],
+                pad: [0; 2],
+            })
+            .collect();
+        queue.write_buffer(dst, start as u64 * RECORD, bytemuck::cast_slice(&records));
+    });
+}
+
+/// Copies the move pass's positions and velocities from the mapped read-back memory into
+/// `agents`, in parallel; returns the counts of infeasible programs and wall hits.
+fn unpack_agents(out: &[GpuLocalOut], agents: &mut Agents) -> (usize, usize) {
+    use rayon::prelude::*;
+    let Agents { x, y, vx, vy, .. } = agents;
+    (x, y, vx, vy, out)
+        .into_par_iter()
+        .with_min_len(AGENTS_PER_TASK)
+        .map(|(x, y, vx, vy, o)| {
+            (*x, *y, *vx, *vy) = (o.p[0], o.p[1], o.v[0], o.v[1]);
+            (o.infeasible as usize, o.hit as usize)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 #[cfg(test)]
