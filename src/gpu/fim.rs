@@ -42,7 +42,7 @@ pub const FIM_EPS_REL: f32 = 0.0;
 pub const FIM_COST_MAX: f32 = 1.0e12;
 /// Passes encoded in the first submission before the host reads the active count back; each
 /// later submission doubles it up to [`MAX_PASSES_PER_SUBMIT`]. A read-back costs about 0.2 ms
-/// and a pass past convergence (no tiles, five dispatches) about 0.03 ms on an H200, so short
+/// and a pass past convergence (no tiles, four dispatches) about 0.03 ms on an H200, so short
 /// solves stop soon after converging and long ones (580 passes at 1024² with walls) wait on 11
 /// read-backs instead of 73: 57.7 -> 43.4 ms there with 64 a batch (BENCHMARKS.md).
 const FIRST_PASSES_PER_SUBMIT: usize = 16;
