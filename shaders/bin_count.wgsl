@@ -15,8 +15,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if i >= params.agents {
         return;
     }
-    let bx = bin_coord(xs[i], params.bin_size, params.bins_x);
-    let by = bin_coord(ys[i], params.bin_size, params.bins_y);
+    let bx = bin_coord(xs[i], params.inv_bin_size, params.bins_x);
+    let by = bin_coord(ys[i], params.inv_bin_size, params.bins_y);
     let bin = by * params.bins_x + bx;
     agent_bin[i] = bin;
     keys_in[i] = bin;

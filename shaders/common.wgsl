@@ -49,7 +49,7 @@ struct BinParams {
     agents: u32,
     bins_x: u32,
     bins_y: u32,
-    bin_size: f32,
+    inv_bin_size: f32,
     shift: u32,
     chunks: u32,
     hist_offset: u32,
@@ -256,14 +256,16 @@ fn update_from_neighbours(pe: f32, pn: f32, pw: f32, ps: f32, ce: f32, cn: f32, 
     return min(one_sided, PHI_INF);
 }
 
-// Bin of a point, clamped to the grid; NaN goes to 0 (CPU twin: NeighborGrid::bin_of).
-fn bin_coord(v: f32, bin_size: f32, bins: u32) -> u32 {
+// Bin of a point, clamped to the grid; NaN goes to 0 (CPU twin: NeighborGrid::bin_of). A
+// multiplication by 1 / bin size (rounded on the CPU), not a division: Vulkan rounds a product
+// exactly as the CPU does, a quotient only to 2.5 ulp.
+fn bin_coord(v: f32, inv_bin_size: f32, bins: u32) -> u32 {
     let bits = bitcast<u32>(v);
     let is_nan = (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
     if is_nan {
         return 0u;
     }
-    let f = floor(v / bin_size);
+    let f = floor(v * inv_bin_size);
     if f <= 0.0 {
         return 0u;
     }

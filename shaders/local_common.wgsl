@@ -29,7 +29,7 @@ struct LocalParams {
     agents: u32,
     bins_x: u32,
     bins_y: u32,
-    bin_size: f32,
+    inv_bin_size: f32,
     cols: u32,
     rows: u32,
     cell: f32,
@@ -234,8 +234,8 @@ struct Near {
 }
 
 fn near_bins(p: vec2<f32>) -> Near {
-    let bx = bin_coord(p.x, params.bin_size, params.bins_x);
-    let by = bin_coord(p.y, params.bin_size, params.bins_y);
+    let bx = bin_coord(p.x, params.inv_bin_size, params.bins_x);
+    let by = bin_coord(p.y, params.inv_bin_size, params.bins_y);
     return Near(
         select(bx - 1u, 0u, bx == 0u),
         min(bx + 1u, params.bins_x - 1u),

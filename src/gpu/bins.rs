@@ -139,7 +139,7 @@ impl BinBuffers {
 }
 
 impl GpuContext {
-    /// Bins the agents at `xs, ys` into `grid`'s bins on the device (its `bin_size`, `bins_x`,
+    /// Bins the agents at `xs, ys` into `grid`'s bins on the device (its `inv_bin_size`, `bins_x`,
     /// `bins_y`), leaving the result there; [`GpuContext::read_neighbor_grid`] fetches it.
     ///
     /// # Errors
@@ -225,7 +225,7 @@ impl GpuContext {
                 agents: n as u32,
                 bins_x: grid.bins_x,
                 bins_y: grid.bins_y,
-                bin_size: grid.bin_size,
+                inv_bin_size: grid.inv_bin_size,
                 shift: 8 * p as u32,
                 chunks,
                 hist_offset,

@@ -59,8 +59,8 @@ pub struct GpuLocalParams {
     pub bins_x: u32,
     /// Bins along y.
     pub bins_y: u32,
-    /// Bin edge, m.
-    pub bin_size: f32,
+    /// `1 / bin edge`, 1/m (`NeighborGrid::inv_bin_size`).
+    pub inv_bin_size: f32,
     /// Wall-map columns.
     pub cols: u32,
     /// Wall-map rows.
@@ -489,7 +489,7 @@ impl GpuLocal {
             agents: n as u32,
             bins_x: grid.bins_x,
             bins_y: grid.bins_y,
-            bin_size: grid.bin_size,
+            inv_bin_size: grid.inv_bin_size,
             cols: walls.cols as u32,
             rows: walls.rows as u32,
             cell: walls.cell,

@@ -49,8 +49,8 @@ pub struct GpuBinParams {
     pub bins_x: u32,
     /// Bins along y.
     pub bins_y: u32,
-    /// Bin edge, metres.
-    pub bin_size: f32,
+    /// `1 / bin edge`, 1/m: `NeighborGrid::inv_bin_size`, so bins are a multiplication.
+    pub inv_bin_size: f32,
     /// Bit shift of this radix pass's digit.
     pub shift: u32,
     /// 256-agent chunks.
