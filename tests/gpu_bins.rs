@@ -109,6 +109,28 @@ fn edges_outside_and_nan() {
     check(10.0, 5.0, 0.1, &xs, &ys, "edges, bin 0.1");
 }
 
+/// Points within an ulp or two of every bin edge, for bin sizes whose inverse is not exact in
+/// f32 (3 m: the ORCA reach; 1.7; 0.3). A bin computed by a division lands these on either side
+/// depending on how the GPU rounds the quotient (an NVIDIA H200 put some in the next bin); the
+/// product by `inv_bin_size` is rounded the same everywhere.
+#[test]
+fn points_an_ulp_from_bin_edges_land_as_on_the_cpu() {
+    for (bin, side) in [(3.0f32, 600.0f32), (1.7, 300.0), (0.3, 60.0)] {
+        let g = NeighborGrid::new(side, side, bin);
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for k in 1..g.bins_x {
+            let edge = k as f32 * bin;
+            let mut v = f32::from_bits(edge.to_bits() - 3);
+            for _ in 0..7 {
+                xs.push(v);
+                ys.push(side - v);
+                v = f32::from_bits(v.to_bits() + 1);
+            }
+        }
+        check(side, side, bin, &xs, &ys, &format!("edges of {bin} m bins"));
+    }
+}
+
 #[test]
 fn rebuild_twice_reuses_buffers() {
     let (xs, ys) = random(2000, 4, 30.0, 30.0);
