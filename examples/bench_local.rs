@@ -21,12 +21,11 @@
 //! a preferred velocity of 1.2 m/s toward a random direction.
 
 use crowdfield::agents::Agents;
-use crowdfield::grid::Grid;
 use crowdfield::io::write_bytes_atomic;
 use crowdfield::local::orca::V2;
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
-use crowdfield::params::{BoidsParams, OrcaParams};
-use crowdfield::scene::{Group, Scene};
+use crowdfield::params::BoidsParams;
+use crowdfield::scene::Scene;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -47,40 +46,7 @@ struct Series {
 }
 
 fn setup(n: usize, density: f32) -> (Scene, Agents, Vec<[f32; 2]>) {
-    let side = (n as f32 / density).sqrt().max(10.0);
-    let cell = 2.0f64;
-    let cols = (side as f64 / cell).ceil() as usize;
-    let mut scene = Scene::empty("bench", Grid::new(cols, cols, cell));
-    scene.groups.push(Group {
-        name: "crowd".into(),
-        color: [0, 0, 0],
-        goals: vec![],
-        spawns: vec![],
-        speed_min: 1.2,
-        speed_max: 1.2,
-        radius: 0.25,
-        boids: Some(BoidsParams::default()),
-        orca: OrcaParams::default(),
-    });
-    let side = (cols as f64 * cell) as f32;
-    let mut s = 0x2545F4914F6CDD1Du64;
-    let mut rnd = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 40) as f32 / (1u64 << 24) as f32
-    };
-    let mut a = Agents::default();
-    let mut pref = Vec::with_capacity(n);
-    for i in 0..n {
-        a.push(i as u32, rnd() * side, rnd() * side, 0, 0.25, 1.5);
-        let t = rnd() * std::f32::consts::TAU;
-        a.vx[i] = t.cos();
-        a.vy[i] = t.sin();
-        let t = rnd() * std::f32::consts::TAU;
-        pref.push([1.2 * t.cos(), 1.2 * t.sin()]);
-    }
-    (scene, a, pref)
+    crowdfield::local::workload::open_crowd(n, density)
 }
 
 /// Seed 001's loop: every agent scans every other agent (boids rules, same maths as the

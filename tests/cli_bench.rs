@@ -83,3 +83,83 @@ fn bench_sim_says_when_the_crowd_left_before_the_steps_were_timed() {
         "{err}"
     );
 }
+
+#[test]
+fn bench_local_prints_a_row_per_size_and_names_the_backend() {
+    let out = crowdfield(&["bench", "local", "--agents", "300", "1200", "--steps", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .filter(|l| l.starts_with("| 300 ") || l.starts_with("| 1200 "))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for cells in &rows {
+        assert_eq!(cells[2], "boids+orca", "{cells:?}");
+        assert!(cells[3].starts_with("cpu-multi ("), "{cells:?}");
+        let steps_per_s: f64 = cells[4].parse().unwrap();
+        assert!(steps_per_s > 0.0, "{cells:?}");
+        let infeasible: f64 = cells[8].parse().unwrap();
+        assert!((0.0..=100.0).contains(&infeasible), "{cells:?}");
+    }
+    let out = crowdfield(&[
+        "bench",
+        "local",
+        "--agents",
+        "400",
+        "--steps",
+        "1",
+        "--backend",
+        "cpu-single",
+        "--mode",
+        "orca",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| 400 | orca | cpu-single |"));
+}
+
+#[test]
+fn bench_local_on_the_gpu_names_the_adapter_or_says_why_not() {
+    let out = crowdfield(&[
+        "bench",
+        "local",
+        "--agents",
+        "500",
+        "--steps",
+        "1",
+        "--backend",
+        "gpu",
+    ]);
+    if out.status.success() {
+        assert!(String::from_utf8_lossy(&out.stdout).contains("| boids+orca | gpu on "));
+    } else {
+        assert!(
+            std::env::var_os("CROWDFIELD_REQUIRE_GPU").is_none(),
+            "a GPU is required here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .to_lowercase()
+                .contains("adapter")
+        );
+    }
+}
+
+#[test]
+fn bench_local_refuses_bad_arguments_before_any_table() {
+    for (args, says) in [
+        (&["--agents", "0"][..], "--agents 0"),
+        (&["--agents", "30000000"][..], "--agents 30000000"),
+        (&["--density", "0"][..], "--density 0"),
+        (&["--density", "NaN"][..], "--density NaN"),
+        (&["--mode", "none"][..], "--mode none"),
+    ] {
+        let out = crowdfield(&[&["bench", "local"][..], args].concat());
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "no table for {args:?}");
+    }
+}

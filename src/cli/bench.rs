@@ -2,13 +2,17 @@
 //!
 //! `bench eikonal` times the CPU fast marching (and, with `--backend`, the GPU) on a uniform
 //! grid with a point source and reports the error against the exact distance; `bench sim` steps
-//! a map's crowd and reports steps per second by stage. Wall-clock figures belong in
+//! a map's crowd and reports steps per second by stage; `bench local` times the local layer
+//! alone on the scaling benchmark's open crowd, on any backend. Wall-clock figures belong in
 //! BENCHMARKS.md, never in tests. The side-by-side comparison with scikit-fmm is
 //! `bench/eikonal_vs_skfmm.py`; the GPU, local-layer and simulation sweeps are the examples in
 //! `examples/bench_*.rs`.
 
+use crate::cli::simulate::{LocalArg, LocalThreads};
 use crowdfield::eikonal::{Order, cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
+use crowdfield::local::quality::CollisionCounter;
+use crowdfield::local::{LocalBackend, LocalLayer};
 use crowdfield::sim::{SimConfig, Simulation};
 use ndarray::Array2;
 use std::path::PathBuf;
@@ -47,7 +51,31 @@ enum What {
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
         steps: u32,
     },
+    /// The local layer alone on an open crowd (agents spread at --density in a square, heading
+    /// in random directions, each wanting 1.2 m/s in another): steps per second, milliseconds
+    /// per pass, infeasible ORCA programs and the collisions left after the last step. On the
+    /// GPU backend "bins" also holds the upload of the agents and "move" their read-back.
+    Local {
+        /// Crowd sizes (agents, 1 to 20,000,000).
+        #[arg(long, num_args = 1.., default_values_t = [10_000usize, 100_000, 1_000_000])]
+        agents: Vec<usize>,
+        /// Local layer to time: boids, orca or boids+orca.
+        #[arg(long, value_enum, default_value_t = LocalArg::BoidsOrca)]
+        mode: LocalArg,
+        /// Where it runs: cpu-single (one thread), cpu-multi (all cores) or gpu.
+        #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
+        backend: LocalThreads,
+        /// Steps timed per size (at least 1, after one warm-up step).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+        steps: u32,
+        /// Agents per m² (above 0, at most 10).
+        #[arg(long, default_value_t = 0.5)]
+        density: f32,
+    },
 }
+
+/// The largest crowd `bench local` builds (about 3 GB of agents, grid and frame).
+const MAX_BENCH_AGENTS: usize = 20_000_000;
 
 /// Runs `crowdfield bench`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -59,7 +87,84 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             backend,
         } => eikonal(&sizes, order, repeats as usize, backend),
         What::Sim { map, steps } => sim(&map, steps as usize),
+        What::Local {
+            agents,
+            mode,
+            backend,
+            steps,
+            density,
+        } => local(&agents, mode, backend, steps as usize, density),
     }
+}
+
+fn local(
+    sizes: &[usize],
+    mode: LocalArg,
+    backend: LocalThreads,
+    steps: usize,
+    density: f32,
+) -> anyhow::Result<ExitCode> {
+    // Every argument is checked before the table starts, so an error is not printed under a
+    // header.
+    anyhow::ensure!(
+        mode != LocalArg::None,
+        "--mode none: the local layer would do nothing to time; expected boids, orca or boids+orca"
+    );
+    anyhow::ensure!(
+        density > 0.0 && density <= 10.0,
+        "--density {density}: expected agents per m² above 0 and at most 10"
+    );
+    for &n in sizes {
+        anyhow::ensure!(
+            (1..=MAX_BENCH_AGENTS).contains(&n),
+            "--agents {n}: expected 1 to {MAX_BENCH_AGENTS} agents"
+        );
+    }
+    let backend = match backend {
+        LocalThreads::CpuSingle => LocalBackend::CpuSingle,
+        LocalThreads::CpuMulti => LocalBackend::CpuMulti,
+        LocalThreads::Gpu => LocalBackend::Gpu,
+    };
+    let mut layer = LocalLayer::new(mode.mode(), backend)?;
+    // CPU single runs on a pool of one thread, so nothing of it (the grid included) uses more.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(if backend == LocalBackend::CpuSingle { 1 } else { 0 })
+        .build()?;
+    let dt = 0.1;
+    println!(
+        "| agents | mode | backend | steps/s | bins ms | velocities ms | move ms | infeasible % | collisions after |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &n in sizes {
+        let (scene, mut agents, preferred) = crowdfield::local::workload::open_crowd(n, density);
+        let (mut bins, mut velocities, mut moves, mut infeasible) = (0.0, 0.0, 0.0, 0);
+        let start = pool.install(|| -> anyhow::Result<Instant> {
+            layer.step(&scene, &mut agents, &preferred, dt)?;
+            let start = Instant::now();
+            for _ in 0..steps {
+                let s = layer.step(&scene, &mut agents, &preferred, dt)?;
+                bins += s.seconds_bins;
+                velocities += s.seconds_velocity;
+                moves += s.seconds_move;
+                infeasible += s.infeasible;
+            }
+            Ok(start)
+        })?;
+        let wall = start.elapsed().as_secs_f64();
+        let collisions = CollisionCounter::default().count(&agents).pairs;
+        let ms = |t: f64| 1e3 * t / steps as f64;
+        println!(
+            "| {n} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {collisions} |",
+            crate::cli::simulate::local_name(mode.mode()),
+            layer.backend_description(),
+            three_digits(steps as f64 / wall),
+            ms(bins),
+            ms(velocities),
+            ms(moves),
+            100.0 * infeasible as f64 / (n * steps) as f64
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyhow::Result<ExitCode> {
@@ -114,6 +219,18 @@ fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyh
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `x` with three significant digits at most (2489, 132, 3.85).
+fn three_digits(x: f64) -> String {
+    let decimals = if x >= 100.0 {
+        0
+    } else if x >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.decimals$}")
 }
 
 fn sim(map: &std::path::Path, steps: usize) -> anyhow::Result<ExitCode> {

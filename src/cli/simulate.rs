@@ -98,7 +98,7 @@ pub enum LocalArg {
 
 impl LocalArg {
     /// The local layer this value selects.
-    fn mode(self) -> LocalMode {
+    pub(crate) fn mode(self) -> LocalMode {
         match self {
             LocalArg::None => LocalMode::None,
             LocalArg::Boids => LocalMode::Boids,
@@ -109,7 +109,7 @@ impl LocalArg {
 }
 
 /// The `--local` spelling of a local layer, for messages.
-fn local_name(mode: LocalMode) -> &'static str {
+pub(crate) fn local_name(mode: LocalMode) -> &'static str {
     match mode {
         LocalMode::None => "none",
         LocalMode::Boids => "boids",

@@ -45,6 +45,7 @@ pub mod obstacles;
 pub mod orca;
 pub mod quality;
 pub mod scan;
+pub mod workload;
 
 use crate::agents::Agents;
 use crate::error::{Error, Result};
