@@ -53,8 +53,10 @@ enum What {
     },
     /// The local layer alone on an open crowd (agents spread at --density in a square, heading
     /// in random directions, each wanting 1.2 m/s in another): steps per second, milliseconds
-    /// per pass, infeasible ORCA programs and the collisions left after the last step. On the
-    /// GPU backend "bins" also holds the upload of the agents and "move" their read-back.
+    /// per pass, infeasible ORCA programs and the collisions left after the last step (the agents
+    /// are placed at random, some overlapping: ORCA separates them over the first steps, so both
+    /// figures fall with --steps). On the GPU backend "bins" also holds the upload of the agents
+    /// and "move" their read-back.
     Local {
         /// Crowd sizes (agents, 1 to 20,000,000).
         #[arg(long, num_args = 1.., default_values_t = [10_000usize, 100_000, 1_000_000])]
