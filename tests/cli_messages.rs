@@ -270,10 +270,49 @@ fn the_local_layers_are_listed_in_help_and_in_the_error_for_a_bad_one() {
     assert!(stderr(&o).contains(want), "{}", stderr(&o));
 }
 
+/// `--backend auto` keeps a grid under 512² cells on the CPU, where the CPU is faster (even
+/// against an NVIDIA H200), and says so with the count, whatever GPU the machine has.
+#[test]
+fn auto_keeps_small_grids_on_the_cpu_and_says_why() {
+    let dir = std::env::temp_dir().join(format!("crowdfield-auto-{}", std::process::id()));
+    let want = "(auto: 1344 cells, fewer than the 262144 (512²) from which the GPU overtakes the CPU";
+    let o = crowdfield(&[
+        "solve",
+        s(&corridor()),
+        "--out",
+        s(&dir.join("solve")),
+        "--backend",
+        "auto",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("cpu: fast marching (first order) {want}")),
+        "{}",
+        stderr(&o)
+    );
+    let o = crowdfield(&[
+        "simulate",
+        s(&corridor()),
+        "--out",
+        s(&dir.join("sim")),
+        "--backend",
+        "auto",
+        "--max-time",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("potentials: cpu: fast marching {want}")),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Help texts are read by people: no rustdoc link such as [`GpuContext::for_auto`] shows in them.
 #[test]
 fn help_texts_hold_no_rustdoc_links() {
-    let commands: [&[&str]; 10] = [
+    let commands: [&[&str]; 11] = [
         &[],
         &["solve"],
         &["eikonal"],
@@ -284,6 +323,7 @@ fn help_texts_hold_no_rustdoc_links() {
         &["bench"],
         &["bench", "eikonal"],
         &["bench", "sim"],
+        &["bench", "local"],
     ];
     for command in commands {
         for flag in ["--help", "-h"] {

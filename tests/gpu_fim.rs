@@ -292,12 +292,15 @@ fn twin_and_gpu_agree_with_fast_marching_on_random_fields_with_walls() {
 
 /// `--backend auto` never picks a software rasteriser (it would run every pass on the CPU,
 /// far slower than the CPU solvers): with only lavapipe present (CI) `Auto` solves on the CPU
-/// and says why; with a hardware GPU it takes that one.
+/// and says why; with a hardware GPU it takes that one. The grid is 512², the smallest that
+/// `Auto` sends to a GPU at all.
 #[test]
 fn auto_passes_over_software_adapters() {
     let Some(any) = gpu() else { return };
-    let cost = uniform(9, 9, 1.0);
-    let mut goal = Array2::from_elem((9, 9), false);
+    let n = 512;
+    assert_eq!(n * n, gpu::AUTO_GPU_MIN_CELLS);
+    let cost = uniform(n, n, 1.0);
+    let mut goal = Array2::from_elem((n, n), false);
     goal[(4, 4)] = true;
     let (sols, used) = gpu::solve_eikonal(
         gpu::Backend::Auto,

@@ -39,7 +39,7 @@ pub struct Args {
     order: u8,
     /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast
     /// iterative method on the wgpu adapter; an error when none opens), auto (the GPU when one
-    /// opens, else the CPU). The one used is printed.
+    /// opens and the grid has 512² cells or more, else the CPU). The one used is printed.
     // The values' own help (shared with `solve`) speaks of groups, which a raw solve has not.
     #[arg(long, value_enum, default_value_t = Backend::Cpu, hide_possible_values = true)]
     pub backend: Backend,
@@ -180,6 +180,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let ctx = match args.backend {
         Backend::Cpu => None,
         Backend::Gpu => GpuContext::new().ok(),
+        // A grid `Auto` keeps on the CPU opens no adapter.
+        Backend::Auto if crowdfield::gpu::auto_keeps_on_cpu(goal.len()).is_some() => None,
         Backend::Auto => GpuContext::for_auto().ok(),
     };
     let start = Instant::now();

@@ -64,7 +64,8 @@ pub struct Args {
     )]
     pub order: u8,
     /// Where the potentials are solved: cpu (fast marching), gpu (block fast iterative method),
-    /// auto (the GPU when one opens, else the CPU). The one used is printed.
+    /// auto (the GPU when one opens and the grid has 512² cells or more, else the CPU). The one
+    /// used is printed.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// Local layer between the field velocity and the walk. Boids act only on groups with a
@@ -242,8 +243,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
     // A mistyped or read-only --out fails now, not after the run.
     crowdfield::io::prepare_output_dir(&args.out)?;
+    let small = match args.backend {
+        Backend::Auto => crowdfield::gpu::auto_keeps_on_cpu(sim.scene.grid.len()),
+        _ => None,
+    };
     let solver_note = match args.backend {
         Backend::Cpu => "cpu: fast marching".to_string(),
+        Backend::Auto if small.is_some() => format!("cpu: fast marching ({})", small.unwrap_or_default()),
         Backend::Gpu | Backend::Auto => match if args.backend == Backend::Gpu {
             GpuContext::new()
         } else {

@@ -23,7 +23,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
     pub order: u8,
     /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast iterative method
-    /// on the wgpu adapter), auto (the GPU when one opens, else the CPU). The one used is printed.
+    /// on the wgpu adapter), auto (the GPU when one opens and the grid has 512² cells or more,
+    /// else the CPU). The one used is printed.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// Print no progress or timings to stderr.

@@ -58,12 +58,32 @@ pub enum Backend {
     Cpu,
     /// GPU block fast iterative method; an error when no GPU adapter can be opened.
     Gpu,
-    /// A hardware GPU when one can be opened, else the CPU (with a note saying why). Software
-    /// adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are passed over unless
-    /// WGPU_ADAPTER_NAME names one.
+    /// A hardware GPU when one can be opened and the grid has at least 512 x 512 cells, else
+    /// the CPU (with a note saying why). Below that size the CPU was faster even against an
+    /// NVIDIA H200. Software adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are
+    /// passed over unless WGPU_ADAPTER_NAME names one.
     // Shown by `--help` as written: plain words, no rustdoc links (the rule is
     // `GpuContext::for_auto`'s).
     Auto,
+}
+
+/// The fewest cells for which `Backend::Auto` takes the GPU: 512². On an NVIDIA H200 against
+/// its 16-core Xeon host (BENCHMARKS.md, fourteenth session) the GPU's fixed costs (dispatches,
+/// uploads, read-backs) made it slower below this size: a walled 256² Eikonal solve took 10-13
+/// ms against 4-7 on one CPU thread, a continuum step at 256² with 10⁴ agents 10-26 ms against
+/// 7-12, the bundled bottleneck map 250-300 steps/s against 855-1000; at 512² they were level
+/// and from 1024² the GPU led (1.4-2.5x).
+pub const AUTO_GPU_MIN_CELLS: usize = 512 * 512;
+
+/// Why `Backend::Auto` keeps a grid of `cells` cells on the CPU, if it does: the note for the
+/// "(auto: ...)" part of the description.
+pub fn auto_keeps_on_cpu(cells: usize) -> Option<String> {
+    (cells < AUTO_GPU_MIN_CELLS).then(|| {
+        format!(
+            "auto: {cells} cells, fewer than the {AUTO_GPU_MIN_CELLS} (512²) from which the GPU \
+             overtakes the CPU; --backend gpu forces it"
+        )
+    })
 }
 
 /// Opens a GPU context, or says why not.
@@ -97,6 +117,7 @@ pub fn solve_eikonal(
         backend,
         ctx,
         order,
+        cost.dim().0 * cost.dim().1,
         || {
             check_shapes(cost, goals)?;
             Ok(crate::eikonal::solve_groups(cost, goals, cell_size, order))
@@ -125,11 +146,13 @@ pub fn solve_eikonal_speed(
     use rayon::prelude::*;
     // The GPU closure borrows the speeds; the CPU one (run after it when `Auto` falls back)
     // takes them.
+    let cells = speed.len();
     let speed = std::cell::RefCell::new(Some(speed));
     dispatch(
         backend,
         ctx,
         order,
+        cells,
         || {
             let speed = speed.borrow_mut().take().expect("the speeds are taken once");
             check_goal_shapes(speed.dim(), goals)?;
@@ -162,6 +185,7 @@ fn dispatch(
     backend: Backend,
     ctx: Option<&GpuContext>,
     order: Order,
+    cells: usize,
     cpu_solve: impl FnOnce() -> Result<Vec<Solution>>,
     gpu_solve: impl FnOnce(&GpuContext) -> Result<Vec<Solution>>,
 ) -> Result<(Vec<Solution>, String)> {
@@ -187,6 +211,9 @@ fn dispatch(
         Backend::Auto => {
             if order == Order::Second {
                 return cpu(" (auto: second order runs on the CPU)".to_string());
+            }
+            if let Some(note) = auto_keeps_on_cpu(cells) {
+                return cpu(format!(" ({note})"));
             }
             let owned;
             let c = match ctx {
