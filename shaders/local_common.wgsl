@@ -48,6 +48,11 @@ struct LocalParams {
     jitter: f32,
     k_wall: f32,
     probe_seconds: f32,
+    // 1 / cell, rounded on the CPU: cells are a product, as on the CPU (WallMap::inv_cell).
+    inv_cell: f32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 // An agent in agent order with its preferred velocity. Sync: GpuLocalAgent.
@@ -314,8 +319,8 @@ fn is_free(p: vec2<f32>) -> bool {
     if !(p.x >= 0.0 && p.y >= 0.0 && p.x < params.width && p.y < params.height) {
         return false;
     }
-    let c = min(u32(p.x / params.cell), params.cols - 1u);
-    let r = min(u32(p.y / params.cell), params.rows - 1u);
+    let c = min(u32(p.x * params.inv_cell), params.cols - 1u);
+    let r = min(u32(p.y * params.inv_cell), params.rows - 1u);
     return (cell_flags(r, c) & CELL_BLOCKED) == 0u;
 }
 
@@ -323,8 +328,8 @@ fn step_ok(a: vec2<f32>, b: vec2<f32>) -> bool {
     if !is_free(b) {
         return false;
     }
-    let same_col = floor(a.x / params.cell) == floor(b.x / params.cell);
-    let same_row = floor(a.y / params.cell) == floor(b.y / params.cell);
+    let same_col = floor(a.x * params.inv_cell) == floor(b.x * params.inv_cell);
+    let same_row = floor(a.y * params.inv_cell) == floor(b.y * params.inv_cell);
     return same_col || same_row || is_free(vec2<f32>(b.x, a.y)) || is_free(vec2<f32>(a.x, b.y));
 }
 

@@ -97,10 +97,10 @@ fn push_wall_lines(pos: vec2<f32>, vel: vec2<f32>, radius: f32, max_speed: f32, 
     var nq: array<vec2<f32>, MAX_OBSTACLE_POINTS>;
     var found = 0u;
     let cell = params.cell;
-    let c0 = u32(max(floor((pos.x - range) / cell), 0.0));
-    let r0 = u32(max(floor((pos.y - range) / cell), 0.0));
-    let c1 = min(u32(max(floor((pos.x + range) / cell), 0.0)), params.cols - 1u);
-    let r1 = min(u32(max(floor((pos.y + range) / cell), 0.0)), params.rows - 1u);
+    let c0 = u32(max(floor((pos.x - range) * params.inv_cell), 0.0));
+    let r0 = u32(max(floor((pos.y - range) * params.inv_cell), 0.0));
+    let c1 = min(u32(max(floor((pos.x + range) * params.inv_cell), 0.0)), params.cols - 1u);
+    let r1 = min(u32(max(floor((pos.y + range) * params.inv_cell), 0.0)), params.rows - 1u);
     let range_sq = range * range;
     let cells = params.cols * params.rows;
     for (var r = r0; r <= r1; r++) {

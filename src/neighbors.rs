@@ -298,7 +298,8 @@ impl NeighborGrid {
     }
 
     /// Calls `visit(j)` for every agent `j` in the 3x3 bins around point `(x, y)`, bin by bin in
-    /// row-major order, ids ascending within a bin. The caller filters by distance.
+    /// row-major order, ids ascending within a bin: every agent closer than `bin_size` (short of
+    /// it by more than f32 rounding). The caller filters by distance.
     ///
     /// The bins of one row that the query covers are contiguous in `sorted`, so each row is one
     /// slice (three slices in all rather than nine).
@@ -460,7 +461,10 @@ mod tests {
             g.for_each_near(xs[i], ys[i], |j| found.push(j as usize));
             for j in 0..n {
                 let d = ((xs[i] - xs[j]).powi(2) + (ys[i] - ys[j]).powi(2)).sqrt();
-                if d <= 1.5 {
+                // Closer than a bin: the reach is exclusive (the callers test `d < reach`). Two
+                // agents one bin apart to within an ulp or so may lie two bins apart (the bins
+                // are products rounded to f32, as any floating-point bins are).
+                if d < 1.5 {
                     assert!(found.contains(&j), "agent {j} at {d} m from {i} missed");
                 }
             }

@@ -155,6 +155,11 @@ fn bench_local_refuses_bad_arguments_before_any_table() {
         (&["--density", "0"][..], "--density 0"),
         (&["--density", "NaN"][..], "--density NaN"),
         (&["--mode", "none"][..], "--mode none"),
+        // A square too large for memory (once an ndarray panic after the table's header).
+        (
+            &["--agents", "1", "--density", "1e-20"][..],
+            "--agents 1 at --density 1e-20",
+        ),
     ] {
         let out = crowdfield(&[&["bench", "local"][..], args].concat());
         assert_eq!(out.status.code(), Some(1), "{args:?}");

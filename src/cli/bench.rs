@@ -114,12 +114,20 @@ fn local(
     );
     anyhow::ensure!(
         density > 0.0 && density <= 10.0,
-        "--density {density}: expected agents per m² above 0 and at most 10"
+        "--density {density:?}: expected agents per m² above 0 and at most 10"
     );
     for &n in sizes {
         anyhow::ensure!(
             (1..=MAX_BENCH_AGENTS).contains(&n),
             "--agents {n}: expected 1 to {MAX_BENCH_AGENTS} agents"
+        );
+        // The crowd's square has cells of 2 m: bounded as a map's grid is.
+        let side_cells = ((n as f64 / density as f64).sqrt() / 2.0).ceil();
+        anyhow::ensure!(
+            side_cells * side_cells <= crowdfield::map::MAX_CELLS as f64,
+            "--agents {n} at --density {density:?}: a square of {side_cells} x {side_cells} cells of 2 m, \
+             more than the {} cells a grid may have; raise --density or lower --agents",
+            crowdfield::map::MAX_CELLS
         );
     }
     let backend = match backend {

@@ -244,6 +244,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A mistyped or read-only --out fails now, not after the run.
     crowdfield::io::prepare_output_dir(&args.out)?;
     let small = match args.backend {
+        // The GPU's update is first order: auto keeps a second-order run on the CPU.
+        Backend::Auto if args.order == 2 => Some("auto: second order runs on the CPU".to_string()),
         Backend::Auto => crowdfield::gpu::auto_keeps_on_cpu(sim.scene.grid.len()),
         _ => None,
     };

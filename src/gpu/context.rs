@@ -305,6 +305,9 @@ impl GpuContext {
         data: &[T],
     ) {
         use rayon::prelude::*;
+        // wgpu's writes start and end on 4-byte boundaries: so does every slice.
+        const { assert!(std::mem::size_of::<T>().is_multiple_of(4)) };
+        debug_assert_eq!(offset % 4, 0);
         /// Elements per slice, at least: below this one copy does it all.
         const MIN_SLICE: usize = 1 << 16;
         let slice = data.len().div_ceil(rayon::current_num_threads()).max(MIN_SLICE);

@@ -93,6 +93,10 @@ pub struct GpuLocalParams {
     pub k_wall: f32,
     /// [`crate::local::PROBE_SECONDS`].
     pub probe_seconds: f32,
+    /// `1 / cell`, 1/m (`WallMap::inv_cell`): cells are a product, as on the CPU.
+    pub inv_cell: f32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 3],
 }
 
 /// An agent in agent order with its preferred velocity. Sync: `AgentIn`.
@@ -506,6 +510,8 @@ impl GpuLocal {
             jitter: crate::local::PREFERRED_JITTER,
             k_wall: crate::local::K_WALL,
             probe_seconds: crate::local::PROBE_SECONDS,
+            inv_cell: walls.inv_cell,
+            pad: [0; 3],
         };
         let buf = self.bufs.as_mut().expect("local buffers were just ensured");
         let q = &ctx.queue;
@@ -634,7 +640,7 @@ mod tests {
     #[test]
     fn gpu_local_structs_have_the_wgsl_sizes() {
         // The WGSL side is checked against naga's layout in tests/gpu_local.rs.
-        assert_eq!(size_of::<GpuLocalParams>(), 80);
+        assert_eq!(size_of::<GpuLocalParams>(), 96);
         assert_eq!(size_of::<GpuLocalAgent>(), 48);
         assert_eq!(size_of::<GpuPackedAgent>(), 32);
         assert_eq!(size_of::<GpuLocalGroup>(), 64);

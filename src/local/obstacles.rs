@@ -40,6 +40,9 @@ pub struct WallMap {
     pub rows: usize,
     /// Cell edge, m.
     pub cell: f32,
+    /// `1 / cell` in f32: a point's cell is `floor(p * inv_cell)`, here and on the GPU (a
+    /// product is rounded alike everywhere; a GPU's quotient may be off by an ulp or two).
+    pub inv_cell: f32,
     /// Domain width, m.
     pub width: f32,
     /// Domain height, m.
@@ -135,6 +138,7 @@ impl WallMap {
             cols,
             rows,
             cell: g.cell_size as f32,
+            inv_cell: 1.0 / g.cell_size as f32,
             width: g.width() as f32,
             height: g.height() as f32,
             blocked,
@@ -150,8 +154,8 @@ impl WallMap {
         if !(p.x >= 0.0 && p.y >= 0.0 && p.x < self.width && p.y < self.height) {
             return None;
         }
-        let c = ((p.x / self.cell) as usize).min(self.cols - 1);
-        let r = ((p.y / self.cell) as usize).min(self.rows - 1);
+        let c = ((p.x * self.inv_cell) as usize).min(self.cols - 1);
+        let r = ((p.y * self.inv_cell) as usize).min(self.rows - 1);
         let border = (c + 1).min(self.cols - c).min(r + 1).min(self.rows - r) as u64;
         Some((self.clearance[r * self.cols + c] as u64, border))
     }
@@ -160,7 +164,7 @@ impl WallMap {
     /// most `dist / cell + 1` on each axis, one more for rounding.
     #[inline]
     fn reach_cells(&self, dist: f32) -> u64 {
-        (dist.max(0.0) / self.cell) as u64 + 2
+        (dist.max(0.0) * self.inv_cell) as u64 + 2
     }
 
     /// True when no obstacle cell and no point outside the domain lies within `dist` metres of
@@ -187,8 +191,8 @@ impl WallMap {
         if !(p.x >= 0.0 && p.y >= 0.0 && p.x < self.width && p.y < self.height) {
             return false;
         }
-        let c = ((p.x / self.cell) as usize).min(self.cols - 1);
-        let r = ((p.y / self.cell) as usize).min(self.rows - 1);
+        let c = ((p.x * self.inv_cell) as usize).min(self.cols - 1);
+        let r = ((p.y * self.inv_cell) as usize).min(self.rows - 1);
         !self.blocked[r * self.cols + c]
     }
 
@@ -200,8 +204,8 @@ impl WallMap {
         }
         // Both points lie in the domain (non-negative): truncation is their floor, without a
         // call to `floorf` on baseline x86-64 (no SSE4.1 rounding instruction).
-        let same_col = (a.x / self.cell) as u32 == (b.x / self.cell) as u32;
-        let same_row = (a.y / self.cell) as u32 == (b.y / self.cell) as u32;
+        let same_col = (a.x * self.inv_cell) as u32 == (b.x * self.inv_cell) as u32;
+        let same_row = (a.y * self.inv_cell) as u32 == (b.y * self.inv_cell) as u32;
         same_col || same_row || self.is_free(V2::new(b.x, a.y)) || self.is_free(V2::new(a.x, b.y))
     }
 
@@ -287,10 +291,10 @@ impl WallMap {
         let mut nearest: [(f32, V2); MAX_OBSTACLE_POINTS] = [(f32::INFINITY, V2::ZERO); MAX_OBSTACLE_POINTS];
         let mut count = 0usize;
         // `as usize` truncates and saturates (negative and NaN to 0): `floor(v).max(0)`.
-        let c0 = ((pos.x - range) / self.cell) as usize;
-        let r0 = ((pos.y - range) / self.cell) as usize;
-        let c1 = (((pos.x + range) / self.cell) as usize).min(self.cols.saturating_sub(1));
-        let r1 = (((pos.y + range) / self.cell) as usize).min(self.rows.saturating_sub(1));
+        let c0 = ((pos.x - range) * self.inv_cell) as usize;
+        let r0 = ((pos.y - range) * self.inv_cell) as usize;
+        let c1 = (((pos.x + range) * self.inv_cell) as usize).min(self.cols.saturating_sub(1));
+        let r1 = (((pos.y + range) * self.inv_cell) as usize).min(self.rows.saturating_sub(1));
         let range_sq = range * range;
         for r in r0..=r1 {
             for c in c0..=c1 {
