@@ -877,20 +877,29 @@ fn orca_agent_body(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScrat
             ));
         }
     }
-    // The neighbours from the columns the scan has just read (in cache).
+    // The neighbours from the columns the scan has just read (in cache), a vector of lanes at
+    // a time (`orca::agent_lines`: `agent_line`'s results, without its branches).
     let cols = &frame.columns;
-    for &(_, j) in &s.scan.near {
-        s.lines.push(orca::agent_line(
+    for near in s.scan.near.chunks(orca::LINE_LANES) {
+        let mut others = orca::Others::default();
+        for (l, &(_, j)) in near.iter().enumerate() {
+            others.x[l] = cols.x[j];
+            others.y[l] = cols.y[j];
+            others.vx[l] = cols.vx[j];
+            others.vy[l] = cols.vy[j];
+            others.radius[l] = cols.radius[j] + 0.5 * ORCA_CLEARANCE;
+        }
+        orca::agent_lines(
             me.p,
             me.v,
             me.radius + 0.5 * ORCA_CLEARANCE,
-            V2::new(cols.x[j], cols.y[j]),
-            V2::new(cols.vx[j], cols.vy[j]),
-            cols.radius[j] + 0.5 * ORCA_CLEARANCE,
+            &others,
+            near.len(),
             cfg.time_horizon,
             dt,
             Share::RECIPROCAL,
-        ));
+            &mut s.lines,
+        );
     }
     orca::solve(&s.lines, n_obst, me.max_speed, preferred, &mut s.lp)
 }
