@@ -1001,17 +1001,8 @@ mod tests {
     fn the_avx2_compilation_gives_the_baseline_results_bit_for_bit() {
         // A dense crowd (infeasible programs included) against the border walls, boids on.
         let mut scene = Scene::empty("t", Grid::new(20, 20, 1.0));
-        scene.groups.push(crate::scene::Group {
-            name: "crowd".into(),
-            color: [0, 0, 0],
-            goals: vec![],
-            spawns: vec![],
-            speed_min: 1.2,
-            speed_max: 1.2,
-            radius: 0.25,
-            boids: Some(BoidsParams::default()),
-            orca: OrcaParams::default(),
-        });
+        // The scaling benchmark's group: default boids and ORCA parameters.
+        scene.groups = workload::open_crowd(1, 1.0).0.groups;
         let mut a = Agents::default();
         let mut preferred = Vec::new();
         for i in 0..700u32 {
