@@ -243,16 +243,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
     // A mistyped or read-only --out fails now, not after the run.
     crowdfield::io::prepare_output_dir(&args.out)?;
-    let small = match args.backend {
+    // Why `auto` stays on the CPU before any adapter is looked for, if it does.
+    let auto_on_cpu = match args.backend {
         // The GPU's update is first order: auto keeps a second-order run on the CPU.
         Backend::Auto if args.order == 2 => Some("auto: second order runs on the CPU".to_string()),
         Backend::Auto => crowdfield::gpu::auto_keeps_on_cpu(sim.scene.grid.len()),
         _ => None,
     };
-    let solver_note = match args.backend {
-        Backend::Cpu => "cpu: fast marching".to_string(),
-        Backend::Auto if small.is_some() => format!("cpu: fast marching ({})", small.unwrap_or_default()),
-        Backend::Gpu | Backend::Auto => match if args.backend == Backend::Gpu {
+    let solver_note = match (args.backend, auto_on_cpu) {
+        (Backend::Cpu, _) => "cpu: fast marching".to_string(),
+        (_, Some(why)) => format!("cpu: fast marching ({why})"),
+        (Backend::Gpu | Backend::Auto, None) => match if args.backend == Backend::Gpu {
             GpuContext::new()
         } else {
             GpuContext::for_auto()
