@@ -233,53 +233,36 @@ pub fn read_npy_f64_with<R>(path: &Path, take: impl FnOnce(ArrayView2<f64>) -> R
 /// Checks that an `.npy` file holds as many data bytes as its header's shape and dtype announce,
 /// before anything is allocated for it: the reader sizes its buffer from the header, so a
 /// corrupt or hostile header claiming a huge shape would abort the process on allocation.
-/// Anything it cannot make sense of is left to the reader to report.
+///
+/// The header is read with the reader's own parser (`ndarray_npy`'s), so the two cannot
+/// disagree on the shape (numbers written `1_000_000` or `0x100000`, double-quoted keys). Each
+/// element counts at least one byte (its dtype's size when the descriptor is a plain one such as
+/// `'<f8'`; a size of 0 or an unreadable one counts 1), which keeps the bound a lower one. A
+/// header the parser rejects is left to the reader to report.
 fn check_npy_data_length(bytes: &[u8]) -> std::result::Result<(), String> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Ok(());
-    }
-    let (start, len): (usize, usize) = match bytes[6] {
-        1 => (10, u16::from_le_bytes([bytes[8], bytes[9]]) as usize),
-        2 | 3 if bytes.len() >= 12 => (
-            12,
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-        ),
-        _ => return Ok(()),
-    };
-    let Some(header) = bytes.get(start..start.saturating_add(len)) else {
+    let mut cursor = Cursor::new(bytes);
+    let Ok(header) = ndarray_npy::npy::header::Header::from_reader(&mut cursor) else {
         return Ok(());
     };
-    let header = String::from_utf8_lossy(header);
-    let after = |key: &str| header.find(key).map(|i| &header[i + key.len()..]);
-    let Some(shape) = after("'shape'")
-        .and_then(|rest| Some(&rest[rest.find('(')? + 1..rest.find(')')?]))
-        .and_then(|inner| {
-            inner
-                .split(',')
-                .map(str::trim)
-                .filter(|d| !d.is_empty())
-                .map(|d| d.trim_end_matches('L').parse::<u128>().ok())
-                .collect::<Option<Vec<u128>>>()
-        })
-    else {
-        return Ok(());
-    };
-    // The item size is the number ending the dtype string ('<f8', '|b1'); 1 when unreadable
-    // keeps the bound a lower one.
-    let item_size = after("'descr'")
-        .and_then(|rest| rest.split('\'').nth(1))
-        .map(|d| d.trim_start_matches(|c: char| !c.is_ascii_digit()))
-        .and_then(|digits| digits.parse::<u128>().ok())
-        .unwrap_or(1);
-    let needed = shape
+    // The descriptor as a Python literal ('<f8', '|b1'): its size is the number ending it.
+    let descr = header.type_descriptor.to_string();
+    let item_size = descr
+        .trim_matches(|c| c == '\'' || c == '"')
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .parse::<u128>()
+        .unwrap_or(1)
+        .max(1);
+    let needed = header
+        .shape
         .iter()
-        .try_fold(item_size, |n, &d| n.checked_mul(d))
+        .try_fold(item_size, |n, &d| n.checked_mul(d as u128))
         .unwrap_or(u128::MAX);
-    let available = bytes.len().saturating_sub(start + len) as u128;
+    let available = (bytes.len() as u64).saturating_sub(cursor.position()) as u128;
     if needed > available {
         return Err(format!(
-            "the file ends early: its header announces shape {shape:?} ({needed} bytes of data) but it \
-             holds {available} (truncated or corrupt?)"
+            "the file ends early: its header announces shape {:?} ({needed} bytes of data) but it \
+             holds {available} (truncated or corrupt?)",
+            header.shape
         ));
     }
     Ok(())
@@ -436,6 +419,57 @@ mod tests {
         // A valid file passes the check.
         write_npy(&p, Array2::<u8>::zeros((3, 4)).view()).unwrap();
         assert_eq!(read_npy_f64(&p).unwrap().dim(), (3, 4));
+    }
+
+    /// A version 1.0 `.npy` file with header dictionary `dict` and `data` after it.
+    fn forged_npy(dict: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = dict.to_string();
+        while !(10 + header.len() + 1).is_multiple_of(64) {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut forged = b"\x93NUMPY\x01\x00".to_vec();
+        forged.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        forged.extend_from_slice(header.as_bytes());
+        forged.extend_from_slice(data);
+        forged
+    }
+
+    #[test]
+    fn headers_the_reader_accepts_in_any_spelling_are_checked_before_allocating() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("odd.npy");
+        // Headers that a string search for `'shape': (...)` misread: each announces 10^12
+        // cells (or, for the zero-sized dtypes, 10^12 elements) over 32 bytes of data. These
+        // used to panic (a ')' before the '(') or abort the process allocating terabytes.
+        for dict in [
+            "{'descr': '<f8', 'fortran_order': False, 'shape': ), (2, 2)}",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1_000_000, 1_000_000), }",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (0x100000, 0x100000), }",
+            "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": (1000000, 1000000)}",
+            "{'descr': '<f0', 'fortran_order': False, 'shape': (1000000, 1000000), }",
+            "{'descr': '|V0', 'fortran_order': False, 'shape': (1000000, 1000000), }",
+        ] {
+            std::fs::write(&p, forged_npy(dict, &[0u8; 32])).unwrap();
+            let e = read_npy_f64(&p).unwrap_err().to_string();
+            assert!(e.contains("odd.npy"), "{dict}: {e}");
+        }
+        // Spelled oddly but honest: read.
+        let data: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        for dict in [
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (0x2, 2), }",
+            "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": (2, 2)}",
+        ] {
+            std::fs::write(&p, forged_npy(dict, &data)).unwrap();
+            assert_eq!(
+                read_npy_f64(&p).unwrap(),
+                array![[1.0, 2.0], [3.0, 4.0]],
+                "{dict}"
+            );
+        }
     }
 
     #[test]

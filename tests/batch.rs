@@ -176,8 +176,10 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
     let maps = dir.path().join("maps");
     std::fs::create_dir(&maps).unwrap();
     let mut manifest = String::new();
+    // Long corridors (200 m): each map takes a good fraction of a second, so the kill below,
+    // sent as soon as the first map is done, lands while the batch still has maps to run.
     for k in 0..6 {
-        write_map(&maps, &format!("m{k}"), 60, 30);
+        write_map(&maps, &format!("m{k}"), 400, 60);
         manifest.push_str(&format!("maps/m{k}.json\n"));
     }
     std::fs::write(dir.path().join("list.txt"), manifest).unwrap();
@@ -190,12 +192,27 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
         c
     };
     let mut child = run().spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Kill it once the first map is done (its completion marker written), mid-batch.
+    let first_done = out.join("m0").join(crowdfield::sim::batch::DONE_FILE);
+    let start = std::time::Instant::now();
+    while !first_done.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the batch ended before its first map was done"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the first map never finished"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the batch finished before the kill: the test needs longer maps"
+    );
     child.kill().unwrap();
     let _ = child.wait();
-    if out.exists() {
-        check_outputs(&out);
-    }
+    check_outputs(&out);
     let status = run().status().unwrap();
     assert!(status.success());
     let rows = summary(&out);
@@ -204,6 +221,15 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
         rows.iter()
             .all(|r| r["status"] == "ok" || r["status"] == "skipped"),
         "{rows:?}"
+    );
+    // The rerun skipped what the killed run had finished and ran the rest.
+    assert_eq!(
+        rows[0]["status"], "skipped",
+        "m0 was done before the kill: {rows:?}"
+    );
+    assert!(
+        rows.iter().any(|r| r["status"] == "ok"),
+        "the killed run cannot have finished every map: {rows:?}"
     );
     let (json, npy) = check_outputs(&out);
     // Per map: solve.json, report.json, timings.json, done.json; plus summary.json.

@@ -9,6 +9,12 @@ use crowdfield::params::SpeedLaw;
 use crowdfield::sim::{SimConfig, Simulation};
 use std::path::Path;
 
+/// The specific flows (persons/(m·s)) of the bottleneck experiments the calibration follows
+/// (README, Calibration).
+const EXPERIMENTS_MIN_FLOW: f64 = 1.3;
+/// See [`EXPERIMENTS_MIN_FLOW`].
+const EXPERIMENTS_MAX_FLOW: f64 = 1.9;
+
 /// Long enough for the slowest calibrated run (about 135 s) with a wide margin.
 const MAX_TIME: f64 = 300.0;
 
@@ -49,6 +55,13 @@ fn evacuate(cell_size: f64, calibrated: bool) -> (f64, f64) {
     assert_eq!(report.density_at_walker, calibrated);
     let door = &report.total.exits[0];
     assert_eq!((door.arrivals, door.width), (200, 1.0), "{what}");
+    if calibrated {
+        assert!(
+            report.warnings.is_empty(),
+            "{what}: the report calls the calibrated run implausible: {:?}",
+            report.warnings
+        );
+    }
     let flow = door.specific_flow.expect("every arrival went through the door");
     let time = report.total.evacuation_time.expect("complete");
     eprintln!("{what}: {flow:.2} persons/(m·s), out in {time:.1} s");
@@ -60,7 +73,13 @@ fn the_calibrated_door_flow_is_near_the_experiments_on_two_cell_sizes() {
     let (flow_fine, time_fine) = evacuate(0.25, true);
     let (flow_coarse, time_coarse) = evacuate(0.5, true);
     for (h, q) in [(0.25, flow_fine), (0.5, flow_coarse)] {
-        assert!((1.0..=3.5).contains(&q), "{h} m cells: {q} persons/(m·s)");
+        // The experiments' range (README, Calibration), which the calibrated runs fall in
+        // (1.52 and 1.69); a regression such as counting walls in the window's area (1.9–2.1)
+        // leaves it.
+        assert!(
+            (EXPERIMENTS_MIN_FLOW..=EXPERIMENTS_MAX_FLOW).contains(&q),
+            "{h} m cells: {q} persons/(m·s), outside the experiments' {EXPERIMENTS_MIN_FLOW}–{EXPERIMENTS_MAX_FLOW}"
+        );
     }
     let spread = (time_fine - time_coarse).abs() / time_fine.min(time_coarse);
     assert!(

@@ -124,52 +124,94 @@ fn first_order_update(case: &Case, phi: &Array2<f64>, r: usize, c: usize, limit:
     root.min(one)
 }
 
+/// The properties of the module comment for one case.
+fn check(case: &Case) -> Result<(), TestCaseError> {
+    let sol = solve_fmm(case.cost.view(), case.goal.view(), case.cell_size, case.order);
+    let phi = &sol.phi;
+    let (rows, cols) = phi.dim();
+    prop_assert_eq!(phi.dim(), case.goal.dim());
+    let reach = reachable(&case);
+    let mut infinite = 0;
+    for ((r, c), &v) in phi.indexed_iter() {
+        prop_assert!(!v.is_nan(), "NaN at ({}, {})", r, c);
+        prop_assert!(v >= 0.0);
+        if case.goal[(r, c)] {
+            prop_assert_eq!(v, 0.0);
+            continue;
+        }
+        // Finite exactly where a source can be walked to.
+        prop_assert_eq!(v.is_finite(), reach[(r, c)], "({}, {}) = {}", r, c, v);
+        if v.is_infinite() {
+            infinite += 1;
+            continue;
+        }
+        // Never more than one step to any neighbour, and never below every neighbour.
+        let mut lowest = f64::INFINITY;
+        for d in 0..4 {
+            if let Some(n) = neighbour(rows, cols, r, c, d) {
+                let bound = phi[n] + step(case.cell_size, case.cost[(r, c, d)]);
+                prop_assert!(
+                    v <= bound * (1.0 + 1e-12),
+                    "({}, {}) = {} > {} via {:?}",
+                    r,
+                    c,
+                    v,
+                    bound,
+                    n
+                );
+                lowest = lowest.min(phi[n]);
+            }
+        }
+        prop_assert!(v >= lowest);
+        let near_tie = (0..4)
+            .filter_map(|d| neighbour(rows, cols, r, c, d))
+            .any(|n| (phi[n] - v).abs() <= 1e-9 * v);
+        if case.order == Order::First && !near_tie {
+            // The value is the lowest of the updates computed as neighbours were accepted, so
+            // it is at most the last one: the update from every neighbour accepted before the
+            // cell (a neighbour tied with the cell could have been accepted either side of it,
+            // hence the skip). With isotropic costs the two are equal (tested in
+            // tests/eikonal.rs against exact solutions); with anisotropic ones a later
+            // neighbour with a lower total `phi_M + h C` but higher `phi_M` can raise it.
+            let u = first_order_update(&case, phi, r, c, v);
+            prop_assert!(
+                v <= u + 1e-9 * v.max(1e-300),
+                "({}, {}) = {} but update gives {}",
+                r,
+                c,
+                v,
+                u
+            );
+        }
+    }
+    prop_assert_eq!(sol.unreachable, infinite);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn random_arrays_solve_without_panic_or_nan(case in case()) {
-        let sol = solve_fmm(case.cost.view(), case.goal.view(), case.cell_size, case.order);
-        let phi = &sol.phi;
-        let (rows, cols) = phi.dim();
-        prop_assert_eq!(phi.dim(), case.goal.dim());
-        let reach = reachable(&case);
-        let mut infinite = 0;
-        for ((r, c), &v) in phi.indexed_iter() {
-            prop_assert!(!v.is_nan(), "NaN at ({}, {})", r, c);
-            prop_assert!(v >= 0.0);
-            if case.goal[(r, c)] {
-                prop_assert_eq!(v, 0.0);
-                continue;
-            }
-            // Finite exactly where a source can be walked to.
-            prop_assert_eq!(v.is_finite(), reach[(r, c)], "({}, {}) = {}", r, c, v);
-            if v.is_infinite() {
-                infinite += 1;
-                continue;
-            }
-            // Never more than one step to any neighbour, and never below every neighbour.
-            let mut lowest = f64::INFINITY;
-            for d in 0..4 {
-                if let Some(n) = neighbour(rows, cols, r, c, d) {
-                    let bound = phi[n] + step(case.cell_size, case.cost[(r, c, d)]);
-                    prop_assert!(v <= bound * (1.0 + 1e-12), "({}, {}) = {} > {} via {:?}", r, c, v, bound, n);
-                    lowest = lowest.min(phi[n]);
-                }
-            }
-            prop_assert!(v >= lowest);
-            let near_tie = (0..4).filter_map(|d| neighbour(rows, cols, r, c, d)).any(|n| (phi[n] - v).abs() <= 1e-9 * v);
-            if case.order == Order::First && !near_tie {
-                // The value is the lowest of the updates computed as neighbours were accepted, so
-                // it is at most the last one: the update from every neighbour accepted before the
-                // cell (a neighbour tied with the cell could have been accepted either side of it,
-                // hence the skip). With isotropic costs the two are equal (tested in
-                // tests/eikonal.rs against exact solutions); with anisotropic ones a later
-                // neighbour with a lower total `phi_M + h C` but higher `phi_M` can raise it.
-                let u = first_order_update(&case, phi, r, c, v);
-                prop_assert!(v <= u + 1e-9 * v.max(1e-300), "({}, {}) = {} but update gives {}", r, c, v, u);
-            }
-        }
-        prop_assert_eq!(sol.unreachable, infinite);
+        check(&case)?;
     }
+}
+
+/// The case proptest once shrank a failure to (a NaN face next to an `f32::MAX` face, second
+/// order, an odd cell size), kept as a fixed test: the random cases are drawn anew each run
+/// and no longer reach it from its old seed.
+#[test]
+fn a_nan_face_next_to_an_f32_max_face_in_second_order() {
+    let mut cost = Array3::from_elem((1, 8, 4), 0.05f32);
+    cost[(0, 1, 0)] = f32::NAN;
+    cost[(0, 4, 0)] = f32::MAX;
+    let mut goal = Array2::from_elem((1, 8), false);
+    goal[(0, 5)] = true;
+    let case = Case {
+        cost,
+        goal,
+        cell_size: 3.164270863598306,
+        order: Order::Second,
+    };
+    check(&case).unwrap();
 }

@@ -138,7 +138,9 @@ fn choosing_orca_in_the_run_panel_installs_the_layer() {
     let orca = step_run(h.state_mut(), STEPS);
     assert_eq!(orca.info.local, LocalMode::Orca);
     let q = orca.info.quality.as_ref().expect("quality figures of the run");
-    assert!(q.collisions_per_step.is_finite() && q.max_collisions < 12 * 12);
+    // Two rows of six walking head-on through a 3 m corridor at moderate density: ORCA keeps
+    // every pair apart (the head-on scenario).
+    assert_eq!(q.max_collisions, 0, "ORCA let bodies touch: {q:?}");
 
     // Same spawn (same seed), different walk: the layer acts.
     assert_eq!(none.info.time, orca.info.time);
