@@ -130,7 +130,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
     let phi = &sol.phi;
     let (rows, cols) = phi.dim();
     prop_assert_eq!(phi.dim(), case.goal.dim());
-    let reach = reachable(&case);
+    let reach = reachable(case);
     let mut infinite = 0;
     for ((r, c), &v) in phi.indexed_iter() {
         prop_assert!(!v.is_nan(), "NaN at ({}, {})", r, c);
@@ -173,7 +173,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             // hence the skip). With isotropic costs the two are equal (tested in
             // tests/eikonal.rs against exact solutions); with anisotropic ones a later
             // neighbour with a lower total `phi_M + h C` but higher `phi_M` can raise it.
-            let u = first_order_update(&case, phi, r, c, v);
+            let u = first_order_update(case, phi, r, c, v);
             prop_assert!(
                 v <= u + 1e-9 * v.max(1e-300),
                 "({}, {}) = {} but update gives {}",
