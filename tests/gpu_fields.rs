@@ -272,6 +272,8 @@ fn whole_chain_with_a_density_window_matches_the_cpu_twin() {
     let cpu_cost = fields::unit_cost(&scene, cpu_speed.view());
     let twin = solve_fim_cpu(cpu_cost.view(), &goals, 0.25).unwrap();
     let mut worst = 0.0f64;
+    assert_eq!(step.potentials.len(), goals.len(), "one potential per goal");
+    assert_eq!(twin.len(), goals.len());
     for (g, c) in step.potentials.iter().zip(&twin) {
         assert_eq!(g.unreachable, c.unreachable, "reachable sets differ");
         for ((idx, &a), &b) in g.phi.indexed_iter().zip(c.phi.iter()) {

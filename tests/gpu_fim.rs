@@ -357,6 +357,11 @@ fn solving_from_speeds_matches_solving_from_the_cost() {
             let (got, used) =
                 gpu::solve_eikonal_speed(gpu::Backend::Cpu, None, speed.clone(), goals, 0.5, order).unwrap();
             assert!(used.starts_with("cpu: fast marching"), "{used}");
+            assert_eq!(
+                (want.len(), got.len()),
+                (goals.len(), goals.len()),
+                "one field per goal"
+            );
             for (w, g) in want.iter().zip(&got) {
                 assert_eq!(w.unreachable, g.unreachable);
                 assert!(
@@ -401,6 +406,11 @@ fn solving_from_speeds_matches_solving_from_the_cost() {
             )
             .unwrap();
             assert!(used.starts_with("gpu:"), "{used}");
+            assert_eq!(
+                (want.len(), got.len()),
+                (goals.len(), goals.len()),
+                "one field per goal"
+            );
             for (w, g) in want.iter().zip(&got) {
                 assert_close(&g.phi, &w.phi, FMM_REL, "gpu from speeds vs gpu from the cost");
             }

@@ -84,6 +84,11 @@ fn fim_matches_fast_marching_on_every_bundled_map() {
             None => solve_fim_cpu(cpu.cost.view(), &goals, h),
         }
         .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            (fim.len(), fmm.len()),
+            (goals.len(), goals.len()),
+            "{name}: one field per group"
+        );
         let mut ok = true;
         let (mut below, mut above) = (0.0f64, 0.0f64);
         for (k, (f, m)) in fim.iter().zip(&fmm).enumerate() {

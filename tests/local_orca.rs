@@ -105,9 +105,11 @@ fn theirs(c: &Case, tau: f32, dt: f32) -> V2 {
     V2::new(v.x, v.y)
 }
 
-fn compare(dense: bool, seed: u64) -> (usize, usize) {
+/// Compares our new velocity with dodgy_2d's on 400 random cases (asserting each); returns
+/// how many of them were infeasible.
+fn compare(dense: bool, seed: u64) -> usize {
     let mut rng = Rng(seed);
-    let (mut infeasible, mut checked) = (0, 0);
+    let mut infeasible = 0;
     for case_no in 0..400 {
         let c = random_case(&mut rng, dense);
         let (tau, dt) = (rng.range(1.0, 5.0), rng.range(0.05, 0.25));
@@ -120,20 +122,19 @@ fn compare(dense: bool, seed: u64) -> (usize, usize) {
             a.infeasible
         );
         infeasible += a.infeasible as usize;
-        checked += 1;
     }
-    (checked, infeasible)
+    infeasible
 }
 
 #[test]
 fn matches_dodgy_2d_on_sparse_random_neighbourhoods() {
-    let (checked, _) = compare(false, 0x9E3779B97F4A7C15);
-    assert_eq!(checked, 400);
+    // The comparisons are asserted inside `compare`, case by case.
+    compare(false, 0x9E3779B97F4A7C15);
 }
 
 #[test]
 fn matches_dodgy_2d_on_dense_random_neighbourhoods_including_infeasible_ones() {
-    let (_, infeasible) = compare(true, 0xD1B54A32D192ED03);
+    let infeasible = compare(true, 0xD1B54A32D192ED03);
     // Dense overlapping cases must exercise the linearProgram3 fallback.
     assert!(
         infeasible >= 20,
