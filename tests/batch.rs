@@ -109,15 +109,21 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
     write_map(&maps, "gamma", 30, 5);
     std::fs::write(maps.join("beta.json"), "{ \"version\": 1, \"grid\": ").unwrap();
     let out = dir.path().join("out");
-    let status = batch()
+    let run = batch()
         .args(["batch", "--simulate", "--quiet", "--max-time", "60", "--out"])
         .arg(&out)
         .arg(&maps)
-        .status()
+        .output()
         .unwrap();
     assert!(
-        !status.success(),
+        !run.status.success(),
         "a failed map must make the batch exit non-zero"
+    );
+    // --quiet drops the progress bar, not the failure.
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("failed: ") && stderr.contains("beta.json") && stderr.contains("1 failed"),
+        "{stderr}"
     );
     let rows = summary(&out);
     let status_of = |stem: &str| {

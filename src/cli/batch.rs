@@ -41,7 +41,8 @@ pub struct Args {
     /// Simulation seed (with --simulate).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
-    /// No progress bar.
+    /// No progress bar and no closing count when every map succeeds; failures and warnings
+    /// are still printed.
     #[arg(long)]
     pub quiet: bool,
 }
@@ -108,7 +109,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let o = batch::run_map(m, &args.out, &options, args.force);
                 bar.set_message(batch::stem(m));
                 bar.inc(1);
-                if o.status == "failed" && !args.quiet {
+                // Printed even with --quiet: an error is never only in the summary file.
+                if o.status == "failed" {
                     let error = o.error.as_deref().unwrap_or("unknown error");
                     // Most errors already start with the map's path.
                     let line = if error.starts_with(&o.map) {
@@ -131,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     batch::write_summary(&args.out, &suffix, &outcomes)?;
     let failed = outcomes.iter().filter(|o| o.status == "failed").count();
     let skipped = outcomes.iter().filter(|o| o.status == "skipped").count();
-    if !args.quiet {
+    if !args.quiet || failed > 0 {
         eprintln!(
             "{}: {} done, {} already complete, {} failed; summary in {}",
             super::count_of(outcomes.len(), "map", "maps"),
