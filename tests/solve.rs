@@ -3,7 +3,7 @@
 
 use crowdfield::eikonal::Order;
 use crowdfield::export::ImageOptions;
-use crowdfield::export::bundle::{sanitize_names, write_solve_bundle};
+use crowdfield::export::bundle::{MAX_GROUP_DIR_LEN, sanitize_names, write_solve_bundle};
 use crowdfield::io::read_npy_f64;
 use crowdfield::scene::{Area, Group};
 use crowdfield::{Grid, Scene};
@@ -119,5 +119,33 @@ fn group_names_become_distinct_safe_file_names() {
     assert_eq!(
         sanitize_names(&["a/b", "a b", "", "..", "Ok-1_x", "ok-1_X"]),
         vec!["a_b", "a_b_2", "group_2", "group_3", "Ok-1_x", "ok-1_X_2"]
+    );
+    // A name longer than a file name may be (300 characters; 255 bytes on most file systems)
+    // is cut, and two names alike in their first characters stay apart.
+    let long_a = "x".repeat(300);
+    let long_b = format!("{}b", "x".repeat(299));
+    let dirs = sanitize_names(&[&long_a, &long_b]);
+    assert_eq!(dirs[0], "x".repeat(MAX_GROUP_DIR_LEN));
+    assert_eq!(dirs[1], format!("{}_2", "x".repeat(MAX_GROUP_DIR_LEN)));
+}
+
+#[test]
+fn a_group_with_a_very_long_name_solves() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut scene = crowdfield::map::load(std::path::Path::new("maps/corridor.json")).unwrap();
+    scene.groups[0].name = "walkers ".repeat(40);
+    write_solve_bundle(
+        &scene,
+        dir.path(),
+        Order::First,
+        &ImageOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(
+        dir.path()
+            .join("walkers_".repeat(8))
+            .join("potential.npy")
+            .is_file()
     );
 }

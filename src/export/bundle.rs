@@ -23,8 +23,13 @@ use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
 
+/// Longest folder name [`sanitize_names`] gives a group (bytes, before a `_2` suffix): far
+/// below the 255 bytes most file systems allow in one name.
+pub const MAX_GROUP_DIR_LEN: usize = 64;
+
 /// File-name-safe form of a group name: ASCII letters, digits, `-` and `_` kept, anything else
-/// becomes `_`; an empty result becomes `group_<index>`. Names already taken get `_2`, `_3`, ...
+/// becomes `_`, cut to [`MAX_GROUP_DIR_LEN`] characters; an empty result becomes
+/// `group_<index>`. Names already taken get `_2`, `_3`, ...
 pub fn sanitize_names(names: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
@@ -37,6 +42,7 @@ pub fn sanitize_names(names: &[&str]) -> Vec<String> {
                     '_'
                 }
             })
+            .take(MAX_GROUP_DIR_LEN)
             .collect();
         if s.trim_matches('_').is_empty() {
             s = format!("group_{i}");
