@@ -43,7 +43,7 @@ enum LayerKind {
 }
 
 /// A number as messages show it: `0.5`, `2.0`, `1e300` (not three hundred digits), `NaN`.
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v.is_finite() && v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
         format!("{v:e}")
     } else {

@@ -140,14 +140,15 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
         if g.speed_max > PLAUSIBLE_WALKING_SPEED {
             out.push(format!(
                 "groups[{i}].speed.max: {} m/s is faster than people walk ({} km/h): speeds are in m/s",
-                g.speed_max,
-                g.speed_max * 3.6
+                check::num(g.speed_max),
+                check::num(g.speed_max * 3.6)
             ));
         } else if g.speed_max > f_max && !g.goals.is_empty() {
             out.push(format!(
-                "groups[{i}].speed.max: {} m/s is above params.f_max ({f_max} m/s): walkers follow the \
+                "groups[{i}].speed.max: {} m/s is above params.f_max ({} m/s): walkers follow the \
                  potential at most at f_max, so the extra speed has no effect (raise params.f_max to allow it)",
-                g.speed_max
+                check::num(g.speed_max),
+                check::num(f_max)
             ));
         }
     }
@@ -184,5 +185,26 @@ fn many(mut errors: Vec<Error>) -> Error {
         errors.remove(0)
     } else {
         Error::Many(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speed_warnings_show_numbers_people_can_read() {
+        let mut scene = load(Path::new("maps/corridor.json")).unwrap();
+        scene.params.f_max = 5e-324;
+        let w = warnings(&scene);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("above params.f_max (5e-324 m/s)"), "{}", w[0]);
+        scene.groups[0].speed_max = 3e300;
+        let w = warnings(&scene);
+        assert!(
+            w[0].contains("3e300 m/s is faster than people walk (1.0800000000000002e301 km/h)"),
+            "{}",
+            w[0]
+        );
     }
 }
