@@ -62,6 +62,61 @@ pub fn prepare_output_dir(dir: &Path) -> Result<()> {
     std::fs::remove_file(&probe).map_err(io_err)
 }
 
+/// Makes sure `path` can take a new file before any work: it names a file, not a folder (an
+/// existing one or a path ending in `/`) and not a device, FIFO or socket, and its folder
+/// exists (it is not created: a mistyped path would otherwise become a folder after the work)
+/// and accepts a new file (a probe file, removed again).
+///
+/// # Errors
+/// [`Error::Io`] naming `path`, saying which of these failed.
+pub fn check_output_file(path: &Path) -> Result<()> {
+    let fail = |message: String| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(message),
+    };
+    let ends_in_separator = path
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
+    if path.is_dir() || ends_in_separator {
+        return Err(fail("is a folder: expected the path of the file to write".into()));
+    }
+    if let Some(problem) = not_a_regular_file(path) {
+        return Err(fail(problem));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if folder.exists() && !folder.is_dir() {
+        return Err(fail(format!("{} is a file, not a folder", folder.display())));
+    }
+    if !folder.is_dir() {
+        return Err(fail(format!(
+            "the folder {} does not exist: create it first",
+            folder.display()
+        )));
+    }
+    let probe = folder.join(format!(".crowdfield-write-probe.{}", std::process::id()));
+    File::create(&probe)
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| {
+            fail(format!(
+                "the folder {} does not accept a new file: {e}",
+                folder.display()
+            ))
+        })
+}
+
+/// Why `path` (existing, links followed) is no regular file to replace: a device, a FIFO, a
+/// socket. `None` when it is a regular file or does not exist.
+fn not_a_regular_file(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    (!meta.is_file() && !meta.is_dir()).then(|| {
+        "exists and is not a regular file (a device, a FIFO or a socket): refusing to replace it".into()
+    })
+}
+
 /// A file written in pieces and put in place atomically: the bytes go to a temporary file
 /// beside `path` as they come (nothing is held in memory), and [`AtomicFile::commit`] flushes,
 /// syncs and renames it over `path`. Dropped without a commit (after an error), the temporary
@@ -74,11 +129,32 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Opens the temporary file for `path`, creating the parent folders.
+    /// Opens the temporary file for `path`, creating the parent folders. A `path` that is a
+    /// symbolic link is written through: the file it points to is replaced and the link kept.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming `path` when it is a folder or a device, FIFO or socket, or the
+    /// temporary file cannot be created.
     pub fn create(path: &Path) -> Result<Self> {
         let io_err = |source| Error::Io {
             path: path.to_path_buf(),
             source,
+        };
+        if path.is_dir() {
+            return Err(io_err(std::io::Error::other(
+                "is a folder: expected the path of the file to write",
+            )));
+        }
+        if let Some(problem) = not_a_regular_file(path) {
+            return Err(io_err(std::io::Error::other(problem)));
+        }
+        let resolved;
+        let path = match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => {
+                resolved = std::fs::canonicalize(path).map_err(io_err)?;
+                resolved.as_path()
+            }
+            _ => path,
         };
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -470,6 +546,53 @@ mod tests {
                 "{dict}"
             );
         }
+    }
+
+    #[test]
+    fn output_files_are_checked_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(check_output_file(&d.join("phi.npy")).is_ok());
+        let err = |p: &Path| check_output_file(p).unwrap_err().to_string();
+        assert!(err(d).contains("is a folder"), "{}", err(d));
+        let slash = PathBuf::from(format!("{}/", d.join("new").display()));
+        assert!(err(&slash).contains("is a folder"), "{}", err(&slash));
+        let missing = d.join("nope").join("phi.npy");
+        assert!(err(&missing).contains("does not exist"), "{}", err(&missing));
+        std::fs::write(d.join("f"), b"x").unwrap();
+        let under_file = d.join("f").join("phi.npy");
+        assert!(
+            err(&under_file).contains("is a file, not a folder"),
+            "{}",
+            err(&under_file)
+        );
+        #[cfg(unix)]
+        {
+            let dev = Path::new("/dev/null");
+            assert!(err(dev).contains("not a regular file"), "{}", err(dev));
+            let e = write_bytes_atomic(dev, b"x").unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+            assert!(std::os::unix::fs::FileTypeExt::is_char_device(
+                &std::fs::metadata(dev).unwrap().file_type()
+            ));
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_atomic_write_through_a_symbolic_link_replaces_its_target_and_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, link) = (dir.path().join("real.png"), dir.path().join("link.png"));
+        std::fs::write(&target, b"old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_bytes_atomic(&link, b"new").unwrap();
+        assert!(
+            link.symlink_metadata().unwrap().file_type().is_symlink(),
+            "the link is kept"
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        let e = write_bytes_atomic(dir.path(), b"x").unwrap_err().to_string();
+        assert!(e.contains("is a folder"), "{e}");
     }
 
     #[test]

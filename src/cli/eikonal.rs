@@ -7,7 +7,7 @@ use crowdfield::eikonal::{FMM_CPU, Order, PhiGrid, SpeedGrid};
 use crowdfield::gpu::{Backend, GpuContext, describe_cpu, solve_eikonal_speed};
 use crowdfield::io::{read_npy_f64, read_npy_f64_with, write_npy};
 use ndarray::{Array2, ArrayView2};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -89,36 +89,6 @@ impl Phi {
     }
 }
 
-/// Fails unless `--out` names a file in a folder that exists. Checked before any work: the
-/// folder is not created (a mistyped path would otherwise become a folder after the solve).
-fn check_out_path(out: &Path) -> anyhow::Result<()> {
-    let folder = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if out.is_dir() {
-        bail!(
-            "--out {}: is a folder: expected the path of the .npy file to write",
-            out.display()
-        );
-    }
-    if folder.exists() && !folder.is_dir() {
-        bail!(
-            "--out {}: {} is a file, not a folder",
-            out.display(),
-            folder.display()
-        );
-    }
-    if !folder.is_dir() {
-        bail!(
-            "--out {}: the folder {} does not exist: create it first",
-            out.display(),
-            folder.display()
-        );
-    }
-    Ok(())
-}
-
 /// Runs `crowdfield eikonal`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.cell_size > 0.0 && args.cell_size.is_finite()) {
@@ -129,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Order::First
     };
-    check_out_path(&args.out)?;
+    crowdfield::io::check_output_file(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;
     // On the CPU (the default) the speeds are read straight into the memory the march solves
     // over (`SpeedGrid`: no grid-sized array allocated by the solve); the other backends go
     // through the dispatch that can run the GPU.

@@ -113,14 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(other) => bail!("--range: expected two numbers, got {}", other.len()),
     };
     // Refused before the array is read, as every output path is.
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        ensure!(
-            dir.is_dir(),
-            "--out {}: the folder {} does not exist",
-            args.out.display(),
-            dir.display()
-        );
-    }
+    crowdfield::io::check_output_file(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;
     let values = read_npy_f64(&args.input)?;
     let (rows, cols) = values.dim();
     ensure!(
