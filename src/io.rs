@@ -62,6 +62,48 @@ pub fn prepare_output_dir(dir: &Path) -> Result<()> {
     std::fs::remove_file(&probe).map_err(io_err)
 }
 
+/// Most bytes read from a pipe (a FIFO, `<(command)`), whose size is not known before it ends.
+pub const MAX_PIPE_INPUT_BYTES: u64 = 2 << 30;
+
+/// The bytes of the input file at `path`: a regular file, or a pipe (a FIFO, a shell's
+/// `<(command)`) read up to [`MAX_PIPE_INPUT_BYTES`]. Devices and sockets are refused before
+/// anything is read: `/dev/zero` or `/dev/urandom` would otherwise fill the memory.
+///
+/// # Errors
+/// [`Error::Io`] naming `path` when it is missing, a folder, a device or a socket, a pipe
+/// longer than the limit, or cannot be read.
+pub fn read_input_file(path: &Path) -> Result<Vec<u8>> {
+    let io_err = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io_err)?;
+    if meta.is_dir() {
+        return Err(io_err(std::io::Error::other("is a folder, not a file")));
+    }
+    #[cfg(unix)]
+    if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        File::open(path)
+            .and_then(|f| f.take(MAX_PIPE_INPUT_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(io_err)?;
+        if bytes.len() as u64 > MAX_PIPE_INPUT_BYTES {
+            return Err(io_err(std::io::Error::other(format!(
+                "the pipe gave more than {} GiB: expected a map or an array",
+                MAX_PIPE_INPUT_BYTES >> 30
+            ))));
+        }
+        return Ok(bytes);
+    }
+    if !meta.is_file() {
+        return Err(io_err(std::io::Error::other(
+            "is not a regular file or a pipe (a device or a socket): expected a file to read",
+        )));
+    }
+    std::fs::read(path).map_err(io_err)
+}
+
 /// Makes sure `path` can take a new file before any work: it names a file, not a folder (an
 /// existing one or a path ending in `/`) and not a device, FIFO or socket, and its folder
 /// exists (it is not created: a mistyped path would otherwise become a folder after the work)
@@ -238,10 +280,7 @@ pub fn read_npy_f64(path: &Path) -> Result<Array2<f64>> {
 /// # Errors
 /// As [`read_npy_f64`].
 pub fn read_npy_f64_with<R>(path: &Path, take: impl FnOnce(ArrayView2<f64>) -> R) -> Result<R> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = read_input_file(path)?;
     let file = path.display().to_string();
     if let Err(message) = check_npy_data_length(&bytes) {
         return Err(Error::invalid(file, "npy", message));
@@ -576,6 +615,35 @@ mod tests {
                 &std::fs::metadata(dev).unwrap().file_type()
             ));
         }
+    }
+
+    #[test]
+    fn only_regular_files_are_read_as_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_input_file(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is a folder"), "{e}");
+        let e = read_input_file(&dir.path().join("nope.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope.json"), "{e}");
+        #[cfg(unix)]
+        {
+            // Reading /dev/zero would never end.
+            let e = read_input_file(Path::new("/dev/zero")).unwrap_err().to_string();
+            assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+            // A pipe is read to its end.
+            let fifo = dir.path().join("pipe.json");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(made.success());
+            let writer = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::write(fifo, b"{\"piped\": true}").unwrap())
+            };
+            assert_eq!(read_input_file(&fifo).unwrap(), b"{\"piped\": true}");
+            writer.join().unwrap();
+        }
+        std::fs::write(dir.path().join("ok"), b"fine").unwrap();
+        assert_eq!(read_input_file(&dir.path().join("ok")).unwrap(), b"fine");
     }
 
     #[cfg(unix)]

@@ -22,14 +22,13 @@ pub struct Args {
 /// the editor, but `solve` and `simulate` refuse it) and whether its spawn areas hold their
 /// agents without overlap (a body radius larger than a cell, or spawn areas sharing cells, can
 /// fit fewer agents than free cells). Placed as `simulate` does with seed 0; empty when they fit.
-fn spawn_problems(path: &std::path::Path) -> Vec<crowdfield::error::Error> {
+fn spawn_problems(path: &std::path::Path, scene: &crowdfield::Scene) -> Vec<crowdfield::error::Error> {
     let file = path.display().to_string();
-    let result = crowdfield::map::load(path).and_then(|scene| {
-        if scene.groups.is_empty() {
-            return Err(super::no_groups_error(path));
-        }
-        crowdfield::sim::spawn::spawn_agents(&scene, 0).map_err(|e| e.relabel(&scene.name, &file))
-    });
+    let result = if scene.groups.is_empty() {
+        Err(super::no_groups_error(path))
+    } else {
+        crowdfield::sim::spawn::spawn_agents(scene, 0).map_err(|e| e.relabel(&scene.name, &file))
+    };
     match result {
         Ok(_) => Vec::new(),
         Err(crowdfield::error::Error::Many(errors)) => errors,
@@ -42,16 +41,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let maps = super::without_schemas(&args.maps)?;
     let mut bad = 0;
     for path in &maps {
-        let mut problems = crowdfield::map::validate(path);
-        if problems.is_empty() {
-            problems = spawn_problems(path);
+        // Read and compiled once (a large map's rasterisation is most of the time).
+        let (scene, mut problems) = crowdfield::map::check_file(path);
+        if let Some(scene) = &scene {
+            problems.extend(spawn_problems(path, scene));
         }
-        if problems.is_empty() {
+        if let (Some(scene), true) = (&scene, problems.is_empty()) {
             println!("{}: ok", path.display());
-            if let Ok(scene) = crowdfield::map::load(path) {
-                for w in crowdfield::map::warnings(&scene) {
-                    println!("{}: warning: {w}", path.display());
-                }
+            for w in crowdfield::map::warnings(scene) {
+                println!("{}: warning: {w}", path.display());
             }
         } else {
             bad += 1;

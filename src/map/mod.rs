@@ -75,10 +75,7 @@ pub const MAX_ORCA_NEIGHBORS: usize = 1000;
 /// The text of the map file at `path`. A file that is not UTF-8 is an error naming the line
 /// and column of the first bad byte (a map saved as Latin-1 or UTF-16 by an editor).
 pub(crate) fn read_map_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = crate::io::read_input_file(path)?;
     String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();
@@ -106,14 +103,20 @@ pub fn load(path: &Path) -> Result<Scene> {
 
 /// Every problem found in the map at `path` (empty when it is valid).
 pub fn validate(path: &Path) -> Vec<Error> {
+    check_file(path).1
+}
+
+/// The map at `path` read and checked once: its scene when it has no problem, and every
+/// problem found.
+pub fn check_file(path: &Path) -> (Option<Scene>, Vec<Error>) {
     let file = path.display().to_string();
     let text = match read_map_text(path) {
         Ok(t) => t,
-        Err(e) => return vec![e],
+        Err(e) => return (None, vec![e]),
     };
     match parse::parse_map(&text, &file) {
-        Ok(map) => check::check(&map, base_dir(path), &file).1,
-        Err(errors) => errors,
+        Ok(map) => check::check(&map, base_dir(path), &file),
+        Err(errors) => (None, errors),
     }
 }
 

@@ -127,7 +127,14 @@ fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Vec<PathB
                  other manifests",
             ));
         }
-        let text = std::fs::read_to_string(input).map_err(io_err)?;
+        let bytes = crate::io::read_input_file(input)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::invalid(
+                input.display().to_string(),
+                "manifest",
+                format!("not UTF-8 text: {e}"),
+            )
+        })?;
         let base = input.parent().unwrap_or(Path::new("."));
         manifests.push(key);
         for line in text.lines() {
@@ -265,10 +272,11 @@ pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> M
         complete: None,
         warnings: Vec::new(),
     };
-    let bytes = match std::fs::read(map) {
+    let bytes = match crate::io::read_input_file(map) {
         Ok(b) => b,
         Err(e) => {
-            outcome.error = Some(format!("{}: {e}", map.display()));
+            // The error names the map's path.
+            outcome.error = Some(e.to_string());
             return outcome;
         }
     };
