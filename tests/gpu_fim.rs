@@ -417,3 +417,49 @@ fn solving_from_speeds_matches_solving_from_the_cost() {
         }
     }
 }
+
+/// Inputs beyond what the GPU's f32 solve can hold (a cell size of 1e39 m, speeds of 1e-30
+/// m/s, a cell size of 1e-300 m) are refused on `--backend gpu`, saying why, and taken by the
+/// CPU on auto, saying so, rather than solved into a wrong answer (all cells unreachable, or
+/// potentials capped): no GPU is needed to check it.
+#[test]
+fn inputs_beyond_the_gpus_f32_range_are_refused_or_go_to_the_cpu() {
+    use crowdfield::eikonal::Order;
+    let side = 512; // at the size auto sends to the GPU
+    let mut goal = Array2::from_elem((side, side), false);
+    goal[(0, 0)] = true;
+    let goals = [goal];
+    let ones = Array2::from_elem((side, side), 1.0f64);
+    let mut slow = ones.clone();
+    slow[(3, 3)] = 1e-30;
+    for (speed, cell) in [(&ones, 1e39), (&slow, 1.0), (&ones, 1e-300)] {
+        let e = gpu::solve_eikonal_speed(gpu::Backend::Gpu, None, speed.clone(), &goals, cell, Order::First)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--backend") && e.contains("f32 range") || e.contains("above the GPU's limit"),
+            "{e}"
+        );
+        let (sols, used) = gpu::solve_eikonal_speed(
+            gpu::Backend::Auto,
+            None,
+            speed.clone(),
+            &goals,
+            cell,
+            Order::First,
+        )
+        .unwrap();
+        assert!(
+            used.starts_with("cpu: fast marching") && used.contains("auto: "),
+            "{used}"
+        );
+        assert_eq!(
+            sols[0].unreachable, 0,
+            "cell {cell}: every cell is reachable on the CPU"
+        );
+    }
+    // Ordinary inputs are not refused (whether a GPU opens here or not).
+    if let Err(e) = gpu::solve_eikonal_speed(gpu::Backend::Gpu, None, ones, &goals, 0.5, Order::First) {
+        assert!(!e.to_string().contains("f32 range"), "{e}");
+    }
+}

@@ -16,7 +16,10 @@ use std::time::Instant;
 pub struct Args {
     /// Speed array (.npy, 2-D, float32/float64/uint8; row index = y, column index = x).
     ///
-    /// Cells whose speed is <= 0 or not finite are impassable.
+    /// Cells whose speed is <= 0 or not finite are impassable, and so are speeds so small that
+    /// their inverse (the cell's cost, in f32) overflows: below about 3e-39 m/s. On
+    /// `--backend gpu` speeds below 1e-12 m/s, or a cell size that puts potentials beyond
+    /// f32's range, are refused (auto takes the CPU for them).
     #[arg(long, value_name = "SPEED.npy")]
     speed: PathBuf,
     /// Goal array (.npy, same shape as SPEED; bool, uint8 or numeric): nonzero marks a source.

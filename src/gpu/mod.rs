@@ -113,11 +113,14 @@ pub fn solve_eikonal(
     cell_size: f64,
     order: Order,
 ) -> Result<(Vec<Solution>, String)> {
+    let cells = cost.dim().0 * cost.dim().1;
+    let range = positive_finite_range(cost.iter().map(|&c| f64::from(c)));
     dispatch(
         backend,
         ctx,
         order,
-        cost.dim().0 * cost.dim().1,
+        cells,
+        beyond_gpu_range(range, cell_size, cells),
         || {
             check_shapes(cost, goals)?;
             Ok(crate::eikonal::solve_groups(cost, goals, cell_size, order))
@@ -147,12 +150,15 @@ pub fn solve_eikonal_speed(
     // The GPU closure borrows the speeds; the CPU one (run after it when `Auto` falls back)
     // takes them.
     let cells = speed.len();
+    // Costs are the speeds' inverses: the fastest cell has the lowest cost.
+    let range = positive_finite_range(speed.iter().copied()).map(|(lo, hi)| (1.0 / hi, 1.0 / lo));
     let speed = std::cell::RefCell::new(Some(speed));
     dispatch(
         backend,
         ctx,
         order,
         cells,
+        beyond_gpu_range(range, cell_size, cells),
         || {
             let speed = speed.borrow_mut().take().expect("the speeds are taken once");
             check_goal_shapes(speed.dim(), goals)?;
@@ -181,11 +187,51 @@ pub fn describe_cpu(order: Order) -> String {
 }
 
 /// Runs `cpu` or `gpu` as `backend` says (see [`solve_eikonal`]) and describes what ran.
+/// The smallest and largest finite positive values (`None` when there is none).
+fn positive_finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(None, |r, v| match r {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}
+
+/// Largest potential (s) the GPU's f32 solve is trusted with: far below `f32::MAX`, so sums of
+/// two step costs and their squares in the update stay finite.
+const GPU_PHI_MAX: f64 = 1e30;
+/// Smallest step cost (s) the GPU's f32 solve is trusted with: far above f32's smallest
+/// normal number, so the update's squares do not underflow.
+const GPU_STEP_MIN: f64 = 1e-15;
+
+/// Why the GPU's f32 solve would not give the CPU's answer for unit costs between `range`
+/// (s/m, finite positive ones) on `cells` cells of `cell_size` m, or `None` when it would: a
+/// cost above [`FIM_COST_MAX`] is clamped there, and potentials past [`GPU_PHI_MAX`] (the
+/// costliest step times the cells, the longest path) or steps below [`GPU_STEP_MIN`] leave
+/// f32's comfortable range.
+fn beyond_gpu_range(range: Option<(f64, f64)>, cell_size: f64, cells: usize) -> Option<String> {
+    let (lo, hi) = range?;
+    if hi > f64::from(FIM_COST_MAX) {
+        return Some(format!(
+            "a unit cost of {hi:e} s/m is above the GPU's limit of {FIM_COST_MAX:e} (a speed below {:e} m/s)",
+            1.0 / f64::from(FIM_COST_MAX)
+        ));
+    }
+    if hi * cell_size * cells as f64 > GPU_PHI_MAX || lo * cell_size < GPU_STEP_MIN {
+        return Some(format!(
+            "cell size {cell_size:e} m with unit costs {lo:e} to {hi:e} s/m gives potentials beyond the \
+             GPU's f32 range"
+        ));
+    }
+    None
+}
+
 fn dispatch(
     backend: Backend,
     ctx: Option<&GpuContext>,
     order: Order,
     cells: usize,
+    gpu_range_problem: Option<String>,
     cpu_solve: impl FnOnce() -> Result<Vec<Solution>>,
     gpu_solve: impl FnOnce(&GpuContext) -> Result<Vec<Solution>>,
 ) -> Result<(Vec<Solution>, String)> {
@@ -204,6 +250,14 @@ fn dispatch(
     };
     match backend {
         Backend::Cpu => cpu(String::new()),
+        Backend::Gpu if gpu_range_problem.is_some() => Err(Error::invalid(
+            "<command line>",
+            "--backend",
+            format!(
+                "gpu: {}; use --backend cpu (or auto, which takes the CPU here)",
+                gpu_range_problem.unwrap_or_default()
+            ),
+        )),
         Backend::Gpu => match ctx {
             Some(c) => gpu(c),
             None => gpu(&GpuContext::new()?),
@@ -214,6 +268,9 @@ fn dispatch(
             }
             if let Some(note) = auto_keeps_on_cpu(cells) {
                 return cpu(format!(" ({note})"));
+            }
+            if let Some(problem) = gpu_range_problem {
+                return cpu(format!(" (auto: {problem})"));
             }
             let owned;
             let c = match ctx {
