@@ -160,6 +160,10 @@ fn bench_local_refuses_bad_arguments_before_any_table() {
             &["--agents", "1", "--density", "1e-20"][..],
             "--agents 1 at --density 1e-20",
         ),
+        (
+            &["--agents", "10", "--density", "1e-300"][..],
+            "--agents 10 at --density 1e-300: a square of 1.5811388300841897e150 x",
+        ),
     ] {
         let out = crowdfield(&[&["bench", "local"][..], args].concat());
         assert_eq!(out.status.code(), Some(1), "{args:?}");

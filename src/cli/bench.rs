@@ -72,7 +72,7 @@ enum What {
         steps: u32,
         /// Agents per m² (above 0, at most 10).
         #[arg(long, default_value_t = 0.5)]
-        density: f32,
+        density: f64,
     },
 }
 
@@ -104,7 +104,7 @@ fn local(
     mode: LocalArg,
     backend: LocalThreads,
     steps: usize,
-    density: f32,
+    density: f64,
 ) -> anyhow::Result<ExitCode> {
     // Every argument is checked before the table starts, so an error is not printed under a
     // header.
@@ -112,6 +112,8 @@ fn local(
         mode != LocalArg::None,
         "--mode none: the local layer would do nothing to time; expected boids, orca or boids+orca"
     );
+    // Checked as given (in f64: 1e-300 would read as 0 in f32 and be shown so); a density
+    // that passes the square's size check below is far above f32's smallest numbers.
     anyhow::ensure!(
         density > 0.0 && density <= 10.0,
         "--density {density:?}: expected agents per m² above 0 and at most 10"
@@ -122,10 +124,10 @@ fn local(
             "--agents {n}: expected 1 to {MAX_BENCH_AGENTS} agents"
         );
         // The crowd's square has cells of 2 m: bounded as a map's grid is.
-        let side_cells = ((n as f64 / density as f64).sqrt() / 2.0).ceil();
+        let side_cells = ((n as f64 / density).sqrt() / 2.0).ceil();
         anyhow::ensure!(
             side_cells * side_cells <= crowdfield::map::MAX_CELLS as f64,
-            "--agents {n} at --density {density:?}: a square of {side_cells} x {side_cells} cells of 2 m, \
+            "--agents {n} at --density {density:?}: a square of {side_cells:e} x {side_cells:e} cells of 2 m, \
              more than the {} cells a grid may have; raise --density or lower --agents",
             crowdfield::map::MAX_CELLS
         );
@@ -146,7 +148,7 @@ fn local(
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for &n in sizes {
-        let (scene, mut agents, preferred) = crowdfield::local::workload::open_crowd(n, density);
+        let (scene, mut agents, preferred) = crowdfield::local::workload::open_crowd(n, density as f32);
         let (mut bins, mut velocities, mut moves, mut infeasible) = (0.0, 0.0, 0.0, 0);
         let start = pool.install(|| -> anyhow::Result<Instant> {
             layer.step(&scene, &mut agents, &preferred, dt)?;
