@@ -518,16 +518,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("lie.npy");
         // A version 1.0 header claiming 10^10 float64 cells, followed by 16 bytes of data.
-        let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }".to_string();
-        while !(10 + header.len() + 1).is_multiple_of(64) {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut forged = b"\x93NUMPY\x01\x00".to_vec();
-        forged.extend_from_slice(&(header.len() as u16).to_le_bytes());
-        forged.extend_from_slice(header.as_bytes());
-        forged.extend_from_slice(&[0u8; 16]);
-        std::fs::write(&p, forged).unwrap();
+        let dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }";
+        std::fs::write(&p, forged_npy(dict, &[0u8; 16])).unwrap();
         // This used to abort the process trying to allocate 80 GB.
         let e = read_npy_f64(&p).unwrap_err().to_string();
         assert!(e.contains("lie.npy") && e.contains("[100000, 100000]"), "{e}");
