@@ -114,13 +114,13 @@ pub fn solve_eikonal(
     order: Order,
 ) -> Result<(Vec<Solution>, String)> {
     let cells = cost.dim().0 * cost.dim().1;
-    let range = positive_finite_range(cost.iter().map(|&c| f64::from(c)));
+    let range = || positive_finite_range(cost.iter().map(|&c| f64::from(c)));
     dispatch(
         backend,
         ctx,
         order,
         cells,
-        beyond_gpu_range(range, cell_size, cells),
+        || beyond_gpu_range(range(), cell_size, cells),
         || {
             check_shapes(cost, goals)?;
             Ok(crate::eikonal::solve_groups(cost, goals, cell_size, order))
@@ -150,15 +150,21 @@ pub fn solve_eikonal_speed(
     // The GPU closure borrows the speeds; the CPU one (run after it when `Auto` falls back)
     // takes them.
     let cells = speed.len();
-    // Costs are the speeds' inverses: the fastest cell has the lowest cost.
-    let range = positive_finite_range(speed.iter().copied()).map(|(lo, hi)| (1.0 / hi, 1.0 / lo));
     let speed = std::cell::RefCell::new(Some(speed));
+    // Costs are the speeds' inverses: the fastest cell has the lowest cost.
+    let range = || {
+        let speed = speed.borrow();
+        let speed = speed
+            .as_ref()
+            .expect("the speeds are checked before either solve");
+        positive_finite_range(speed.iter().copied()).map(|(lo, hi)| (1.0 / hi, 1.0 / lo))
+    };
     dispatch(
         backend,
         ctx,
         order,
         cells,
-        beyond_gpu_range(range, cell_size, cells),
+        || beyond_gpu_range(range(), cell_size, cells),
         || {
             let speed = speed.borrow_mut().take().expect("the speeds are taken once");
             check_goal_shapes(speed.dim(), goals)?;
@@ -186,7 +192,6 @@ pub fn describe_cpu(order: Order) -> String {
     format!("cpu: fast marching ({order})")
 }
 
-/// Runs `cpu` or `gpu` as `backend` says (see [`solve_eikonal`]) and describes what ran.
 /// The smallest and largest finite positive values (`None` when there is none).
 fn positive_finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values
@@ -226,12 +231,15 @@ fn beyond_gpu_range(range: Option<(f64, f64)>, cell_size: f64, cells: usize) -> 
     None
 }
 
+/// Runs `cpu` or `gpu` as `backend` says (see [`solve_eikonal`]) and describes what ran.
+/// `gpu_range_problem` says why the GPU would not give the CPU's answer (see
+/// [`beyond_gpu_range`]); it is asked only where the GPU could run.
 fn dispatch(
     backend: Backend,
     ctx: Option<&GpuContext>,
     order: Order,
     cells: usize,
-    gpu_range_problem: Option<String>,
+    gpu_range_problem: impl FnOnce() -> Option<String>,
     cpu_solve: impl FnOnce() -> Result<Vec<Solution>>,
     gpu_solve: impl FnOnce(&GpuContext) -> Result<Vec<Solution>>,
 ) -> Result<(Vec<Solution>, String)> {
@@ -250,18 +258,19 @@ fn dispatch(
     };
     match backend {
         Backend::Cpu => cpu(String::new()),
-        Backend::Gpu if gpu_range_problem.is_some() => Err(Error::invalid(
-            "<command line>",
-            "--backend",
-            format!(
-                "gpu: {}; use --backend cpu (or auto, which takes the CPU here)",
-                gpu_range_problem.unwrap_or_default()
-            ),
-        )),
-        Backend::Gpu => match ctx {
-            Some(c) => gpu(c),
-            None => gpu(&GpuContext::new()?),
-        },
+        Backend::Gpu => {
+            if let Some(problem) = gpu_range_problem() {
+                return Err(Error::invalid(
+                    "<command line>",
+                    "--backend",
+                    format!("gpu: {problem}; use --backend cpu (or auto, which takes the CPU here)"),
+                ));
+            }
+            match ctx {
+                Some(c) => gpu(c),
+                None => gpu(&GpuContext::new()?),
+            }
+        }
         Backend::Auto => {
             if order == Order::Second {
                 return cpu(" (auto: second order runs on the CPU)".to_string());
@@ -269,7 +278,7 @@ fn dispatch(
             if let Some(note) = auto_keeps_on_cpu(cells) {
                 return cpu(format!(" ({note})"));
             }
-            if let Some(problem) = gpu_range_problem {
+            if let Some(problem) = gpu_range_problem() {
                 return cpu(format!(" (auto: {problem})"));
             }
             let owned;
