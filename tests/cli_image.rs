@@ -132,6 +132,15 @@ fn bad_input_is_refused_with_a_message_naming_it() {
             vec!["image", s(&input), "--out", s(&out), "--range", "5", "1"],
             "--range 5 1",
         ),
+        // Read as values (not as an unknown flag `-i`), then refused as not finite.
+        (
+            vec!["image", s(&input), "--out", s(&out), "--range", "-inf", "inf"],
+            "--range -inf inf: expected two finite numbers",
+        ),
+        (
+            vec!["image", s(&input), "--out", s(dir.path()), "--range", "0", "1"],
+            "is a folder",
+        ),
         (
             vec!["image", s(&input), "--out", s(&out), "--isolines", "-2"],
             "--isolines -2",

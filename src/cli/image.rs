@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Map::Viridis)]
     colormap: Map,
     /// Values at the bottom and top of the colour bar. [default: the finite range of the array]
-    #[arg(long, num_args = 2, value_names = ["LO", "HI"], allow_negative_numbers = true)]
+    #[arg(long, num_args = 2, value_names = ["LO", "HI"], allow_hyphen_values = true)]
     range: Option<Vec<f64>>,
     /// Isolines: auto (about ten intervals over the range), off, or the interval in the
     /// array's unit.

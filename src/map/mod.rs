@@ -72,11 +72,12 @@ pub const MAX_RADIUS: f64 = 2.0;
 /// Most ORCA neighbours per agent: far more than ORCA ever needs (10 is typical).
 pub const MAX_ORCA_NEIGHBORS: usize = 1000;
 
-/// The text of the map file at `path`. A file that is not UTF-8 is an error naming the line
-/// and column of the first bad byte (a map saved as Latin-1 or UTF-16 by an editor).
+/// The text of the map file at `path`, without a leading byte-order mark. A file that is not
+/// UTF-8 is an error naming the line and column of the first bad byte (a map saved as Latin-1
+/// or UTF-16 by an editor).
 pub(crate) fn read_map_text(path: &Path) -> Result<String> {
     let bytes = crate::io::read_input_file(path)?;
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();
         let before = &bytes[..at];
@@ -92,6 +93,11 @@ pub(crate) fn read_map_text(path: &Path) -> Result<String> {
                 bytes[at]
             ),
         )
+    })?;
+    // A byte-order mark (Windows editors write one) is not part of the JSON.
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
     })
 }
 
@@ -194,6 +200,16 @@ fn many(mut errors: Vec<Error>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_map_saved_with_a_byte_order_mark_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string("maps/corridor.json").unwrap();
+        let path = dir.path().join("bom.json");
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        let with = MapFile::from_path(&path).unwrap();
+        assert_eq!(with, MapFile::from_path(Path::new("maps/corridor.json")).unwrap());
+    }
 
     #[test]
     fn speed_warnings_show_numbers_people_can_read() {
