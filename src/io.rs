@@ -57,9 +57,14 @@ pub fn prepare_output_dir(dir: &Path) -> Result<()> {
         )));
     }
     create_folder(dir).map_err(io_err)?;
+    accepts_new_file(dir).map_err(io_err)
+}
+
+/// Whether `dir` accepts a new file: a probe file is created in it and removed again.
+fn accepts_new_file(dir: &Path) -> std::io::Result<()> {
     let probe = dir.join(format!(".crowdfield-write-probe.{}", std::process::id()));
-    File::create(&probe).map_err(io_err)?;
-    std::fs::remove_file(&probe).map_err(io_err)
+    File::create(&probe)?;
+    std::fs::remove_file(&probe)
 }
 
 /// Most bytes read from a pipe (a FIFO, `<(command)`), whose size is not known before it ends.
@@ -139,15 +144,12 @@ pub fn check_output_file(path: &Path) -> Result<()> {
             folder.display()
         )));
     }
-    let probe = folder.join(format!(".crowdfield-write-probe.{}", std::process::id()));
-    File::create(&probe)
-        .and_then(|_| std::fs::remove_file(&probe))
-        .map_err(|e| {
-            fail(format!(
-                "the folder {} does not accept a new file: {e}",
-                folder.display()
-            ))
-        })
+    accepts_new_file(folder).map_err(|e| {
+        fail(format!(
+            "the folder {} does not accept a new file: {e}",
+            folder.display()
+        ))
+    })
 }
 
 /// Why `path` (existing, links followed) is no regular file to replace: a device, a FIFO, a

@@ -62,14 +62,7 @@ fn bundle_writes_every_file_with_consistent_contents() {
     let mut hill = corridor();
     hill.height = ndarray::Array2::from_shape_fn(hill.grid.shape(), |(_, c)| c as f32 * 0.1);
     let hill_dir = tempfile::tempdir().unwrap();
-    write_solve_bundle(
-        &hill,
-        hill_dir.path(),
-        Order::First,
-        &ImageOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    solve_quietly(&hill, hill_dir.path());
     let img = image::open(hill_dir.path().join("height.png")).unwrap();
     assert!(img.width() > 24 && img.height() > 12);
     let names = ["West_exit___main", "east"];
@@ -129,19 +122,17 @@ fn group_names_become_distinct_safe_file_names() {
     assert_eq!(dirs[1], format!("{}_2", "x".repeat(MAX_GROUP_DIR_LEN)));
 }
 
+/// `solve`'s files for `scene` in `dir`, first order, default images, no log.
+fn solve_quietly(scene: &Scene, dir: &std::path::Path) {
+    write_solve_bundle(scene, dir, Order::First, &ImageOptions::default(), &mut |_| {}).unwrap();
+}
+
 #[test]
 fn a_group_with_a_very_long_name_solves() {
     let dir = tempfile::tempdir().unwrap();
     let mut scene = crowdfield::map::load(std::path::Path::new("maps/corridor.json")).unwrap();
     scene.groups[0].name = "walkers ".repeat(40);
-    write_solve_bundle(
-        &scene,
-        dir.path(),
-        Order::First,
-        &ImageOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    solve_quietly(&scene, dir.path());
     assert!(
         dir.path()
             .join("walkers_".repeat(8))
