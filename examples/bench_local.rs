@@ -11,7 +11,8 @@
 //!
 //! `--profile N` runs only binned boids+ORCA on CPU multi with N agents for about ten
 //! seconds and prints steps/s with the time per pass (bins, velocities, move), for `perf`;
-//! `--profile N --gpu` does the same on the GPU backend.
+//! `--profile N --gpu` does the same on the GPU backend; `--mode orca` (or `none`, `boids`)
+//! profiles another mode of the layer on the same crowd, to see what each part costs.
 //! `--checksum N` runs 20 steps of it and prints a hash of every agent's position and
 //! velocity bits, to check that a change of the code leaves the results bit for bit.
 //!
@@ -119,13 +120,13 @@ fn measure(mut step: impl FnMut()) -> f64 {
     k as f64 / t.elapsed().as_secs_f64()
 }
 
-/// `--profile N [--gpu]`: binned boids+ORCA, CPU multi (or the GPU backend), N agents, about
-/// ten seconds; steps/s and the mean time per pass (on the GPU: bins = binning, read-back of
+/// `--profile N [--gpu] [--mode M]`: binned boids+ORCA (or `--mode` none, boids, orca), CPU
+/// multi (or the GPU backend), N agents, about ten seconds; steps/s and the mean time per pass (on the GPU: bins = binning, read-back of
 /// the grid and upload; velocities = the velocity shaders; move = the move shader, read-back
 /// and unpacking).
-fn profile(n: usize, density: f32, dt: f32, backend: LocalBackend) -> anyhow::Result<()> {
+fn profile(n: usize, density: f32, dt: f32, backend: LocalBackend, mode: &str) -> anyhow::Result<()> {
     let (scene, mut a, pref) = setup(n, density);
-    let mut layer = LocalLayer::new(LocalMode::BoidsOrca, backend)?;
+    let mut layer = LocalLayer::new(LocalMode::parse(mode)?, backend)?;
     layer.step(&scene, &mut a, &pref, dt)?;
     let (mut bins, mut vel, mut mv, mut steps) = (0.0, 0.0, 0.0, 0usize);
     let t = Instant::now();
@@ -140,7 +141,7 @@ fn profile(n: usize, density: f32, dt: f32, backend: LocalBackend) -> anyhow::Re
     }
     let k = steps as f64;
     println!(
-        "{n} agents, binned boids+ORCA, {}: {:.2} steps/s; ms per step: bins {:.1}, velocities {:.1}, move {:.1}",
+        "{n} agents, binned {mode}, {}: {:.2} steps/s; ms per step: bins {:.1}, velocities {:.1}, move {:.1}",
         layer.backend_description(),
         k / t.elapsed().as_secs_f64(),
         1e3 * bins / k,
@@ -193,7 +194,8 @@ fn main() -> anyhow::Result<()> {
         } else {
             LocalBackend::CpuMulti
         };
-        return profile(n.parse()?, density, dt, backend);
+        let mode = arg("--mode").unwrap_or_else(|| "boids+orca".into());
+        return profile(n.parse()?, density, dt, backend, &mode);
     }
 
     let mut series = vec![
