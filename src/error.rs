@@ -77,6 +77,15 @@ impl Error {
 /// `Result` with the library's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A number as messages show it: `0.5`, `2.0`, `1e300` (not three hundred digits), `NaN`.
+pub fn num(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v:?}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

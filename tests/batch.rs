@@ -418,6 +418,11 @@ fn bad_batch_options_are_refused_before_any_work() {
         (&["--jobs", "0"][..], "--jobs 0"),
         (&["--simulate", "--max-time=-1"][..], "--max-time -1"),
         (&["--simulate", "--max-time", "NaN"][..], "--max-time NaN"),
+        // Every map would be solved, then refused for its step count.
+        (
+            &["--simulate", "--max-time", "1e300"][..],
+            "--max-time 1e300: expected at most 1e6 s",
+        ),
         (&["--shard", "3/2"][..], "--shard"),
     ] {
         let o = batch()

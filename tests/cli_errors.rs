@@ -33,8 +33,20 @@ fn a_run_of_too_many_steps_is_refused_up_front() {
         e.contains("--max-time") && e.contains("1e12 steps") && e.contains("at most 1e7"),
         "{e}"
     );
+    // With the automatic step, raising --dt is no remedy (the step is within 10 % of the
+    // largest the map allows): the message says what sets the step instead.
     let e = fails(&["simulate", "--quiet", "--max-time", "1e300"], &out);
-    assert!(e.contains("1e300 s") && e.contains("raise --dt"), "{e}");
+    assert!(
+        e.contains("1e300 s")
+            && e.contains("lower --max-time (the time step is this map's automatic one")
+            && !e.contains("--dt"),
+        "{e}"
+    );
+    let e = fails(
+        &["simulate", "--quiet", "--max-time", "1e300", "--dt", "0.01"],
+        &out,
+    );
+    assert!(e.contains("lower --max-time or raise --dt"), "{e}");
     assert!(!out.exists());
 }
 

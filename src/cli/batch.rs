@@ -72,6 +72,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.max_time
         );
     }
+    let fewest_steps = args.max_time / crowdfield::sim::DEFAULT_DT;
+    if args.simulate && fewest_steps > crowdfield::sim::MAX_STEPS {
+        // Batch runs take each map's automatic time step, never longer than DEFAULT_DT: every
+        // map would be solved and then refused.
+        anyhow::bail!(
+            "--max-time {}: expected at most {} s (batch simulations take each map's automatic time \
+             step, at most {} s, and at most {:e} steps)",
+            crowdfield::error::num(args.max_time),
+            crowdfield::error::num(crowdfield::sim::MAX_STEPS * crowdfield::sim::DEFAULT_DT),
+            crowdfield::sim::DEFAULT_DT,
+            crowdfield::sim::MAX_STEPS
+        );
+    }
     crowdfield::io::prepare_output_dir(&args.out)?;
     let mut all = batch::expand_inputs(&super::without_schemas(&args.inputs)?)?;
     // With --out inside an input folder, an earlier run's summary would pass for a map.

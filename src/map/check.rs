@@ -42,14 +42,7 @@ enum LayerKind {
     Discomfort,
 }
 
-/// A number as messages show it: `0.5`, `2.0`, `1e300` (not three hundred digits), `NaN`.
-pub(crate) fn num(v: f64) -> String {
-    if v.is_finite() && v != 0.0 && !(1e-4..1e6).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        format!("{v:?}")
-    }
-}
+pub(crate) use crate::error::num;
 
 /// Checks `map` and builds its scene. Returns the scene when there is no problem, and every
 /// problem found.

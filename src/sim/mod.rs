@@ -331,12 +331,23 @@ impl Simulation {
         }
         let steps = (config.max_time / dt).ceil();
         if steps > MAX_STEPS {
+            // The automatic step is already within 10 % of the largest the map allows (one cell
+            // per step for the fastest walker): only a shorter run helps.
+            let remedy = if config.dt.is_some() {
+                "lower --max-time or raise --dt".to_string()
+            } else {
+                format!(
+                    "lower --max-time (the time step is this map's automatic one: {} of the {} m \
+                     cells per step for its fastest walker, {v_max:.3} m/s, at most {DEFAULT_DT} s)",
+                    AUTO_DT_CFL, grid.cell_size
+                )
+            };
             return Err(Error::invalid(
                 crate::error::OPTIONS,
                 "--max-time",
                 format!(
                     "{:e} s at a time step of {dt:e} s is {steps:e} steps: expected at most {MAX_STEPS:e} \
-                     steps; lower --max-time or raise --dt",
+                     steps; {remedy}",
                     config.max_time
                 ),
             ));
