@@ -108,6 +108,13 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
     write_map(&maps, "alpha", 30, 5);
     write_map(&maps, "gamma", 30, 5);
     std::fs::write(maps.join("beta.json"), "{ \"version\": 1, \"grid\": ").unwrap();
+    // Loads (the editor saves maps whose groups are not drawn yet) but has nothing to solve:
+    // it used to pass as ok and complete.
+    std::fs::write(
+        maps.join("delta.json"),
+        r#"{"version": 1, "name": "empty", "grid": {"cols": 10, "rows": 10, "cell_size": 1}, "groups": []}"#,
+    )
+    .unwrap();
     let out = dir.path().join("out");
     let run = batch()
         .args(["batch", "--simulate", "--quiet", "--max-time", "60", "--out"])
@@ -122,7 +129,7 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
     // --quiet drops the progress bar, not the failure.
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
-        stderr.contains("failed: ") && stderr.contains("beta.json") && stderr.contains("1 failed"),
+        stderr.contains("failed: ") && stderr.contains("beta.json") && stderr.contains("2 failed"),
         "{stderr}"
     );
     let rows = summary(&out);
@@ -132,10 +139,18 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
             .unwrap_or_else(|| panic!("{stem} missing from the summary"))
             .clone()
     };
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4);
     let beta = status_of("beta");
     assert_eq!(beta["status"], "failed");
     assert!(beta["error"].as_str().unwrap().contains("beta.json"), "{beta}");
+    let delta = status_of("delta");
+    assert_eq!(delta["status"], "failed", "{delta}");
+    let error = delta["error"].as_str().unwrap();
+    assert!(
+        error.contains("delta.json") && error.contains("groups: no groups"),
+        "{delta}"
+    );
+    assert!(!out.join("delta").join("done.json").exists());
     for good in ["alpha", "gamma"] {
         let row = status_of(good);
         assert_eq!(row["status"], "ok", "{row}");
@@ -149,7 +164,7 @@ fn a_broken_map_is_reported_and_the_good_ones_complete() {
     assert!(csv.starts_with(
         "map,status,error,seconds,evacuation_time,agents_out,agents_remaining,complete,warnings\n"
     ));
-    assert_eq!(csv.lines().count(), 4);
+    assert_eq!(csv.lines().count(), 5);
     check_outputs(&out);
 
     // A rerun skips the complete maps; --force redoes them.

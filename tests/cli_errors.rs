@@ -123,3 +123,61 @@ fn an_evacuation_cut_short_is_flagged_not_passed_off_as_complete() {
     assert!(row.ends_with(",no,"), "{csv}");
     assert!(row.contains(",ok,"), "{csv}");
 }
+
+/// The GPU's update is first order: `--order 2 --backend gpu` is refused before any work (it
+/// used to run first order, with `"order": 2` in summary.json), naming the option and what
+/// to use instead; `auto` still runs second order on the CPU.
+#[test]
+fn second_order_on_the_gpu_is_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for command in ["solve", "simulate"] {
+        let e = fails(&[command, "--quiet", "--order", "2", "--backend", "gpu"], &out);
+        assert!(
+            e.contains("--order: 2: the GPU solver is first order only") && e.contains("--backend cpu"),
+            "{command}: {e}"
+        );
+        assert!(!out.exists(), "{command}: nothing written");
+    }
+    let speed = dir.path().join("speed.npy");
+    ndarray_npy::write_npy(&speed, &ndarray::Array2::<f64>::ones((4, 4))).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["eikonal", "--order", "2", "--backend", "gpu", "--goal"])
+        .arg(&speed)
+        .arg("--out")
+        .arg(dir.path().join("phi.npy"))
+        .arg("--speed")
+        .arg(&speed)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("--order: 2: the GPU solver is first order only"),
+        "{e}"
+    );
+    assert!(!dir.path().join("phi.npy").exists());
+    // A negative order is a range error, not an unknown flag.
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["solve", "--order", "-1", "--out"])
+        .arg(&out)
+        .arg(corridor())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "a usage error: {e}");
+    assert!(
+        e.contains("-1 is not in 1..=2") && !e.contains("unexpected argument"),
+        "{e}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["solve", "--quiet", "--order", "2", "--backend", "auto", "--out"])
+        .arg(&out)
+        .arg(corridor())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["order"], 2, "auto keeps second order on the CPU");
+}

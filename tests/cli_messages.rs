@@ -179,10 +179,51 @@ fn negative_numbers_reach_the_programs_own_checks() {
             "{args:?}: {err}"
         );
     }
-    // A negative whole number is named as an invalid value, not as an unexpected argument.
-    let o = crowdfield(&["simulate", s(&map), "--out", s(&out), "--seed", "-1"]);
-    let err = stderr(&o);
-    assert!(err.contains("invalid value '-1' for '--seed"), "{err}");
+    // A negative whole number is named as an invalid value, not as an unexpected argument
+    // (`solve --order` and the `bench` options used to say "unexpected argument '-1'").
+    for (args, want) in [
+        (
+            vec!["simulate", s(&map), "--out", s(&out), "--seed", "-1"],
+            "invalid value '-1' for '--seed",
+        ),
+        (
+            vec!["solve", s(&map), "--out", s(&out), "--order", "-1"],
+            "invalid value '-1' for '--order",
+        ),
+        (
+            vec!["bench", "eikonal", "--order", "-1"],
+            "invalid value '-1' for '--order",
+        ),
+        (
+            vec!["bench", "eikonal", "--repeats", "-1"],
+            "invalid value '-1' for '--repeats",
+        ),
+        (
+            vec!["bench", "eikonal", "--sizes", "-1"],
+            "invalid value '-1' for '--sizes",
+        ),
+        (
+            vec!["bench", "sim", s(&map), "--steps", "-1"],
+            "invalid value '-1' for '--steps",
+        ),
+        (
+            vec!["bench", "local", "--agents", "-1"],
+            "invalid value '-1' for '--agents",
+        ),
+        (
+            vec!["bench", "local", "--steps", "-1"],
+            "invalid value '-1' for '--steps",
+        ),
+        (vec!["bench", "local", "--density", "-1"], "--density -1"),
+    ] {
+        let o = crowdfield(&args);
+        let err = stderr(&o);
+        assert!(
+            err.contains(want) && !err.contains("unexpected argument"),
+            "{args:?}: {err}"
+        );
+        assert!(!o.status.success(), "{args:?}");
+    }
     assert!(!out.exists());
 }
 

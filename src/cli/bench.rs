@@ -34,10 +34,10 @@ enum What {
         #[arg(long, num_args = 1.., default_values_t = [512usize, 1024, 2048], allow_negative_numbers = true)]
         sizes: Vec<usize>,
         /// Order of the fast-marching update (1 or 2).
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2), allow_negative_numbers = true)]
         order: u8,
         /// Solves per size (at least 1); the fastest is reported.
-        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         repeats: u32,
         /// cpu, gpu or auto.
         #[arg(long, value_enum, default_value_t = Backend::Cpu)]
@@ -48,7 +48,7 @@ enum What {
         /// The map (JSON).
         map: PathBuf,
         /// Steps to time (at least 1, after 5 warm-up steps); fewer if the crowd leaves first.
-        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         steps: u32,
     },
     /// The local layer alone on an open crowd (agents spread at --density in a square, heading
@@ -59,7 +59,7 @@ enum What {
     /// and "move" their read-back.
     Local {
         /// Crowd sizes (agents, 1 to 20,000,000).
-        #[arg(long, num_args = 1.., default_values_t = [10_000usize, 100_000, 1_000_000])]
+        #[arg(long, num_args = 1.., default_values_t = [10_000usize, 100_000, 1_000_000], allow_negative_numbers = true)]
         agents: Vec<usize>,
         /// Local layer to time: boids, orca or boids+orca.
         #[arg(long, value_enum, default_value_t = LocalArg::BoidsOrca)]
@@ -68,10 +68,10 @@ enum What {
         #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
         backend: LocalThreads,
         /// Steps timed per size (at least 1, after one warm-up step).
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         steps: u32,
         /// Agents per m² (above 0, at most 10).
-        #[arg(long, default_value_t = 0.5)]
+        #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
         density: f64,
     },
 }

@@ -102,6 +102,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Order::First
     };
+    if order == Order::Second && args.backend == Backend::Gpu {
+        // Before the speeds are read.
+        return Err(crowdfield::gpu::second_order_on_gpu().into());
+    }
     crowdfield::io::check_output_file(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;
     // On the CPU (the default) the speeds are read straight into the memory the march solves
     // over (`SpeedGrid`: no grid-sized array allocated by the solve); the other backends go

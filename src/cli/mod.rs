@@ -83,17 +83,6 @@ fn without_schemas(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(maps.into_iter().cloned().collect())
 }
 
-/// The error that `validate`, `solve` and `simulate` give for a map with `"groups": []`. The map
-/// loader accepts such a map (the editor opens and saves maps whose groups are not drawn yet),
-/// but there is nothing to solve or walk on it.
-fn no_groups_error(map: &std::path::Path) -> crowdfield::error::Error {
-    crowdfield::error::Error::invalid(
-        map.display().to_string(),
-        "groups",
-        "no groups: a map needs at least one group with a goal",
-    )
-}
-
 /// The error and its causes joined by ": ", leaving out a cause whose text the message already
 /// ends with (the library's I/O errors print their cause themselves: "PATH: Not a directory").
 fn error_chain(e: &anyhow::Error) -> String {

@@ -212,12 +212,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.frames == Some(0) {
         anyhow::bail!("--frames 0: expected a number of steps of at least 1");
     }
+    if args.order == 2 && args.backend == Backend::Gpu {
+        return Err(crowdfield::gpu::second_order_on_gpu().into());
+    }
     let mut scene = crowdfield::map::load(&args.map)?;
     for w in crowdfield::map::warnings(&scene) {
         eprintln!("warning: {}: {w}", args.map.display());
     }
     if scene.groups.is_empty() {
-        return Err(super::no_groups_error(&args.map).into());
+        return Err(crowdfield::map::no_groups_error(&args.map).into());
     }
     if let Some(law) = args.speed_law {
         scene.params.speed_law = match law {

@@ -20,7 +20,12 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// Order of the fast-marching update (1 or 2).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=2),
+        allow_negative_numbers = true
+    )]
     pub order: u8,
     /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast iterative method
     /// on the wgpu adapter), auto (the GPU when one opens and the grid has 512² cells or more,
@@ -41,9 +46,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("{line}");
         }
     };
+    if args.order == 2 && args.backend == Backend::Gpu {
+        return Err(crowdfield::gpu::second_order_on_gpu().into());
+    }
     let scene = crowdfield::map::load(&args.map)?;
     if scene.groups.is_empty() {
-        return Err(super::no_groups_error(&args.map).into());
+        return Err(crowdfield::map::no_groups_error(&args.map).into());
     }
     log(&format!(
         "loaded {} in {:.3} s",

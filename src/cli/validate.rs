@@ -25,7 +25,7 @@ pub struct Args {
 fn spawn_problems(path: &std::path::Path, scene: &crowdfield::Scene) -> Vec<crowdfield::error::Error> {
     let file = path.display().to_string();
     let result = if scene.groups.is_empty() {
-        Err(super::no_groups_error(path))
+        Err(crowdfield::map::no_groups_error(path))
     } else {
         crowdfield::sim::spawn::spawn_agents(scene, 0).map_err(|e| e.relabel(&scene.name, &file))
     };

@@ -99,8 +99,8 @@ pub fn open() -> Result<GpuContext> {
 /// without a GPU `"cpu: fast marching (auto: GPU unavailable: ...)"`).
 ///
 /// `ctx` is a context to reuse (keep one across calls: pipelines and buffers are built once);
-/// with `None`, `Gpu` and `Auto` open one for this call. The GPU solves first order; with
-/// `Order::Second` the GPU backends say so in the description (and `Auto` uses the CPU).
+/// with `None`, `Gpu` and `Auto` open one for this call. The GPU solves first order: with
+/// `Order::Second`, `Gpu` is refused ([`second_order_on_gpu`]) and `Auto` uses the CPU.
 ///
 /// # Errors
 /// `Gpu`: [`Error::Gpu`] when no adapter opens or the device fails; every backend:
@@ -231,6 +231,17 @@ fn beyond_gpu_range(range: Option<(f64, f64)>, cell_size: f64, cells: usize) -> 
     None
 }
 
+/// The error for `--order 2 --backend gpu`: the GPU's update is first order, and a run the user
+/// asked to be second order must not quietly be less accurate.
+pub fn second_order_on_gpu() -> Error {
+    Error::invalid(
+        crate::error::OPTIONS,
+        "--order",
+        "2: the GPU solver is first order only; use --order 1 with --backend gpu, or --backend cpu \
+         or auto (which run second order on the CPU)",
+    )
+}
+
 /// Runs `cpu` or `gpu` as `backend` says (see [`solve_eikonal`]) and describes what ran.
 /// `gpu_range_problem` says why the GPU would not give the CPU's answer (see
 /// [`beyond_gpu_range`]); it is asked only where the GPU could run.
@@ -249,16 +260,14 @@ fn dispatch(
     };
     let gpu = |ctx: &GpuContext| -> Result<(Vec<Solution>, String)> {
         let sols = gpu_solve(ctx)?;
-        let note = if order == Order::Second {
-            " (first order: the GPU has no second-order update)"
-        } else {
-            ""
-        };
-        Ok((sols, format!("gpu: block FIM on {}{note}", ctx.adapter())))
+        Ok((sols, format!("gpu: block FIM on {}", ctx.adapter())))
     };
     match backend {
         Backend::Cpu => cpu(String::new()),
         Backend::Gpu => {
+            if order == Order::Second {
+                return Err(second_order_on_gpu());
+            }
             if let Some(problem) = gpu_range_problem() {
                 return Err(Error::invalid(
                     "<command line>",

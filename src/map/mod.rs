@@ -180,6 +180,17 @@ pub fn check(map: &MapFile, base_dir: &Path, file_label: &str) -> Vec<Error> {
     check::check(map, base_dir, file_label).1
 }
 
+/// The error that `validate`, `solve`, `simulate` and `batch` give for a map with
+/// `"groups": []`. The map loader accepts such a map (the editor opens and saves maps whose
+/// groups are not drawn yet), but there is nothing to solve or walk on it.
+pub fn no_groups_error(map: &Path) -> Error {
+    Error::invalid(
+        map.display().to_string(),
+        "groups",
+        "no groups: a map needs at least one group with a goal",
+    )
+}
+
 /// The folder raster paths are relative to: the map file's folder.
 pub fn base_dir(path: &Path) -> &Path {
     match path.parent() {

@@ -330,6 +330,9 @@ fn read_marker(dir: &Path) -> Option<DoneMarker> {
 fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut MapOutcome) -> Result<()> {
     clear_map_dir(dir)?;
     let scene = crate::map::load(map)?;
+    if scene.groups.is_empty() {
+        return Err(crate::map::no_groups_error(map));
+    }
     let grid = scene.grid;
     let t0 = Instant::now();
     let fields = Fields::compute(&scene, &Agents::default());
