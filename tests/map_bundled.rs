@@ -338,3 +338,21 @@ fn bottleneck_has_one_exit() {
     let open = (0..s.grid.rows).filter(|&r| !s.obstacle[[r, wall_col]]).count();
     assert_eq!(open as f64 * s.grid.cell_size, 1.0);
 }
+
+/// The example map in README.md's "Map format" section loads, validates clean and gives no
+/// warning (it had a speed above the default `f_max`, which `validate` warns about).
+#[test]
+fn the_readme_example_map_is_valid_and_quiet() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = &readme[readme.find("## Map format").expect("a Map format section")..];
+    let start = section.find("```json\n").expect("a JSON example") + "```json\n".len();
+    let example = &section[start..start + section[start..].find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("readme_example.json");
+    std::fs::write(&path, example).unwrap();
+    let problems = map::validate(&path);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let scene = map::load(&path).unwrap();
+    assert_eq!(scene.groups.len(), 1);
+    assert_eq!(map::warnings(&scene), Vec::<String>::new());
+}
