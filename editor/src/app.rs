@@ -22,6 +22,16 @@ use std::time::{Duration, Instant};
 /// each further interval with changes): at most half a minute of work is lost in a crash.
 pub const RECOVERY_INTERVAL: Duration = Duration::from_secs(30);
 
+/// Largest grid side the editor opens: the layer image has one pixel per cell and is one GPU
+/// texture, and egui-wgpu asks the device for textures of at most 8192 pixels a side (a larger
+/// one failed wgpu's validation, which panics).
+pub const MAX_VIEW_SIDE: usize = 8192;
+
+/// Whether a new map of `cols x rows` cells of `cell_size` m can be made.
+fn new_size_ok(cols: usize, rows: usize, cell_size: f64) -> bool {
+    cols > 0 && rows > 0 && cell_size > 0.0
+}
+
 /// The brush stroke in progress.
 #[derive(Clone, Copy, Debug)]
 struct Stroke {
@@ -86,6 +96,8 @@ pub struct EditorApp {
     pub recovery_offer: Option<PathBuf>,
     /// The quit question is showing.
     pub quit_asked: bool,
+    /// An Open or New held back while the "unsaved changes" question shows.
+    pub discard_asked: Option<Command>,
     /// Quit has been decided: let the next close request through.
     quit_confirmed: bool,
     /// The window should close at the end of this frame.
@@ -122,6 +134,7 @@ impl EditorApp {
             recovery_revision: 0,
             recovery_offer: None,
             quit_asked: false,
+            discard_asked: None,
             quit_confirmed: false,
             pending_close: false,
             title: String::new(),
@@ -153,6 +166,14 @@ impl EditorApp {
     /// True when the map has changes not saved.
     pub fn dirty(&self) -> bool {
         self.revision != self.saved_revision
+    }
+
+    /// The map's file for messages, or "The new map" when it has none yet.
+    fn path_label(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => "The new map".into(),
+        }
     }
 
     /// The window title: map name, file, and "*" when there are unsaved changes.
@@ -248,21 +269,34 @@ impl EditorApp {
         self.after_frame(&ctx);
     }
 
+    /// Whether a question (recovery, quit, unsaved changes) is showing: the keyboard
+    /// shortcuts wait for its answer (Ctrl+S under the recovery question used to save the old
+    /// map and delete the recovery file on offer).
+    pub fn dialog_open(&self) -> bool {
+        self.recovery_offer.is_some() || self.quit_asked || self.discard_asked.is_some()
+    }
+
+    /// Whether a brush stroke is in progress (undo and redo wait for its end).
+    pub fn stroke_in_progress(&self) -> bool {
+        self.stroke.is_some()
+    }
+
     fn shortcuts(&self, ctx: &egui::Context) -> Vec<Command> {
         use egui::{Key, KeyboardShortcut, Modifiers};
         let mut out = Vec::new();
-        if ctx.egui_wants_keyboard_input() {
+        if ctx.egui_wants_keyboard_input() || self.dialog_open() {
             return out;
         }
+        let stroke = self.stroke_in_progress();
         ctx.input_mut(|i| {
-            if i.consume_shortcut(&KeyboardShortcut::new(
+            let redo = i.consume_shortcut(&KeyboardShortcut::new(
                 Modifiers::COMMAND | Modifiers::SHIFT,
                 Key::Z,
-            )) || i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Y))
-            {
+            )) || i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Y));
+            if redo && !stroke {
                 out.push(Command::Redo);
             }
-            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Z)) {
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Z)) && !stroke {
                 out.push(Command::Undo);
             }
             if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::S)) {
@@ -290,10 +324,34 @@ impl EditorApp {
                 });
             });
         }
+        if let Some(held) = &self.discard_asked {
+            let what = match held {
+                Command::Open(p) => format!("Opening {}", p.display()),
+                _ => "A new map".to_string(),
+            };
+            egui::Modal::new(ui.scope_id().with("discard")).show(ui.ctx(), |ui| {
+                ui.heading("Unsaved changes");
+                ui.label(format!(
+                    "{} has changes that are not saved. {what} replaces it.",
+                    self.path_label()
+                ));
+                ui.horizontal(|ui| {
+                    if ui.button("Save, then continue").clicked() {
+                        commands.push(Command::SaveAndContinue);
+                    }
+                    if ui.button("Discard changes").clicked() {
+                        commands.push(Command::DiscardAndContinue);
+                    }
+                    if ui.button("Cancel").clicked() {
+                        commands.push(Command::CancelDiscard);
+                    }
+                });
+            });
+        }
         if self.quit_asked {
             egui::Modal::new(ui.scope_id().with("quit")).show(ui.ctx(), |ui| {
                 ui.heading("Unsaved changes");
-                ui.label("The map has changes that are not saved.");
+                ui.label(format!("{} has changes that are not saved.", self.path_label()));
                 ui.horizontal(|ui| {
                     if ui.button("Save and quit").clicked() {
                         commands.push(Command::Quit { save: true });
@@ -365,7 +423,9 @@ impl EditorApp {
             self.sim.send(crate::simrun::SimControl::Speed(self.run.speed));
             self.sim_speed_sent = self.run.speed;
         }
-        if self.sim.latest.as_ref().is_some_and(|f| f.finished) {
+        if self.run.playing && self.sim.latest.as_ref().is_some_and(|f| f.finished) {
+            // The thread stops stepping too (it used to poll every millisecond).
+            self.sim.send(crate::simrun::SimControl::Play(false));
             self.run.playing = false;
         }
         let title = self.title();
@@ -387,10 +447,12 @@ impl EditorApp {
             ctx.request_repaint_after(Duration::from_millis(100));
         }
         if let Some(since) = self.unsaved_since {
-            if since.elapsed() >= RECOVERY_INTERVAL {
+            // One reading: two could straddle the interval and underflow the subtraction.
+            let elapsed = since.elapsed();
+            if elapsed >= RECOVERY_INTERVAL {
                 self.write_recovery();
             } else {
-                ctx.request_repaint_after(RECOVERY_INTERVAL - since.elapsed());
+                ctx.request_repaint_after(RECOVERY_INTERVAL.saturating_sub(elapsed));
             }
         }
     }
@@ -497,13 +559,47 @@ impl EditorApp {
                     self.changed();
                 }
             }
+            // A valid New, or an Open, over unsaved changes waits for the question's answer.
+            Command::New {
+                cols,
+                rows,
+                cell_size,
+                ..
+            } if self.dirty() && new_size_ok(cols, rows, cell_size) => {
+                self.discard_asked = Some(command);
+            }
+            Command::Open(_) if self.dirty() => self.discard_asked = Some(command),
+            Command::DiscardAndContinue => {
+                if let Some(held) = self.discard_asked.take() {
+                    // Marked saved so the held command goes through; it replaces the map.
+                    self.saved_revision = self.revision;
+                    self.apply(held);
+                }
+            }
+            Command::SaveAndContinue => {
+                let Some(held) = self.discard_asked.take() else {
+                    return;
+                };
+                match self.path.clone() {
+                    Some(p) => self.save_to(&p),
+                    None => {
+                        self.message =
+                            "This map has no file yet: type a path and press Save as, then open again".into();
+                        return;
+                    }
+                }
+                if !self.dirty() {
+                    self.apply(held);
+                } // else the save failed and the message says why; the map stays.
+            }
+            Command::CancelDiscard => self.discard_asked = None,
             Command::New {
                 cols,
                 rows,
                 cell_size,
                 path,
             } => {
-                if cols == 0 || rows == 0 || cell_size.is_nan() || cell_size <= 0.0 {
+                if !new_size_ok(cols, rows, cell_size) {
                     self.message = format!(
                         "A new map needs a positive size, not {cols} x {rows} cells of {cell_size} m"
                     );
@@ -516,10 +612,23 @@ impl EditorApp {
                 self.history
                     .record("New map", Part::Document(Box::new(self.doc.clone())), None);
                 self.doc = Document::new(&name, cols, rows, cell_size);
-                self.path = Some(path);
+                self.sim_command(SimCommand::Reset);
                 self.viewport.refit();
                 self.changed();
-                self.message = format!("New map: {cols} x {rows} cells of {cell_size} m");
+                // A path that names an existing file (the open map's, shown in the path field)
+                // is not taken: Ctrl+S would replace that map with the empty one.
+                let free = !path.as_os_str().is_empty() && !path.exists();
+                self.path = free.then(|| path.clone());
+                self.message = if free {
+                    format!(
+                        "New map: {cols} x {rows} cells of {cell_size} m, to be saved as {}",
+                        path.display()
+                    )
+                } else {
+                    format!(
+                        "New map: {cols} x {rows} cells of {cell_size} m (untitled: type a path and press Save as)"
+                    )
+                };
             }
             Command::Open(path) => self.open(&path),
             Command::Save => match self.path.clone() {
@@ -662,8 +771,18 @@ impl EditorApp {
     /// Opens the map at `path`; on failure the current map stays and the error shows.
     pub fn open(&mut self, path: &Path) {
         match crate::mapio::load(path) {
+            Ok(doc) if doc.grid.cols.max(doc.grid.rows) > MAX_VIEW_SIDE => {
+                self.message = format!(
+                    "Could not open {}: its grid is {} x {} cells, and the editor shows at most {MAX_VIEW_SIDE} \
+                     cells a side (one pixel per cell in one GPU texture); the command line reads it",
+                    path.display(),
+                    doc.grid.cols,
+                    doc.grid.rows
+                );
+            }
             Ok(doc) => {
                 self.doc = doc;
+                self.sim_command(SimCommand::Reset);
                 self.path = Some(path.to_path_buf());
                 self.file.path = path.display().to_string();
                 self.history.clear();

@@ -111,6 +111,12 @@ pub enum Command {
     },
     /// Keep the editor open after all.
     CancelQuit,
+    /// Go on with the Open or New that was held back for unsaved changes, discarding them.
+    DiscardAndContinue,
+    /// Save the map, then go on with the Open or New that was held back.
+    SaveAndContinue,
+    /// Keep the map: drop the Open or New that was held back.
+    CancelDiscard,
     /// Simulation controls.
     Sim(SimCommand),
 }

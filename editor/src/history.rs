@@ -8,9 +8,13 @@
 use crate::doc::{Document, GroupDoc};
 use ndarray::Array2;
 
-/// Most undo steps kept: a 256x256 map's largest entry (a height raster) is 256 KiB, so the
-/// history stays under about 50 MiB.
+/// Most undo steps kept.
 pub const MAX_UNDO: usize = 200;
+
+/// Most memory the undo steps take together (the newest step is always kept): on a 256x256
+/// map a step is at most 256 KiB and all 200 fit; on a 4096x4096 map a height stroke copies
+/// 64 MiB, and 200 of them (12.5 GiB) used to exhaust the memory.
+pub const MAX_UNDO_BYTES: usize = 1 << 30;
 
 /// The part of the document an entry restores.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,6 +32,19 @@ pub enum Part {
 }
 
 impl Part {
+    /// Bytes this copy holds (the rasters' cells; a group's areas are small next to them).
+    pub fn bytes(&self) -> usize {
+        fn rasters(d: &Document) -> usize {
+            d.height.len() * 4 + d.obstacle.len() + d.discomfort.len() * 4
+        }
+        match self {
+            Part::Height(a) | Part::Discomfort(a) => a.len() * std::mem::size_of::<f32>(),
+            Part::Obstacle(a) => a.len(),
+            Part::Groups(g) => g.len() * std::mem::size_of::<GroupDoc>(),
+            Part::Document(d) => rasters(d),
+        }
+    }
+
     /// Swaps this copy with the document's corresponding part.
     fn swap_with(&mut self, doc: &mut Document) {
         match self {
@@ -78,6 +95,18 @@ impl History {
         if self.undo.len() > MAX_UNDO {
             self.undo.remove(0);
         }
+        let mut bytes: usize = self.undo.iter().map(|e| e.part.bytes()).sum();
+        let mut oldest = 0;
+        while bytes > MAX_UNDO_BYTES && oldest + 1 < self.undo.len() {
+            bytes -= self.undo[oldest].part.bytes();
+            oldest += 1;
+        }
+        self.undo.drain(..oldest);
+    }
+
+    /// Undo steps kept.
+    pub fn undo_len(&self) -> usize {
+        self.undo.len()
     }
 
     /// Ends coalescing: the next edit starts a new entry even with the same key.
@@ -141,6 +170,27 @@ mod tests {
         assert_eq!(h.redo(&mut doc).as_deref(), Some("Raise"));
         assert_eq!(doc, edited);
         assert_eq!(h.redo(&mut doc), None);
+    }
+
+    #[test]
+    fn the_history_keeps_to_its_memory_budget_and_always_the_newest_step() {
+        let mut h = History::default();
+        // 48 MiB per step (a 3456x3456 height raster would be: stand-ins of the same size).
+        let step = || Part::Height(Array2::zeros((3 << 10, 4 << 10)));
+        assert_eq!(step().bytes(), 48 << 20);
+        for i in 0..40 {
+            h.record(&format!("stroke {i}"), step(), None);
+        }
+        assert_eq!(
+            h.undo_len(),
+            (MAX_UNDO_BYTES / (48 << 20)),
+            "the oldest steps dropped"
+        );
+        assert_eq!(h.undo_label(), Some("stroke 39"));
+        // One step over the whole budget is still kept: its edit can be undone.
+        h.record("huge", Part::Height(Array2::zeros((1 << 14, 1 << 14))), None);
+        assert_eq!(h.undo_len(), 1);
+        assert_eq!(h.undo_label(), Some("huge"));
     }
 
     #[test]

@@ -230,21 +230,24 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
 }
 
 /// Saves `doc` at `path`: the non-empty rasters as `.npy` beside it, then the JSON, each
-/// atomically. Raster files of layers that are now empty are removed.
+/// atomically; then the raster files of layers that are now empty are removed, once the JSON
+/// no longer names them (removed first, a failed JSON write left a map naming deleted files).
+///
+/// `path` is checked before anything is written: a file name ending in `.json` (an empty
+/// path used to write `./map.*.npy` before failing), not a folder or a device, in a folder
+/// that exists.
 pub fn save(doc: &Document, path: &Path) -> Result<()> {
+    let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if !is_json {
+        return Err(crowdfield::Error::invalid(
+            path.display().to_string(),
+            "path",
+            "expected a map file name ending in .json",
+        ));
+    }
+    crowdfield::io::check_output_file(path)?;
     let file = to_map_file(doc, path);
     let [hp, op, dp] = raster_paths(path);
-    let layers = [
-        &file.layers.height,
-        &file.layers.obstacles,
-        &file.layers.discomfort,
-    ];
-    for (p, layer) in [&hp, &op, &dp].into_iter().zip(layers) {
-        if layer.is_none() && p.exists() {
-            // A stale raster no map refers to any more; failing to remove it is harmless.
-            let _ = std::fs::remove_file(p);
-        }
-    }
     if file.layers.height.is_some() {
         crowdfield::io::write_npy(&hp, doc.height.view())?;
     }
@@ -254,7 +257,19 @@ pub fn save(doc: &Document, path: &Path) -> Result<()> {
     if file.layers.discomfort.is_some() {
         crowdfield::io::write_npy(&dp, doc.discomfort.view())?;
     }
-    file.save(path)
+    file.save(path)?;
+    let layers = [
+        &file.layers.height,
+        &file.layers.obstacles,
+        &file.layers.discomfort,
+    ];
+    for (p, layer) in [&hp, &op, &dp].into_iter().zip(layers) {
+        if layer.is_none() && p.exists() {
+            // A stale raster the map no longer refers to; failing to remove it is harmless.
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    Ok(())
 }
 
 /// Every problem the map loader would report for `doc` saved at `path` (empty when valid).

@@ -82,6 +82,9 @@ fn save_as_open_round_trip_through_the_app_with_title_and_recovery() {
     let mut again = EditorApp::open_path(&path, None);
     assert_eq!(again.doc, saved, "{}", again.message);
     assert_eq!(again.recovery_offer.as_deref(), Some(recovery.as_path()));
+    // The shortcuts wait while the question shows: Ctrl+S here used to save the old map and
+    // delete the recovery file on offer.
+    assert!(again.dialog_open());
     again.apply(Command::Recover);
     assert_eq!(again.doc, edited);
     assert!(again.dirty());
@@ -131,4 +134,119 @@ fn a_map_being_drawn_opens_even_when_not_yet_valid() {
     let again = EditorApp::open_path(&path, None);
     assert_eq!(again.doc, app.doc, "{}", again.message);
     assert!(again.message.contains("not valid yet"), "{}", again.message);
+}
+
+/// Open and New ask before replacing a map with unsaved changes (they used to discard them
+/// with no question and no recovery file): Cancel keeps the map, "Save, then continue" saves
+/// it first, "Discard changes" goes on. A New whose path names an existing file (the open
+/// map's, shown in the path field) starts untitled, so Ctrl+S cannot replace that map.
+#[test]
+fn open_and_new_ask_before_discarding_unsaved_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (first, second) = (tmp.path().join("first.json"), tmp.path().join("second.json"));
+    let mut app = EditorApp::new(crowdfield_editor::Document::demo(30, 20), None, None);
+    app.apply(Command::SaveAs(second.clone()));
+    app.apply(Command::SaveAs(first.clone()));
+    let saved = app.doc.clone();
+    app.apply(Command::AddGroup);
+    let edited = app.doc.clone();
+
+    app.apply(Command::Open(second.clone()));
+    assert!(app.dialog_open() && app.discard_asked.is_some());
+    assert_eq!(app.doc, edited, "nothing replaced before the answer");
+    app.apply(Command::CancelDiscard);
+    assert!(!app.dialog_open());
+    assert_eq!(
+        (app.doc.clone(), app.path.clone()),
+        (edited.clone(), Some(first.clone()))
+    );
+
+    app.apply(Command::Open(second.clone()));
+    app.apply(Command::SaveAndContinue);
+    assert_eq!(app.path.as_deref(), Some(second.as_path()), "{}", app.message);
+    assert_eq!(mapio::load(&first).unwrap(), edited, "saved before the open");
+
+    app.apply(Command::AddGroup);
+    app.apply(Command::Open(first.clone()));
+    app.apply(Command::DiscardAndContinue);
+    assert_eq!(app.doc, edited);
+    assert!(!app.dirty());
+    assert_eq!(mapio::load(&second).unwrap(), saved, "discarded, not saved");
+
+    // A clean map opens and news without a question; New over an existing file is untitled.
+    app.apply(Command::New {
+        cols: 10,
+        rows: 10,
+        cell_size: 1.0,
+        path: first.clone(),
+    });
+    assert!(!app.dialog_open());
+    assert_eq!(app.path, None, "{}", app.message);
+    assert!(app.message.contains("untitled"), "{}", app.message);
+    app.apply(Command::Save);
+    assert_eq!(
+        mapio::load(&first).unwrap(),
+        edited,
+        "the open map's file is untouched"
+    );
+    let fresh = tmp.path().join("fresh.json");
+    app.apply(Command::New {
+        cols: 10,
+        rows: 10,
+        cell_size: 1.0,
+        path: fresh.clone(),
+    });
+    assert!(app.dialog_open(), "the new map had changes");
+    app.apply(Command::DiscardAndContinue);
+    assert_eq!(app.path.as_deref(), Some(fresh.as_path()), "{}", app.message);
+}
+
+/// Save refuses a path that is not a `.json` file name before writing anything (an empty path
+/// used to write `./map.*.npy` first), and a grid too large for the view is refused on open
+/// with the reason, keeping the map (it used to crash the editor at the texture upload).
+#[test]
+fn bad_save_paths_and_oversized_maps_are_refused_before_any_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut app = EditorApp::new(crowdfield_editor::Document::demo(30, 20), None, None);
+    app.apply(Command::AddGroup);
+    std::fs::create_dir(tmp.path().join("folder.json")).unwrap();
+    for bad in [
+        PathBuf::new(),
+        tmp.path().join("map.txt"),
+        tmp.path().join("folder.json"),
+        tmp.path().to_path_buf(),
+    ] {
+        app.apply(Command::SaveAs(bad.clone()));
+        assert!(
+            app.message.starts_with("Could not save"),
+            "{bad:?}: {}",
+            app.message
+        );
+        assert!(app.dirty());
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("folder.json")],
+        "nothing written"
+    );
+
+    let wide = tmp.path().join("wide.json");
+    std::fs::write(
+        &wide,
+        r#"{"version": 1, "name": "wide", "grid": {"cols": 9000, "rows": 2, "cell_size": 0.5}, "groups": []}"#,
+    )
+    .unwrap();
+    let mut clean = EditorApp::new(crowdfield_editor::Document::demo(30, 20), None, None);
+    let before = clean.doc.clone();
+    clean.apply(Command::Open(wide));
+    assert!(
+        clean.message.contains("9000 x 2") && clean.message.contains("at most 8192"),
+        "{}",
+        clean.message
+    );
+    assert_eq!(clean.doc, before);
 }

@@ -43,6 +43,7 @@ fn premovement_ui(ui: &mut egui::Ui, i: usize, premovement: &mut Option<Premovem
         let min = ui.add(
             egui::DragValue::new(&mut p.min)
                 .range(range.clone())
+                .clamp_existing_to_range(false)
                 .speed(0.5)
                 .prefix("from ")
                 .suffix(" s"),
@@ -54,6 +55,7 @@ fn premovement_ui(ui: &mut egui::Ui, i: usize, premovement: &mut Option<Premovem
         let max = ui.add(
             egui::DragValue::new(&mut p.max)
                 .range(range)
+                .clamp_existing_to_range(false)
                 .speed(0.5)
                 .prefix("to ")
                 .suffix(" s"),
@@ -124,6 +126,7 @@ impl GroupsPanel {
                 .add(
                     egui::DragValue::new(&mut g.speed_min)
                         .range(0.01..=MAX_WALK_SPEED)
+                        .clamp_existing_to_range(false)
                         .speed(0.01)
                         .suffix(" m/s"),
                 )
@@ -138,6 +141,7 @@ impl GroupsPanel {
                 .add(
                     egui::DragValue::new(&mut g.speed_max)
                         .range(0.01..=MAX_WALK_SPEED)
+                        .clamp_existing_to_range(false)
                         .speed(0.01)
                         .suffix(" m/s"),
                 )
@@ -172,7 +176,11 @@ impl GroupsPanel {
             ui.horizontal(|ui| {
                 let label = ui.label(format!("spawn {i}"));
                 if ui
-                    .add(egui::DragValue::new(&mut g.spawns[i].count).range(0..=1_000_000))
+                    .add(
+                        egui::DragValue::new(&mut g.spawns[i].count)
+                            .range(0..=1_000_000)
+                            .clamp_existing_to_range(false),
+                    )
                     .labelled_by(label.id)
                     .changed()
                 {
