@@ -19,6 +19,9 @@ use rayon::prelude::*;
 /// than they save on small crowds.
 pub const PARALLEL_SORT_MIN: usize = 1 << 15;
 
+/// Most bins a grid has (16 MiB of bin starts): see [`NeighborGrid::new`].
+pub const MAX_BINS: usize = 1 << 22;
+
 /// Buckets (runs of consecutive bins) per thread in the parallel sort: enough that the
 /// buckets, sorted one per task, keep every thread busy to the end.
 const BUCKETS_PER_THREAD: usize = 64;
@@ -75,11 +78,28 @@ pub struct NeighborGrid {
 }
 
 impl NeighborGrid {
-    /// An empty grid covering `width x height` metres with bins of `bin_size` metres
-    /// (at least one bin along each axis).
+    /// An empty grid covering `width x height` metres with bins of at least `bin_size` metres
+    /// (at least one bin along each axis). The bins are made larger where `bin_size` would
+    /// give more than [`MAX_BINS`] of them (a 6.5 km square with bins of 10 cm: 4e9 bins, whose
+    /// count wrapped in `u32` and panicked, or took gigabytes for a handful of agents); larger
+    /// bins still hold every neighbour within `bin_size` in the 3x3 bins around an agent, at the
+    /// cost of more candidates.
     pub fn new(width: f32, height: f32, bin_size: f32) -> Self {
-        let bins_x = ((width / bin_size).ceil() as u32).max(1);
-        let bins_y = ((height / bin_size).ceil() as u32).max(1);
+        let count = |bin: f32| {
+            let along = |extent: f32| ((extent / bin).ceil() as u64).max(1);
+            (along(width), along(height))
+        };
+        let mut bin_size = bin_size;
+        let fits = |(x, y): (u64, u64)| x.saturating_mul(y) <= MAX_BINS as u64;
+        if !fits(count(bin_size)) {
+            // The area's share first, then doubling for thin domains (one axis alone too long).
+            bin_size = bin_size.max((width * height / MAX_BINS as f32).sqrt());
+            while !fits(count(bin_size)) {
+                bin_size *= 2.0;
+            }
+        }
+        let (bins_x, bins_y) = count(bin_size);
+        let (bins_x, bins_y) = (bins_x as u32, bins_y as u32);
         Self {
             bin_size,
             inv_bin_size: 1.0 / bin_size,
@@ -91,7 +111,7 @@ impl NeighborGrid {
 
     /// Number of bins.
     pub fn bins(&self) -> usize {
-        (self.bins_x * self.bins_y) as usize
+        self.bins_x as usize * self.bins_y as usize
     }
 
     /// The bin of point `(x, y)` (clamped; NaN goes to 0).
@@ -469,5 +489,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Huge domains with small bins get larger bins, never more than [`MAX_BINS`] (a 6.5 km
+    /// square with 10 cm bins wrapped the `u32` bin count and panicked), and the 3x3 query
+    /// still finds every neighbour within the asked-for bin size; thin domains too.
+    #[test]
+    fn huge_domains_get_at_most_max_bins_and_still_find_neighbours() {
+        for (w, h, bin) in [
+            (6553.6f32, 6553.6f32, 0.1f32),
+            (1.0e6, 300.0, 0.1),
+            (1.0e6, 0.5, 1e-3),
+        ] {
+            let g = NeighborGrid::new(w, h, bin);
+            assert!(
+                g.bins() <= MAX_BINS && g.bins() >= MAX_BINS / 8,
+                "{w} x {h}: {} bins",
+                g.bins()
+            );
+            assert!(g.bin_size >= bin);
+            assert!(g.bins_x as f32 * g.bin_size >= w && g.bins_y as f32 * g.bin_size >= h);
+        }
+        let mut g = NeighborGrid::new(6553.6, 6553.6, 0.1);
+        let xs = [3000.0, 3000.05, 3000.0, 10.0];
+        let ys = [3000.0, 3000.05, 3000.09, 10.0];
+        g.rebuild(&xs, &ys);
+        let mut found = Vec::new();
+        g.for_each_near(3000.0, 3000.0, |j| found.push(j));
+        for j in [0, 1, 2] {
+            assert!(found.contains(&j), "{found:?}");
+        }
+        assert!(!found.contains(&3));
+        // Small domains keep the bin size asked for.
+        assert_eq!(NeighborGrid::new(20.0, 20.0, 1.5).bin_size, 1.5);
     }
 }
