@@ -59,8 +59,10 @@ impl Shard {
 
     /// This shard's contiguous slice of `items` (slices differ in length by at most one).
     pub fn slice<'a, T>(&self, items: &'a [T]) -> &'a [T] {
-        let n = items.len();
-        &items[n * self.index / self.count..n * (self.index + 1) / self.count]
+        let n = items.len() as u128;
+        // In u128: `n * index` wrapped in usize for huge N (and panicked or overlapped).
+        let at = |i: usize| (n * i as u128 / self.count as u128) as usize;
+        &items[at(self.index)..at(self.index + 1)]
     }
 }
 
@@ -74,13 +76,31 @@ impl Shard {
 /// sharing a stem are refused, since their outputs would share a folder.
 pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut maps = Vec::new();
-    let mut manifests = Vec::new();
+    let mut manifests = Manifests::default();
     for input in inputs {
         expand_input(input, &mut maps, &mut manifests)?;
     }
     maps.sort();
     maps.dedup();
-    let mut stems: Vec<(String, &PathBuf)> = maps.iter().map(|p| (stem(p), p)).collect();
+    for map in &maps {
+        let name = stem(map);
+        let lower = name.to_ascii_lowercase();
+        let clash = matches!(lower.as_str(), "" | "." | ".." | "summary.json" | "summary.csv")
+            || lower.starts_with("summary-shard-");
+        if clash {
+            return Err(Error::invalid(
+                map.display().to_string(),
+                "stem",
+                format!(
+                    "{name:?}: outputs go to OUT/<stem>/, and this one would be OUT itself, its parent or \
+                     the batch's summary; rename the map"
+                ),
+            ));
+        }
+    }
+    // Compared without case: on a case-insensitive file system (macOS, Windows) `A` and `a`
+    // are one folder.
+    let mut stems: Vec<(String, &PathBuf)> = maps.iter().map(|p| (stem(p).to_lowercase(), p)).collect();
     stems.sort();
     for w in stems.windows(2) {
         if w[0].0 == w[1].0 {
@@ -101,9 +121,11 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// One input of [`expand_inputs`]: a folder gives its `.json` maps (not `*.schema.json`), a
 /// `.txt` manifest gives each of its lines (relative to the manifest; blank lines and `#`
 /// comments skipped) expanded the same way, so a manifest may list folders and other
-/// manifests; anything else is a map. `manifests` holds the manifests being read, so one that
-/// lists itself (directly or not) is an error instead of an endless loop.
-fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Vec<PathBuf>) -> Result<()> {
+/// manifests; anything else is a map. `manifests.reading` holds the manifests being read, so
+/// one that lists itself (directly or not) is an error instead of an endless loop, and
+/// `manifests.done` those already expanded, which are not read again (a manifest listing
+/// another twice, nested 40 deep, was read 2^40 times).
+fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Manifests) -> Result<()> {
     let io_err = |source| Error::Io {
         path: input.to_path_buf(),
         source,
@@ -119,7 +141,10 @@ fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Vec<PathB
         }
     } else if input.extension().is_some_and(|e| e == "txt") {
         let key = absolute(input);
-        if manifests.contains(&key) {
+        if manifests.done.contains(&key) {
+            return Ok(());
+        }
+        if manifests.reading.contains(&key) {
             return Err(Error::invalid(
                 input.display().to_string(),
                 "manifest",
@@ -136,7 +161,7 @@ fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Vec<PathB
             )
         })?;
         let base = input.parent().unwrap_or(Path::new("."));
-        manifests.push(key);
+        manifests.reading.push(key);
         for line in text.lines() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -144,11 +169,19 @@ fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Vec<PathB
             }
             expand_input(&base.join(line), maps, manifests)?;
         }
-        manifests.pop();
+        let key = manifests.reading.pop().expect("pushed above");
+        manifests.done.insert(key);
     } else {
         maps.push(absolute(input));
     }
     Ok(())
+}
+
+/// The manifests of one [`expand_inputs`]: those being read (outermost first) and those done.
+#[derive(Default)]
+struct Manifests {
+    reading: Vec<PathBuf>,
+    done: std::collections::HashSet<PathBuf>,
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -495,6 +528,30 @@ mod tests {
             assert_eq!(all, items, "n = {n}");
         }
         assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+        // Huge N: `n * index` used to wrap in usize (a panic, or shards that overlapped). Ten
+        // items over N shards: shard i holds the items j with floor(10 i / N) <= j <
+        // floor(10 (i + 1) / N), so the first shards are empty and the last holds item 9.
+        let huge = usize::MAX / 3;
+        let slice = |i: usize| {
+            Shard {
+                index: i,
+                count: huge,
+            }
+            .slice(&items)
+            .to_vec()
+        };
+        let none: Vec<usize> = Vec::new();
+        assert_eq!(
+            [slice(0), slice(1), slice(huge - 2)],
+            [none.clone(), none.clone(), none.clone()]
+        );
+        assert_eq!(slice(huge - 1), [9]);
+        assert_eq!(slice(huge / 2 + 1), none);
+        assert_eq!(
+            slice(huge / 2),
+            [4],
+            "the shard just below one half ends at item 5"
+        );
         for bad in ["4/4", "1/0", "x/2", "3", "-1/2"] {
             let e = Shard::parse(bad).unwrap_err().to_string();
             assert!(e.contains("--shard"), "{bad}: {e}");
@@ -526,6 +583,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("same file stem"), "{e}");
+        // Without case: one folder on macOS and Windows.
+        std::fs::write(d.join("other/A.json"), "{}").unwrap();
+        let e = expand_inputs(&[d.join("maps"), d.join("other/A.json")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("same file stem"), "{e}");
+        // Stems that would put outputs in OUT itself, its parent or over the summaries.
+        for name in [
+            "..json",
+            "...json",
+            "summary.csv.json",
+            "Summary.json.json",
+            "summary-shard-0-of-2.json.json",
+        ] {
+            std::fs::write(d.join(name), "{}").unwrap();
+            let e = expand_inputs(&[d.join(name)]).unwrap_err().to_string();
+            assert!(e.contains("stem") && e.contains("rename the map"), "{name}: {e}");
+        }
     }
 
     #[test]
@@ -546,6 +621,21 @@ mod tests {
         std::fs::write(d.join("site/more.txt"), "../all.txt\n").unwrap();
         let e = expand_inputs(&[d.join("all.txt")]).unwrap_err().to_string();
         assert!(e.contains("all.txt") && e.contains("lists itself"), "{e}");
+        // A manifest listing the next one twice, 40 deep: each is read once (it was 2^40).
+        let deep = d.join("deep");
+        std::fs::create_dir(&deep).unwrap();
+        std::fs::write(deep.join("l40.txt"), "../z.json\n").unwrap();
+        for k in 0..40 {
+            std::fs::write(
+                deep.join(format!("l{k}.txt")),
+                format!("l{0}.txt\nl{0}.txt\n", k + 1),
+            )
+            .unwrap();
+        }
+        let t = std::time::Instant::now();
+        let maps = expand_inputs(&[deep.join("l0.txt")]).unwrap();
+        assert_eq!(maps.len(), 1);
+        assert!(t.elapsed().as_secs_f64() < 30.0, "expanded once each");
     }
 
     #[test]
