@@ -459,6 +459,36 @@ fn group_fields_are_checked() {
     assert_reported(&p, &["groups[0].goals[0].width", "-2.0"]);
     assert_reported(&p, &["groups[1].goals", "at least one goal"]);
     assert_reported(&p, &["groups[1].name", "\"walkers\"", "unique"]);
+    // Bodies of a micrometre made the spawn lattices billions of points (validate ran out of
+    // memory or did not end).
+    let mut v = good();
+    v["groups"][0]["radius"] = json!(1e-6);
+    assert_reported(
+        &problems(&v),
+        &["groups[0].radius", "1e-6 m", "from 0.01 to 2.0 m"],
+    );
+}
+
+/// A spawn count over the free cells of a large area: the capacity in the message is counted
+/// or, past ten million lattice points, estimated, without building the lattice (1 cm bodies
+/// over a few hectares took gigabytes).
+#[test]
+fn the_capacity_of_a_large_area_is_quick() {
+    let mut v = good();
+    v["grid"] = json!({"cols": 400, "rows": 400, "cell_size": 0.5});
+    v["groups"][0]["radius"] = json!(0.01);
+    v["groups"][0]["spawns"][0] = json!({"rect": {"min": [0, 0], "max": [150, 200]}, "count": 200_000});
+    let t = std::time::Instant::now();
+    let p = problems(&v);
+    assert!(t.elapsed().as_secs_f64() < 20.0, "{:?}", t.elapsed());
+    assert_reported(
+        &p,
+        &[
+            "groups[0].spawns[0].count",
+            "200000: the area",
+            "takes at most 119990 agents",
+        ],
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_
 use super::{
     BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS,
     MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE,
-    VALUE_LIMIT,
+    MIN_RADIUS, VALUE_LIMIT,
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
@@ -612,12 +612,13 @@ impl Checker<'_> {
             });
         }
         self.ensure(
-            g.radius.is_finite() && g.radius > 0.0 && g.radius <= MAX_RADIUS,
+            g.radius.is_finite() && (MIN_RADIUS..=MAX_RADIUS).contains(&g.radius),
             &format!("{at}.radius"),
             || {
                 format!(
-                    "{} m: expected a body radius > 0 and at most {} m",
+                    "{} m: expected a body radius from {} to {} m",
                     num(g.radius),
+                    num(MIN_RADIUS),
                     num(MAX_RADIUS)
                 )
             },

@@ -69,6 +69,9 @@ pub const MAX_WALK_SPEED: f64 = 15.0;
 pub const MAX_PREMOVEMENT: f64 = 86_400.0;
 /// Largest body radius, m: more than any person, wheelchair or trolley.
 pub const MAX_RADIUS: f64 = 2.0;
+/// Smallest body radius, m: a centimetre, below any walker or fish of a school (smaller
+/// bodies made the spawn lattices, whose spacing is the body's size, billions of points).
+pub const MIN_RADIUS: f64 = 0.01;
 /// Most ORCA neighbours per agent: far more than ORCA ever needs (10 is typical).
 pub const MAX_ORCA_NEIGHBORS: usize = 1000;
 

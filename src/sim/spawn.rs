@@ -34,6 +34,11 @@ const SPACING_HEADROOM: f64 = 1.5;
 /// placed by earlier spawn areas, before falling back to the lattice point itself.
 const JITTER_TRIES: usize = 4;
 
+/// Most lattice points one placement try or capacity count visits (beyond, a capacity is
+/// estimated from the area, and a placement stops shrinking its spacing): with bodies of a
+/// centimetre over a large area the lattice would have billions.
+const MAX_LATTICE_POINTS: f64 = 1e7;
+
 /// The ChaCha stream of the pre-movement times (stream 0 places the agents and draws speeds).
 const PREMOVEMENT_STREAM: u64 = 1;
 
@@ -137,7 +142,18 @@ fn place_in_area(
     let mut spacing = (SPACING_HEADROOM * area_m2 / (count as f64 * 3f64.sqrt() / 2.0)).sqrt();
     spacing = spacing.max(min_spacing);
     let mut best_fit = 0usize;
+    // A placement that needs a lattice this large gives up (the area is taken by other
+    // groups' agents: ever finer lattices found no room and cost ever more).
+    let most_points = MAX_LATTICE_POINTS.max(64.0 * count as f64);
     loop {
+        if lattice_size(bbox, spacing) > most_points {
+            return Err(format!(
+                "the area '{}' ({} m² of free cells) holds at most {best_fit} agents of radius {radius} m \
+                 clear of the agents already placed: lower the count to {best_fit} or enlarge the area",
+                area.name,
+                square_metres(area_m2)
+            ));
+        }
         let mut points = lattice(bbox, spacing, |x, y| {
             free(x, y) && !occupied.conflicts(x, y, radius)
         });
@@ -213,12 +229,18 @@ fn free_bounds(
 
 /// The points of a hexagonal lattice of `spacing` over the box `(x0, y0, x1, y1)` that `keep`
 /// accepts, row by row.
-fn lattice(
-    (x0, y0, x1, y1): (f64, f64, f64, f64),
-    spacing: f64,
-    keep: impl Fn(f64, f64) -> bool,
-) -> Vec<(f64, f64)> {
+fn lattice(bbox: (f64, f64, f64, f64), spacing: f64, keep: impl Fn(f64, f64) -> bool) -> Vec<(f64, f64)> {
     let mut points = Vec::new();
+    lattice_visit(bbox, spacing, |x, y| {
+        if keep(x, y) {
+            points.push((x, y));
+        }
+    });
+    points
+}
+
+/// Calls `visit(x, y)` for every point of the hexagonal lattice of [`lattice`], row by row.
+fn lattice_visit((x0, y0, x1, y1): (f64, f64, f64, f64), spacing: f64, mut visit: impl FnMut(f64, f64)) {
     let row_step = spacing * 3f64.sqrt() / 2.0;
     let mut row = 0usize;
     loop {
@@ -233,14 +255,11 @@ fn lattice(
             if x >= x1 {
                 break;
             }
-            if keep(x, y) {
-                points.push((x, y));
-            }
+            visit(x, y);
             k += 1;
         }
         row += 1;
     }
-    points
 }
 
 /// How many agents of `radius` the free cells of `mask` hold without overlap when nothing else
@@ -254,7 +273,32 @@ pub fn area_capacity(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>, 
         return 0;
     };
     let min_spacing = 2.0 * radius * (1.0 + SPAWN_CLEARANCE);
-    lattice(bbox, min_spacing, |x, y| cell_is_free(grid, mask, obstacle, x, y)).len()
+    if lattice_size(bbox, min_spacing) > MAX_LATTICE_POINTS {
+        // Estimated: the free area over the area each lattice point owns.
+        let free_m2 = free_area(grid, mask, obstacle);
+        return (free_m2 / (min_spacing * min_spacing * 3f64.sqrt() / 2.0)) as usize;
+    }
+    let mut count = 0;
+    lattice_visit(bbox, min_spacing, |x, y| {
+        count += usize::from(cell_is_free(grid, mask, obstacle, x, y));
+    });
+    count
+}
+
+/// Free (non-obstacle) area of `mask`, m².
+fn free_area(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>) -> f64 {
+    let cells = mask
+        .iter()
+        .zip(obstacle.iter())
+        .filter(|&(&m, &o)| m && !o)
+        .count();
+    cells as f64 * grid.cell_size * grid.cell_size
+}
+
+/// Points of [`lattice`] over `bbox` at `spacing` (an upper bound, edges included).
+fn lattice_size((x0, y0, x1, y1): (f64, f64, f64, f64), spacing: f64) -> f64 {
+    let row_step = spacing * 3f64.sqrt() / 2.0;
+    ((x1 - x0) / spacing + 1.0) * ((y1 - y0) / row_step + 1.0)
 }
 
 /// Agents placed so far, hashed by square buckets, to keep later spawn areas clear of them.
