@@ -673,7 +673,7 @@ impl Checker<'_> {
                     .clone()
                     .unwrap_or_else(|| format!("{} goal {k}", g.name)),
                 mask,
-                width: goal.width.unwrap_or_else(|| default_width(shape)),
+                width: goal.width.unwrap_or_else(|| default_width(shape, grid)),
             });
         }
 
@@ -736,7 +736,7 @@ impl Checker<'_> {
                 area: Area {
                     name,
                     mask,
-                    width: default_width(shape),
+                    width: default_width(shape, grid),
                 },
                 count: spawn.count,
                 premovement,

@@ -31,10 +31,14 @@ pub fn bounding_box(shape: ShapeRef<'_>) -> (f64, f64, f64, f64) {
     }
 }
 
-/// Width of an opening covered by `shape`: the longer side of its bounding box, metres.
-pub fn default_width(shape: ShapeRef<'_>) -> f64 {
+/// Width of an opening covered by `shape` on `grid`: the longer side of its bounding box
+/// within the grid, metres. Clipped, because only the part on the grid is a door: a 2 m exit
+/// drawn as a rectangle running far past the map's edge counted as 90 m wide, and its flow per
+/// metre came out 45 times too low.
+pub fn default_width(shape: ShapeRef<'_>, grid: &Grid) -> f64 {
     let (x0, y0, x1, y1) = bounding_box(shape);
-    (x1 - x0).max(y1 - y0)
+    let clip = |lo: f64, hi: f64, extent: f64| (hi.min(extent) - lo.max(0.0)).max(0.0);
+    clip(x0, x1, grid.width()).max(clip(y0, y1, grid.height()))
 }
 
 /// Cell index range `lo..=hi` whose centres may lie in `[a, b]` along an axis of `n` cells.
@@ -439,13 +443,27 @@ mod tests {
             min: [0.0, 0.0],
             max: [1.0, 3.0],
         };
-        assert_eq!(default_width(ShapeRef::Rect(&r)), 3.0);
+        let g = Grid::new(20, 20, 0.5);
+        assert_eq!(default_width(ShapeRef::Rect(&r), &g), 3.0);
         let c = Circle {
+            center: [2.0, 2.0],
+            radius: 0.75,
+            profile: None,
+        };
+        assert_eq!(default_width(ShapeRef::Circle(&c), &g), 1.5);
+        // Only the part on the grid (10 m x 10 m) counts: a 2 m door drawn running past the
+        // map's edge.
+        let past = Rect {
+            min: [8.0, 4.0],
+            max: [100.0, 6.0],
+        };
+        assert_eq!(default_width(ShapeRef::Rect(&past), &g), 2.0);
+        let corner = Circle {
             center: [0.0, 0.0],
             radius: 0.75,
             profile: None,
         };
-        assert_eq!(default_width(ShapeRef::Circle(&c)), 1.5);
+        assert_eq!(default_width(ShapeRef::Circle(&corner), &g), 0.75);
     }
 
     #[test]
