@@ -119,6 +119,10 @@ fn bad_input_is_refused_with_a_message_naming_it() {
     Array1::from_elem(5, 1.0f64)
         .write_npy(std::fs::File::create(&one_d).unwrap())
         .unwrap();
+    let huge = dir.path().join("huge.npy");
+    let mut big = ramp();
+    big[(1, 2)] = -1e308;
+    write_npy(&huge, big.view()).unwrap();
     let out = dir.path().join("x.png");
     let missing_dir = dir.path().join("no/such/dir/x.png");
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -148,6 +152,16 @@ fn bad_input_is_refused_with_a_message_naming_it() {
         (
             vec!["image", s(&input), "--out", s(&out), "--cell-size", "0"],
             "--cell-size 0",
+        ),
+        // Beyond f32, where the image is drawn: such cells were hatched as "not finite" while
+        // the count said 0, and such a range had no colours.
+        (
+            vec!["image", s(&huge), "--out", s(&out)],
+            "value -1e308 at row 1, column 2 is beyond the image's f32 range",
+        ),
+        (
+            vec!["image", s(&input), "--out", s(&out), "--range", "-1e308", "1e308"],
+            "--range -1e308 1e308: expected a span within",
         ),
     ];
     for (args, expected) in cases {

@@ -108,6 +108,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 lo.is_finite() && hi.is_finite() && lo < hi,
                 "--range {lo} {hi}: expected two finite numbers, the first below the second"
             );
+            // The colour map runs in f32: a wider span would overflow to infinity.
+            ensure!(
+                ((hi - lo) as f32).is_finite(),
+                "--range {lo:e} {hi:e}: expected a span within {:e} (the colour map's f32 range)",
+                f32::MAX
+            );
             Some((lo, hi))
         }
         Some(other) => bail!("--range: expected two numbers, got {}", other.len()),
@@ -127,6 +133,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
          (draw a slice or a downsampled copy, e.g. a[::2, ::2] in numpy)",
         args.input.display()
     );
+    // The image is drawn in f32: a finite value beyond it would be drawn hatched as "not
+    // finite" while the count below says 0.
+    if let Some(((r, c), v)) = values
+        .indexed_iter()
+        .find(|(_, v)| v.is_finite() && v.abs() > f32::MAX as f64)
+    {
+        bail!(
+            "{}: value {v:e} at row {r}, column {c} is beyond the image's f32 range (±{:e}): rescale the \
+             array (e.g. to other units) before drawing it",
+            args.input.display(),
+            f32::MAX
+        );
+    }
     let title = args.title.unwrap_or_else(|| {
         args.input.file_name().map_or_else(
             || args.input.display().to_string(),
