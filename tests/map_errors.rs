@@ -337,6 +337,19 @@ fn a_grid_too_large_for_memory_is_refused_before_allocating() {
             "expected at most 8.0 GiB",
         ],
     );
+    // A thin grid (4e6 px tall images) and a grid 20 km across (f32 positions).
+    let mut v = good();
+    v["grid"] = json!({"cols": 1, "rows": 4_000_000, "cell_size": 0.01});
+    assert_reported(
+        &problems(&v),
+        &["grid", "1 x 4000000 cells", "at most 65536 cells a side"],
+    );
+    let mut v = good();
+    v["grid"] = json!({"cols": 200, "rows": 100, "cell_size": 100});
+    assert_reported(
+        &problems(&v),
+        &["grid", "is 20000.0 m across", "at most 10000.0 m"],
+    );
     // Overflowing usize is refused too.
     let mut v = good();
     v["grid"] = json!({"cols": usize::MAX, "rows": 3, "cell_size": 0.5});

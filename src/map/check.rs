@@ -8,9 +8,9 @@
 use super::format::{FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped};
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
 use super::{
-    BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS,
-    MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE,
-    MIN_RADIUS, VALUE_LIMIT,
+    BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_GRID_EXTENT,
+    MAX_GRID_SIDE, MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES,
+    MIN_CELL_SIZE, MIN_RADIUS, VALUE_LIMIT,
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
@@ -217,6 +217,33 @@ impl Checker<'_> {
                     g.rows,
                     estimate as f64 / (1u64 << 30) as f64,
                     MEMORY_LIMIT_BYTES as f64 / (1u64 << 30) as f64
+                ),
+            );
+            return None;
+        }
+        if g.cols.max(g.rows) > MAX_GRID_SIDE {
+            self.push(
+                "grid",
+                format!(
+                    "{} x {} cells: expected at most {MAX_GRID_SIDE} cells a side (every image draws a \
+                     pixel per cell); use larger cells",
+                    g.cols, g.rows
+                ),
+            );
+            return None;
+        }
+        let extent = g.cols.max(g.rows) as f64 * g.cell_size;
+        if extent > MAX_GRID_EXTENT {
+            self.push(
+                "grid",
+                format!(
+                    "{} x {} cells of {} m is {} m across: expected at most {} m (positions are f32, \
+                     which resolve about 1 mm up to 16 km; farther, walking steps lose precision)",
+                    g.cols,
+                    g.rows,
+                    num(g.cell_size),
+                    num(extent),
+                    num(MAX_GRID_EXTENT)
                 ),
             );
             return None;

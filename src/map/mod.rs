@@ -59,6 +59,12 @@ pub const MIN_CELL_SIZE: f64 = 0.01;
 pub const MAX_CELL_SIZE: f64 = 100.0;
 /// Largest coordinate magnitude, metres (1000 km): beyond any site a crowd walks.
 pub const COORD_LIMIT: f64 = 1.0e6;
+/// Most cells along a grid side: every image draws at least one pixel per cell (a 1 x 4e6 grid
+/// made 4-million-pixel-tall PNGs of gigabytes).
+pub const MAX_GRID_SIDE: usize = 65_536;
+/// Longest grid side, m: agents' positions are `f32`, which resolve about 1 mm up to 16 km;
+/// at 1000 km a walker's 0.13 m step was rounded to 0.125 m (speeds 7 % low).
+pub const MAX_GRID_EXTENT: f64 = 10_000.0;
 /// Largest magnitude of a layer value, parameter or raster value: keeps every product finite
 /// and f32 conversion meaningful.
 pub const VALUE_LIMIT: f64 = 1.0e6;
