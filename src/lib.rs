@@ -25,6 +25,8 @@ pub mod neighbors;
 pub mod params;
 pub mod scene;
 pub mod sim;
+#[cfg(test)]
+mod test_rng;
 
 pub use error::{Error, Result};
 pub use grid::{Dir, Grid};

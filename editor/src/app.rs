@@ -27,6 +27,29 @@ pub const RECOVERY_INTERVAL: Duration = Duration::from_secs(30);
 /// one failed wgpu's validation, which panics).
 pub const MAX_VIEW_SIDE: usize = 8192;
 
+/// A modal question: `heading`, `text`, and one button per answer, whose command is pushed
+/// when it is clicked.
+fn question<const N: usize>(
+    ui: &mut egui::Ui,
+    id: &str,
+    heading: &str,
+    text: &str,
+    answers: [(&str, Command); N],
+    commands: &mut Vec<Command>,
+) {
+    egui::Modal::new(ui.scope_id().with(id)).show(ui.ctx(), |ui| {
+        ui.heading(heading);
+        ui.label(text);
+        ui.horizontal(|ui| {
+            for (label, command) in answers {
+                if ui.button(label).clicked() {
+                    commands.push(command);
+                }
+            }
+        });
+    });
+}
+
 /// Whether a new map of `cols x rows` cells of `cell_size` m can be made.
 fn new_size_ok(cols: usize, rows: usize, cell_size: f64) -> bool {
     cols > 0 && rows > 0 && cell_size > 0.0
@@ -307,63 +330,48 @@ impl EditorApp {
     }
 
     fn dialogs(&mut self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
-        if let Some(rec) = self.recovery_offer.clone() {
-            egui::Modal::new(ui.scope_id().with("recovery")).show(ui.ctx(), |ui| {
-                ui.heading("Recover unsaved changes?");
-                ui.label(format!(
-                    "A recovery file from an earlier session exists: {}",
-                    rec.display()
-                ));
-                ui.horizontal(|ui| {
-                    if ui.button("Recover").clicked() {
-                        commands.push(Command::Recover);
-                    }
-                    if ui.button("Discard recovery").clicked() {
-                        commands.push(Command::DiscardRecovery);
-                    }
-                });
-            });
+        if let Some(rec) = &self.recovery_offer {
+            let text = format!(
+                "A recovery file from an earlier session exists: {}",
+                rec.display()
+            );
+            let answers = [
+                ("Recover", Command::Recover),
+                ("Discard recovery", Command::DiscardRecovery),
+            ];
+            question(
+                ui,
+                "recovery",
+                "Recover unsaved changes?",
+                &text,
+                answers,
+                commands,
+            );
         }
         if let Some(held) = &self.discard_asked {
             let what = match held {
                 Command::Open(p) => format!("Opening {}", p.display()),
                 _ => "A new map".to_string(),
             };
-            egui::Modal::new(ui.scope_id().with("discard")).show(ui.ctx(), |ui| {
-                ui.heading("Unsaved changes");
-                ui.label(format!(
-                    "{} has changes that are not saved. {what} replaces it.",
-                    self.path_label()
-                ));
-                ui.horizontal(|ui| {
-                    if ui.button("Save, then continue").clicked() {
-                        commands.push(Command::SaveAndContinue);
-                    }
-                    if ui.button("Discard changes").clicked() {
-                        commands.push(Command::DiscardAndContinue);
-                    }
-                    if ui.button("Cancel").clicked() {
-                        commands.push(Command::CancelDiscard);
-                    }
-                });
-            });
+            let text = format!(
+                "{} has changes that are not saved. {what} replaces it.",
+                self.path_label()
+            );
+            let answers = [
+                ("Save, then continue", Command::SaveAndContinue),
+                ("Discard changes", Command::DiscardAndContinue),
+                ("Cancel", Command::CancelDiscard),
+            ];
+            question(ui, "discard", "Unsaved changes", &text, answers, commands);
         }
         if self.quit_asked {
-            egui::Modal::new(ui.scope_id().with("quit")).show(ui.ctx(), |ui| {
-                ui.heading("Unsaved changes");
-                ui.label(format!("{} has changes that are not saved.", self.path_label()));
-                ui.horizontal(|ui| {
-                    if ui.button("Save and quit").clicked() {
-                        commands.push(Command::Quit { save: true });
-                    }
-                    if ui.button("Quit without saving").clicked() {
-                        commands.push(Command::Quit { save: false });
-                    }
-                    if ui.button("Cancel").clicked() {
-                        commands.push(Command::CancelQuit);
-                    }
-                });
-            });
+            let text = format!("{} has changes that are not saved.", self.path_label());
+            let answers = [
+                ("Save and quit", Command::Quit { save: true }),
+                ("Quit without saving", Command::Quit { save: false }),
+                ("Cancel", Command::CancelQuit),
+            ];
+            question(ui, "quit", "Unsaved changes", &text, answers, commands);
         }
     }
 

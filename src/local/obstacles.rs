@@ -453,13 +453,7 @@ mod tests {
             clearance: vec![0; rows * cols],
             ..fast.clone()
         };
-        let mut seed = 0x9E3779B97F4A7C15u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut rnd = crate::test_rng::unit(0x9E37_79B9_7F4A_7C15);
         let (mut skipped, mut hits) = (0, 0);
         for _ in 0..3000 {
             let p = V2::new(rnd() * fast.width, rnd() * fast.height);

@@ -517,13 +517,8 @@ mod tests {
     /// count of lanes used, reciprocal and one-sided.
     #[test]
     fn agent_lines_are_agent_line_bit_for_bit() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move |lo: f32, hi: f32| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            lo + (hi - lo) * ((state >> 40) as f32 / (1u64 << 24) as f32)
-        };
+        let mut unit = crate::test_rng::unit(0x9E37_79B9_7F4A_7C15);
+        let mut rnd = move |lo: f32, hi: f32| lo + (hi - lo) * unit();
         let mut branches = [0usize; 3];
         for case in 0..4000 {
             let pos = V2::new(rnd(0.0, 20.0), rnd(0.0, 20.0));

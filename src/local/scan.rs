@@ -439,13 +439,7 @@ mod tests {
 
     #[test]
     fn nearest_is_a_stable_sort_cut_at_max_ties_and_long_lists_included() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = crate::test_rng::below(0x9E37_79B9_7F4A_7C15);
         let mut out = Vec::new();
         // Lengths up to past the counted groups (`LANES * RANK_GROUPS`) and past `RANK_LIMIT`;
         // distances from few values (many ties) or many.

@@ -298,13 +298,7 @@ mod tests {
     #[test]
     fn polygon_sweep_matches_the_point_in_polygon_test_cell_for_cell() {
         let g = Grid::new(23, 17, 0.5);
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rnd = crate::test_rng::below(0x2545_F491_4F6C_DD1D);
         let mut inside = 0;
         for case in 0..300 {
             let n = 3 + rnd(12) as usize;
