@@ -566,8 +566,12 @@ fn params_are_checked() {
     v["params"].as_object_mut().unwrap().remove("speed_law");
     let p = problems(&v);
     assert_reported(&p, &["params.rho_max", "2.0", "more than rho_min (5.0)"]);
-    assert_reported(&p, &["params.f_min", "0.0", "> 0"]);
+    assert_reported(&p, &["params.f_min", "0.0", ">= 0.001 m/s"]);
     assert_reported(&p, &["params.lambda", "-1.0"]);
+    // A positive floor so small that its unit cost overflowed: crowded faces became walls.
+    let mut v = good();
+    v["params"] = json!({"f_min": 5e-324});
+    assert_reported(&problems(&v), &["params.f_min", "5e-324", ">= 0.001 m/s"]);
 }
 
 #[test]

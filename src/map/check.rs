@@ -10,7 +10,7 @@ use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_
 use super::{
     BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_GRID_EXTENT,
     MAX_GRID_SIDE, MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES,
-    MIN_CELL_SIZE, MIN_RADIUS, VALUE_LIMIT,
+    MIN_CELL_SIZE, MIN_FLOW_SPEED, MIN_RADIUS, VALUE_LIMIT,
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
@@ -272,7 +272,12 @@ impl Checker<'_> {
                 )
             });
         }
-        if self.number(p.f_min, "params.f_min", pos, "> 0") & self.number(p.f_max, "params.f_max", pos, "> 0")
+        // f_min floors every speed (SPEC: a crowd slows walkers, never walls them in): at
+        // 5e-324 m/s its unit cost 1/f_min overflowed to infinity and made crowded faces walls.
+        let f_min_ok = |v: f64| v >= MIN_FLOW_SPEED;
+        let f_min_rule = format!(">= {MIN_FLOW_SPEED} m/s");
+        if self.number(p.f_min, "params.f_min", f_min_ok, &f_min_rule)
+            & self.number(p.f_max, "params.f_max", pos, "> 0")
         {
             self.ensure(p.f_min <= p.f_max, "params.f_max", || {
                 format!("{}: expected at least f_min ({})", num(p.f_max), num(p.f_min))

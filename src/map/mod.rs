@@ -75,6 +75,9 @@ pub const MAX_WALK_SPEED: f64 = 15.0;
 pub const MAX_PREMOVEMENT: f64 = 86_400.0;
 /// Largest body radius, m: more than any person, wheelchair or trolley.
 pub const MAX_RADIUS: f64 = 2.0;
+/// Smallest `params.f_min`, m/s: the speed floor's unit cost (1 / f_min, at most 1000 s/m)
+/// stays finite in f32 with room for the discomfort and slope terms.
+pub const MIN_FLOW_SPEED: f64 = 1e-3;
 /// Smallest body radius, m: a centimetre, below any walker or fish of a school (smaller
 /// bodies made the spawn lattices, whose spacing is the body's size, billions of points).
 pub const MIN_RADIUS: f64 = 0.01;
