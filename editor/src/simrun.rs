@@ -51,9 +51,15 @@ pub struct SimFrame {
 }
 
 /// The app's handle on the simulation thread.
+///
+/// Every run has a number, counted up at each Start and Reset; the thread tags its frames with
+/// the number of the run they come from, and frames of an earlier run are dropped on arrival
+/// (after a Reset, frames already on their way used to bring the old run back on screen).
 pub struct SimRunner {
-    control: Sender<SimControl>,
-    frames: Receiver<SimFrame>,
+    control: Sender<(SimControl, u64)>,
+    frames: Receiver<(u64, SimFrame)>,
+    /// The current run's number.
+    run: u64,
     /// The newest frame received (`None`: no run).
     pub latest: Option<SimFrame>,
 }
@@ -70,37 +76,57 @@ impl SimRunner {
         Self {
             control: ctl_tx,
             frames: frame_rx,
+            run: 0,
             latest: None,
         }
     }
 
-    /// Sends a control message (ignored if the thread has stopped).
+    /// Sends a control message (ignored if the thread has stopped). Start and Reset begin a
+    /// new run number.
     pub fn send(&mut self, c: SimControl) {
-        if matches!(c, SimControl::Reset) {
-            self.latest = None;
+        match c {
+            SimControl::Start(..) => self.run += 1,
+            SimControl::Reset => {
+                self.run += 1;
+                self.latest = None;
+            }
+            _ => {}
         }
-        let _ = self.control.send(c);
+        let _ = self.control.send((c, self.run));
     }
 
-    /// Takes the frames that arrived; true when there was one.
+    /// Keeps `frame` when it comes from the current run; true when kept.
+    fn take(&mut self, (run, frame): (u64, SimFrame)) -> bool {
+        let current = run == self.run;
+        if current {
+            self.latest = Some(frame);
+        }
+        current
+    }
+
+    /// Takes the frames of the current run that arrived; true when there was one.
     pub fn poll(&mut self) -> bool {
         let mut got = false;
         while let Ok(f) = self.frames.try_recv() {
-            self.latest = Some(f);
-            got = true;
+            got |= self.take(f);
         }
         got
     }
 
-    /// Waits up to `timeout` for the next frame (tests only).
+    /// Waits up to `timeout` for the next frame of the current run (tests only).
     pub fn wait_frame(&mut self, timeout: Duration) -> bool {
-        match self.frames.recv_timeout(timeout) {
-            Ok(f) => {
-                self.latest = Some(f);
-                self.poll();
-                true
+        let end = Instant::now() + timeout;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.frames.recv_timeout(left) {
+                Ok(f) => {
+                    if self.take(f) {
+                        self.poll();
+                        return true;
+                    }
+                }
+                Err(_) => return false,
             }
-            Err(_) => false,
         }
     }
 }
@@ -165,8 +191,23 @@ fn error_frame(message: String) -> SimFrame {
     }
 }
 
-fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Option<egui::Context>) {
+/// A panic's message, for the error frame.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+fn worker(
+    control: Receiver<(SimControl, u64)>,
+    frames: Sender<(u64, SimFrame)>,
+    repaint: Option<egui::Context>,
+) {
     let mut sim: Option<Simulation> = None;
+    // The number of the run the frames belong to.
+    let mut run = 0u64;
     // The local layer of the current run.
     let mut local = LocalMode::None;
     let mut playing = false;
@@ -174,8 +215,8 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
     // Wall time and simulated time when play was last pressed (pacing).
     let mut anchor = (Instant::now(), 0.0f64);
     let mut last_sent = Instant::now();
-    let send = |f: SimFrame| {
-        let ok = frames.send(f).is_ok();
+    let send = |run: u64, f: SimFrame| {
+        let ok = frames.send((run, f)).is_ok();
         if let Some(ctx) = &repaint {
             ctx.request_repaint();
         }
@@ -188,7 +229,10 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
             IDLE_POLL
         };
         let msg = match control.recv_timeout(wait) {
-            Ok(m) => Some(m),
+            Ok((m, id)) => {
+                run = id;
+                Some(m)
+            }
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => return,
         };
@@ -200,19 +244,23 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
                 let start = || crate::recompute::background_pool().install(|| start_run(*scene, mode));
                 sim = match std::panic::catch_unwind(start) {
                     Ok(Ok(s)) => {
-                        if !send(frame(&s, local)) {
+                        if !send(run, frame(&s, local)) {
                             return;
                         }
                         Some(s)
                     }
                     Ok(Err(e)) => {
-                        send(error_frame(e.to_string()));
+                        send(run, error_frame(e.to_string()));
                         None
                     }
-                    Err(_) => {
-                        send(error_frame(
-                            "the simulation could not start (internal error)".into(),
-                        ));
+                    Err(payload) => {
+                        send(
+                            run,
+                            error_frame(format!(
+                                "the simulation could not start (internal error: {})",
+                                panic_text(payload.as_ref())
+                            )),
+                        );
                         None
                     }
                 };
@@ -241,15 +289,21 @@ fn worker(control: Receiver<SimControl>, frames: Sender<SimFrame>, repaint: Opti
             let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 crate::recompute::background_pool().install(|| s.step())
             }));
-            if stepped.is_err() {
-                send(error_frame("the simulation step failed (internal error)".into()));
+            if let Err(payload) = stepped {
+                send(
+                    run,
+                    error_frame(format!(
+                        "the simulation step failed (internal error: {})",
+                        panic_text(payload.as_ref())
+                    )),
+                );
                 sim = None;
                 playing = false;
                 continue;
             }
             if step_once || last_sent.elapsed() >= FRAME_INTERVAL || s.finished() {
                 last_sent = Instant::now();
-                if !send(frame(s, local)) {
+                if !send(run, frame(s, local)) {
                     return;
                 }
             }

@@ -68,6 +68,19 @@ fn step_play_pause_reset_and_live_exit_counts() {
     app.apply(Command::Sim(SimCommand::Reset));
     assert!(app.sim.latest.is_none());
     assert!(!app.run.playing);
+
+    // A Reset while playing: the frames already on their way belong to the dropped run and
+    // must not bring it back on screen (Play would then send no Start and nothing would move).
+    app.run.speed = 1.0;
+    app.apply(Command::Sim(SimCommand::Play));
+    assert!(app.sim.wait_frame(Duration::from_secs(30)), "the run started");
+    app.apply(Command::Sim(SimCommand::Reset));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!app.sim.poll(), "no frame of the dropped run is taken");
+    assert!(app.sim.latest.is_none());
+    app.apply(Command::Sim(SimCommand::Step));
+    assert!(app.sim.wait_frame(Duration::from_secs(30)), "a new run starts");
+    assert_eq!(app.sim.latest.as_ref().unwrap().agents.len(), 8);
 }
 
 /// Steps the app's run `steps` times (starting it from the map with the Run panel's local
