@@ -121,6 +121,8 @@ pub struct EditorApp {
     pub quit_asked: bool,
     /// An Open or New held back while the "unsaved changes" question shows.
     pub discard_asked: Option<Command>,
+    /// A Save as over another existing file, held back while "replace it?" shows.
+    pub replace_asked: Option<PathBuf>,
     /// Quit has been decided: let the next close request through.
     quit_confirmed: bool,
     /// The window should close at the end of this frame.
@@ -158,6 +160,7 @@ impl EditorApp {
             recovery_offer: None,
             quit_asked: false,
             discard_asked: None,
+            replace_asked: None,
             quit_confirmed: false,
             pending_close: false,
             title: String::new(),
@@ -296,7 +299,10 @@ impl EditorApp {
     /// shortcuts wait for its answer (Ctrl+S under the recovery question used to save the old
     /// map and delete the recovery file on offer).
     pub fn dialog_open(&self) -> bool {
-        self.recovery_offer.is_some() || self.quit_asked || self.discard_asked.is_some()
+        self.recovery_offer.is_some()
+            || self.quit_asked
+            || self.discard_asked.is_some()
+            || self.replace_asked.is_some()
     }
 
     /// Whether a brush stroke is in progress (undo and redo wait for its end).
@@ -363,6 +369,17 @@ impl EditorApp {
                 ("Cancel", Command::CancelDiscard),
             ];
             question(ui, "discard", "Unsaved changes", &text, answers, commands);
+        }
+        if let Some(p) = &self.replace_asked {
+            let text = format!(
+                "{} exists (another map, or another file). Save this map over it?",
+                p.display()
+            );
+            let answers = [
+                ("Replace", Command::ReplaceFile),
+                ("Cancel", Command::CancelReplace),
+            ];
+            question(ui, "replace", "Replace the file?", &text, answers, commands);
         }
         if self.quit_asked {
             let text = format!("{} has changes that are not saved.", self.path_label());
@@ -643,7 +660,18 @@ impl EditorApp {
                 Some(p) => self.save_to(&p),
                 None => self.message = "Type a path and press Save as".into(),
             },
+            // Another map's file is replaced only when the user says so (a Save as used to
+            // overwrite it, and its rasters, without a word).
+            Command::SaveAs(p) if p.is_file() && self.path.as_deref() != Some(p.as_path()) => {
+                self.replace_asked = Some(p);
+            }
             Command::SaveAs(p) => self.save_to(&p),
+            Command::ReplaceFile => {
+                if let Some(p) = self.replace_asked.take() {
+                    self.save_to(&p);
+                }
+            }
+            Command::CancelReplace => self.replace_asked = None,
             Command::Recover => self.recover(),
             Command::DiscardRecovery => {
                 if let Some(p) = self.recovery_offer.take() {

@@ -96,6 +96,10 @@ pub enum Command {
     Save,
     /// Saves to a new path, which becomes the current one.
     SaveAs(PathBuf),
+    /// Save over the existing file the held-back Save as named.
+    ReplaceFile,
+    /// Keep that file: drop the Save as.
+    CancelReplace,
     /// Loads the offered recovery file.
     Recover,
     /// Deletes the offered recovery file.

@@ -199,6 +199,21 @@ fn open_and_new_ask_before_discarding_unsaved_changes() {
     assert!(app.dialog_open(), "the new map had changes");
     app.apply(Command::DiscardAndContinue);
     assert_eq!(app.path.as_deref(), Some(fresh.as_path()), "{}", app.message);
+
+    // Save as over another map's file asks first (it used to overwrite it and its rasters).
+    app.apply(Command::SaveAs(second.clone()));
+    assert!(app.replace_asked.is_some() && app.dialog_open());
+    app.apply(Command::CancelReplace);
+    assert_eq!(mapio::load(&second).unwrap(), saved, "kept");
+    assert!(app.dirty());
+    app.apply(Command::SaveAs(second.clone()));
+    app.apply(Command::ReplaceFile);
+    assert!(!app.dirty(), "{}", app.message);
+    assert_eq!(mapio::load(&second).unwrap(), app.doc, "replaced when asked to");
+    // Saving again to the map's own file does not ask.
+    app.apply(Command::AddGroup);
+    app.apply(Command::SaveAs(second.clone()));
+    assert!(!app.dialog_open() && !app.dirty(), "{}", app.message);
 }
 
 /// Save refuses a path that is not a `.json` file name before writing anything (an empty path

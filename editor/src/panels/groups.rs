@@ -170,7 +170,7 @@ impl GroupsPanel {
         }
         ui.label(format!(
             "Spawns ({} walkers)",
-            g.spawns.iter().map(|s| s.count).sum::<usize>()
+            g.spawns.iter().fold(0usize, |n, s| n.saturating_add(s.count))
         ));
         for i in 0..g.spawns.len() {
             ui.horizontal(|ui| {
