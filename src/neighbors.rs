@@ -95,7 +95,8 @@ impl NeighborGrid {
             // The area's share first, then doubling for thin domains (one axis alone too long).
             bin_size = bin_size.max((width * height / MAX_BINS as f32).sqrt());
             while !fits(count(bin_size)) {
-                bin_size *= 2.0;
+                // From a millimetre at least: doubling a zero bin (a zero-width domain) never ends.
+                bin_size = (bin_size * 2.0).max(1e-3);
             }
         }
         let (bins_x, bins_y) = count(bin_size);
@@ -520,6 +521,8 @@ mod tests {
             assert!(found.contains(&j), "{found:?}");
         }
         assert!(!found.contains(&3));
+        // A zero bin over a zero-width domain ends (it doubled zero forever).
+        assert!(NeighborGrid::new(0.0, 100.0, 0.0).bins() <= MAX_BINS);
         // Small domains keep the bin size asked for.
         assert_eq!(NeighborGrid::new(20.0, 20.0, 1.5).bin_size, 1.5);
     }

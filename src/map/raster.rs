@@ -70,7 +70,8 @@ fn polygon_contains(points: &[[f64; 2]], x: f64, y: f64) -> bool {
 /// that the cells of the row are classified in one sweep. Together O(rows x edges + cells)
 /// instead of the O(cells x edges) of a point-in-polygon test per cell (a 20,000-point outline
 /// over a million cells took seconds), with the same answer cell for cell: each crossing is
-/// the same expression as [`polygon_contains`]'s and a centre `x` is inside when an odd number
+/// the same expression as the per-cell test's (`polygon_contains`, kept for the tests) and a
+/// centre `x` is inside when an odd number
 /// of crossings lie strictly to its right.
 struct PolygonRow {
     crossings: Vec<f64>,
