@@ -9,7 +9,7 @@
 //! `examples/bench_*.rs`.
 
 use crate::cli::simulate::{LocalArg, LocalThreads};
-use crowdfield::eikonal::{Order, cell_cost_from_speed, isotropic};
+use crowdfield::eikonal::{cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::local::quality::CollisionCounter;
 use crowdfield::local::{LocalBackend, LocalLayer};
@@ -180,7 +180,7 @@ fn local(
 }
 
 fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyhow::Result<ExitCode> {
-    let order_kind = if order == 2 { Order::Second } else { Order::First };
+    let order_kind = super::order(order);
     // Every size is checked before the table starts, so an error is not printed under a header.
     for &n in sizes {
         anyhow::ensure!(n >= 3, "--sizes {n}: expected at least 3 cells per side");

@@ -3,7 +3,7 @@
 //! goal cells and writes phi as float64 `.npy` (`+inf` where unreachable).
 
 use anyhow::{Context, bail};
-use crowdfield::eikonal::{FMM_CPU, Order, PhiGrid, SpeedGrid};
+use crowdfield::eikonal::{FMM_CPU, PhiGrid, SpeedGrid};
 use crowdfield::gpu::{Backend, GpuContext, describe_cpu, solve_eikonal_speed};
 use crowdfield::io::{read_npy_f64, read_npy_f64_with, write_npy};
 use ndarray::{Array2, ArrayView2};
@@ -97,15 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.cell_size > 0.0 && args.cell_size.is_finite()) {
         bail!("--cell-size: {} is not a positive finite length", args.cell_size);
     }
-    let order = if args.order == 2 {
-        Order::Second
-    } else {
-        Order::First
-    };
-    if order == Order::Second && args.backend == Backend::Gpu {
-        // Before the speeds are read.
-        return Err(crowdfield::gpu::second_order_on_gpu().into());
-    }
+    let order = super::order(args.order);
+    // Before the speeds are read.
+    crowdfield::gpu::check_order(args.backend, order)?;
     crowdfield::io::check_output_file(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;
     // On the CPU (the default) the speeds are read straight into the memory the march solves
     // over (`SpeedGrid`: no grid-sized array allocated by the solve); the other backends go

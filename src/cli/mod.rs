@@ -97,6 +97,15 @@ fn error_chain(e: &anyhow::Error) -> String {
     text
 }
 
+/// The fast-marching order of an `--order` value (1 or 2: clap checks the range).
+fn order(n: u8) -> crowdfield::eikonal::Order {
+    if n == 2 {
+        crowdfield::eikonal::Order::Second
+    } else {
+        crowdfield::eikonal::Order::First
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,6 @@
 //! trajectories and frames.
 
 use anyhow::Context;
-use crowdfield::eikonal::Order;
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::params::SpeedLaw;
@@ -212,9 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.frames == Some(0) {
         anyhow::bail!("--frames 0: expected a number of steps of at least 1");
     }
-    if args.order == 2 && args.backend == Backend::Gpu {
-        return Err(crowdfield::gpu::second_order_on_gpu().into());
-    }
+    crowdfield::gpu::check_order(args.backend, super::order(args.order))?;
     let mut scene = crowdfield::map::load(&args.map)?;
     for w in crowdfield::map::warnings(&scene) {
         eprintln!("warning: {}: {w}", args.map.display());
@@ -233,11 +230,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_time: args.max_time,
         seed: args.seed,
         replan_every: args.replan_every,
-        order: if args.order == 2 {
-            Order::Second
-        } else {
-            Order::First
-        },
+        order: super::order(args.order),
         // Potential frames show the whole field; otherwise a march stops past the walkers.
         full_potentials: args.frames.is_some() && args.frame_field == FrameField::Potential,
     };

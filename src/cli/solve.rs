@@ -3,7 +3,6 @@
 //! images and `summary.json` (see [`crowdfield::export::bundle`]).
 
 use anyhow::Context;
-use crowdfield::eikonal::Order;
 use crowdfield::export::{ImageOptions, bundle::write_solve_bundle_on};
 use crowdfield::gpu::Backend;
 use std::path::PathBuf;
@@ -46,9 +45,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("{line}");
         }
     };
-    if args.order == 2 && args.backend == Backend::Gpu {
-        return Err(crowdfield::gpu::second_order_on_gpu().into());
-    }
+    let order = super::order(args.order);
+    crowdfield::gpu::check_order(args.backend, order)?;
     let scene = crowdfield::map::load(&args.map)?;
     if scene.groups.is_empty() {
         return Err(crowdfield::map::no_groups_error(&args.map).into());
@@ -58,11 +56,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.map.display(),
         start.elapsed().as_secs_f64()
     ));
-    let order = if args.order == 2 {
-        Order::Second
-    } else {
-        Order::First
-    };
     write_solve_bundle_on(
         &scene,
         &args.out,

@@ -100,7 +100,7 @@ pub fn open() -> Result<GpuContext> {
 ///
 /// `ctx` is a context to reuse (keep one across calls: pipelines and buffers are built once);
 /// with `None`, `Gpu` and `Auto` open one for this call. The GPU solves first order: with
-/// `Order::Second`, `Gpu` is refused ([`second_order_on_gpu`]) and `Auto` uses the CPU.
+/// `Order::Second`, `Gpu` is refused ([`check_order`]) and `Auto` uses the CPU.
 ///
 /// # Errors
 /// `Gpu`: [`Error::Gpu`] when no adapter opens or the device fails; every backend:
@@ -231,15 +231,18 @@ fn beyond_gpu_range(range: Option<(f64, f64)>, cell_size: f64, cells: usize) -> 
     None
 }
 
-/// The error for `--order 2 --backend gpu`: the GPU's update is first order, and a run the user
-/// asked to be second order must not quietly be less accurate.
-pub fn second_order_on_gpu() -> Error {
-    Error::invalid(
-        crate::error::OPTIONS,
-        "--order",
-        "2: the GPU solver is first order only; use --order 1 with --backend gpu, or --backend cpu \
-         or auto (which run second order on the CPU)",
-    )
+/// Refuses `--order 2 --backend gpu`: the GPU's update is first order, and a run the user asked
+/// to be second order must not quietly be less accurate (`auto` takes the CPU for it instead).
+pub fn check_order(backend: Backend, order: Order) -> Result<()> {
+    if backend == Backend::Gpu && order == Order::Second {
+        return Err(Error::invalid(
+            crate::error::OPTIONS,
+            "--order",
+            "2: the GPU solver is first order only; use --order 1 with --backend gpu, or --backend cpu \
+             or auto (which run second order on the CPU)",
+        ));
+    }
+    Ok(())
 }
 
 /// Runs `cpu` or `gpu` as `backend` says (see [`solve_eikonal`]) and describes what ran.
@@ -265,9 +268,7 @@ fn dispatch(
     match backend {
         Backend::Cpu => cpu(String::new()),
         Backend::Gpu => {
-            if order == Order::Second {
-                return Err(second_order_on_gpu());
-            }
+            check_order(backend, order)?;
             if let Some(problem) = gpu_range_problem() {
                 return Err(Error::invalid(
                     "<command line>",

@@ -145,14 +145,17 @@ fn place_in_area(
     // A placement that needs a lattice this large gives up (the area is taken by other
     // groups' agents: ever finer lattices found no room and cost ever more).
     let most_points = MAX_LATTICE_POINTS.max(64.0 * count as f64);
+    let holds_at_most = |best_fit: usize, how: &str| {
+        format!(
+            "the area '{}' ({} m² of free cells) holds at most {best_fit} agents of radius {radius} m \
+             {how}: lower the count to {best_fit} or enlarge the area",
+            area.name,
+            square_metres(area_m2)
+        )
+    };
     loop {
         if lattice_size(bbox, spacing) > most_points {
-            return Err(format!(
-                "the area '{}' ({} m² of free cells) holds at most {best_fit} agents of radius {radius} m \
-                 clear of the agents already placed: lower the count to {best_fit} or enlarge the area",
-                area.name,
-                square_metres(area_m2)
-            ));
+            return Err(holds_at_most(best_fit, "clear of the agents already placed"));
         }
         let mut points = lattice(bbox, spacing, |x, y| {
             free(x, y) && !occupied.conflicts(x, y, radius)
@@ -181,12 +184,7 @@ fn place_in_area(
             return Ok(points);
         }
         if spacing <= min_spacing {
-            return Err(format!(
-                "the area '{}' ({} m² of free cells) holds at most {best_fit} agents of radius {radius} m \
-                 without overlap: lower the count to {best_fit} or enlarge the area",
-                area.name,
-                square_metres(area_m2)
-            ));
+            return Err(holds_at_most(best_fit, "without overlap"));
         }
         spacing = (spacing * SPACING_SHRINK).max(min_spacing);
     }
