@@ -43,6 +43,7 @@
 pub mod boids;
 pub mod obstacles;
 pub mod orca;
+mod orca_lanes;
 pub mod quality;
 pub mod scan;
 pub mod workload;
@@ -295,6 +296,31 @@ fn for_each_slot<T: Send, S>(
     }
 }
 
+/// Runs `f(scratch, k0, block)` for every block of [`orca_lanes::AGENT_LANES`] slots of `out`
+/// (the last one shorter), `k0` the block's first slot, on the chosen backend; as
+/// [`for_each_slot`], results never depend on which worker ran a block.
+fn for_each_block<T: Send, S>(
+    backend: LocalBackend,
+    out: &mut [T],
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, usize, &mut [T]) + Sync + Send,
+) {
+    const B: usize = orca_lanes::AGENT_LANES;
+    match backend {
+        LocalBackend::CpuSingle | LocalBackend::Gpu => {
+            let mut s = init();
+            for (b, block) in out.chunks_mut(B).enumerate() {
+                f(&mut s, b * B, block);
+            }
+        }
+        LocalBackend::CpuMulti => {
+            out.par_chunks_mut(B)
+                .enumerate()
+                .for_each_init(init, |s, (b, block)| f(s, b * B, block));
+        }
+    }
+}
+
 /// Per-group settings as the kernels read them.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GroupCfg {
@@ -365,7 +391,10 @@ impl Groups {
 /// Working memory of one ORCA worker.
 #[derive(Default)]
 struct OrcaScratch {
-    lines: Vec<Line>,
+    /// The lines of each agent of a block.
+    lines: [Vec<Line>; orca_lanes::AGENT_LANES],
+    /// The same lines as columns, what the programs read.
+    columns: orca_lanes::LaneLines,
     lp: Vec<Line>,
     scan: scan::Scratch,
 }
@@ -658,10 +687,14 @@ impl LocalLayer {
                 with_boids: mode.boids(),
                 dt,
             };
-            for_each_slot(self.backend, &mut self.velocity, OrcaScratch::default, |s, k| {
-                let sol = orca_agent(&world, k, pref[k], s);
-                (sol.velocity, sol.infeasible)
-            });
+            for_each_block(
+                self.backend,
+                &mut self.velocity,
+                OrcaScratch::default,
+                |s, k0, out| {
+                    orca_block(&world, k0, &pref[k0..k0 + out.len()], out, s);
+                },
+            );
         } else {
             for_each_slot(self.backend, &mut self.velocity, || (), |_, k| (pref[k], false));
         }
@@ -774,32 +807,31 @@ pub fn boids_step(scene: &Scene, agents: &mut Agents, dt: f32, backend: LocalBac
     LocalLayer::new(LocalMode::Boids, backend)?.flock(scene, agents, dt)
 }
 
-/// ORCA for packed agent `k`: obstacle lines (border, obstacle cells), then one-sided lines for
-/// moving obstacles, then reciprocal lines for the `max_neighbors` nearest agents within
-/// `neighbor_dist` (nearest first), solved by [`orca::solve`]. With `boids`, the same
-/// neighbour scan also sums the boids rules and the boids offset is added to `preferred`
-/// (clamped to the agent's maximum speed) before solving: one scan instead of two, same result
-/// as a separate boids pass because ORCA reads only the neighbours' previous state.
+/// ORCA for the block of packed agents `k0..k0 + out.len()` (at most
+/// [`orca_lanes::AGENT_LANES`]), `preferred` their preferred velocities: each agent's lines
+/// ([`orca_agent_lines`]), then their 2-D programs side by side ([`orca_lanes::solve_lanes`],
+/// the same velocities bit for bit as [`orca::solve`] agent by agent).
 ///
 /// On x86-64 CPUs with AVX2 (detected at run time) the same code runs compiled for AVX2:
 /// wider vectors, the same operations (no fused multiply-add), the same results bit for bit.
-fn orca_agent(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScratch) -> orca::Solution {
+fn orca_block(world: &OrcaWorld, k0: usize, preferred: &[V2], out: &mut [(V2, bool)], s: &mut OrcaScratch) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        /// [`orca_agent_body`] compiled for AVX2.
+        /// [`orca_block_body`] compiled for AVX2.
         #[target_feature(enable = "avx2")]
-        fn orca_agent_avx2(
+        fn orca_block_avx2(
             world: &OrcaWorld,
-            k: usize,
-            preferred: V2,
+            k0: usize,
+            preferred: &[V2],
+            out: &mut [(V2, bool)],
             s: &mut OrcaScratch,
-        ) -> orca::Solution {
-            orca_agent_body(world, k, preferred, s)
+        ) {
+            orca_block_body(world, k0, preferred, out, s)
         }
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { orca_agent_avx2(world, k, preferred, s) };
+        return unsafe { orca_block_avx2(world, k0, preferred, out, s) };
     }
-    orca_agent_body(world, k, preferred, s)
+    orca_block_body(world, k0, preferred, out, s)
 }
 
 /// What the ORCA pass reads, the same for every agent of a step.
@@ -821,10 +853,59 @@ struct OrcaWorld<'a> {
     dt: f32,
 }
 
-/// [`orca_agent`]'s work, inlined (with the scan, the lines and the program) into each
+/// [`orca_block`]'s work, inlined (with the scans, the lines and the programs) into each
 /// compilation of it.
 #[inline(always)]
-fn orca_agent_body(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScratch) -> orca::Solution {
+fn orca_block_body(
+    world: &OrcaWorld,
+    k0: usize,
+    preferred: &[V2],
+    out: &mut [(V2, bool)],
+    s: &mut OrcaScratch,
+) {
+    const B: usize = orca_lanes::AGENT_LANES;
+    let n = out.len();
+    debug_assert!(n <= B && preferred.len() == n);
+    let (mut obstacle_lines, mut max_speed, mut wanted) = ([0usize; B], [0.0f32; B], [V2::ZERO; B]);
+    for l in 0..n {
+        let k = k0 + l;
+        (wanted[l], obstacle_lines[l]) =
+            orca_agent_lines(world, k, preferred[l], &mut s.scan, &mut s.lines[l]);
+        max_speed[l] = world.frame.agents[k].max_speed;
+    }
+    let mut solutions = [orca::Solution {
+        velocity: V2::ZERO,
+        infeasible: false,
+    }; B];
+    orca_lanes::solve_lanes(
+        &s.lines[..n],
+        &obstacle_lines[..n],
+        &max_speed[..n],
+        &wanted[..n],
+        &mut s.columns,
+        &mut s.lp,
+        &mut solutions[..n],
+    );
+    for (o, sol) in out.iter_mut().zip(&solutions) {
+        *o = (sol.velocity, sol.infeasible);
+    }
+}
+
+/// ORCA's constraints for packed agent `k` into `lines`: obstacle lines (border, obstacle
+/// cells), then one-sided lines for moving obstacles, then reciprocal lines for the
+/// `max_neighbors` nearest agents within `neighbor_dist` (nearest first). With boids, the same
+/// neighbour scan also sums the boids rules and the boids offset is added to `preferred`
+/// (clamped to the agent's maximum speed): one scan instead of two, same result as a separate
+/// boids pass because ORCA reads only the neighbours' previous state. Returns the velocity the
+/// program aims for and how many of the lines are obstacles' (hard).
+#[inline(always)]
+fn orca_agent_lines(
+    world: &OrcaWorld,
+    k: usize,
+    preferred: V2,
+    scan_scratch: &mut scan::Scratch,
+    lines: &mut Vec<Line>,
+) -> (V2, usize) {
     let OrcaWorld {
         frame,
         grid,
@@ -844,13 +925,13 @@ fn orca_agent_body(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScrat
         boids,
         cfg.neighbor_dist,
         cfg.max_neighbors,
-        &mut s.scan,
+        scan_scratch,
     );
     let preferred = match boids {
         Some(b) => (preferred + acc.steer(b, me).clamp_len(b.a_max)).clamp_len(me.max_speed),
         None => preferred.clamp_len(me.max_speed),
     };
-    s.lines.clear();
+    lines.clear();
     let n_obst = walls.push_lines(
         me.p,
         me.v,
@@ -858,13 +939,13 @@ fn orca_agent_body(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScrat
         me.max_speed,
         cfg.obstacle_time_horizon,
         dt,
-        &mut s.lines,
+        lines,
     );
     for m in movers {
         let mp = V2::new(m.pos[0], m.pos[1]);
         let reach = cfg.neighbor_dist + m.radius;
         if (mp - me.p).len_sq() < reach * reach {
-            s.lines.push(orca::agent_line(
+            lines.push(orca::agent_line(
                 me.p,
                 me.v,
                 me.radius,
@@ -880,7 +961,7 @@ fn orca_agent_body(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScrat
     // The neighbours from the columns the scan has just read (in cache), a vector of lanes at
     // a time (`orca::agent_lines`: `agent_line`'s results, without its branches).
     let cols = &frame.columns;
-    for near in s.scan.near.chunks(orca::LINE_LANES) {
+    for near in scan_scratch.near.chunks(orca::LINE_LANES) {
         let mut others = orca::Others::default();
         for (l, &(_, j)) in near.iter().enumerate() {
             others.x[l] = cols.x[j];
@@ -898,10 +979,10 @@ fn orca_agent_body(world: &OrcaWorld, k: usize, preferred: V2, s: &mut OrcaScrat
             cfg.time_horizon,
             dt,
             Share::RECIPROCAL,
-            &mut s.lines,
+            lines,
         );
     }
-    orca::solve(&s.lines, n_obst, me.max_speed, preferred, &mut s.lp)
+    (preferred, n_obst)
 }
 
 #[cfg(test)]
@@ -1033,16 +1114,31 @@ mod tests {
             dt: 0.1,
         };
         let (mut dispatched, mut baseline) = (OrcaScratch::default(), OrcaScratch::default());
+        let (mut scan_scratch, mut lines, mut lp) = (scan::Scratch::default(), Vec::new(), Vec::new());
         let mut infeasible = 0;
-        for k in 0..a.len() {
-            let one = orca_agent(&world, k, l.preferred[k], &mut dispatched);
-            let two = orca_agent_body(&world, k, l.preferred[k], &mut baseline);
-            assert_eq!(
-                (one.velocity.x.to_bits(), one.velocity.y.to_bits(), one.infeasible),
-                (two.velocity.x.to_bits(), two.velocity.y.to_bits(), two.infeasible),
-                "agent {k}"
-            );
-            infeasible += usize::from(one.infeasible);
+        let bits = |v: (V2, bool)| (v.0.x.to_bits(), v.0.y.to_bits(), v.1);
+        // Blocks of every length (the last one of a pass is short).
+        let mut k0 = 0;
+        for len in (1..=orca_lanes::AGENT_LANES).cycle() {
+            if k0 >= a.len() {
+                break;
+            }
+            let len = len.min(a.len() - k0);
+            let pref = &l.preferred[k0..k0 + len];
+            let (mut one, mut two) = (vec![(V2::ZERO, false); len], vec![(V2::ZERO, false); len]);
+            orca_block(&world, k0, pref, &mut one, &mut dispatched);
+            orca_block_body(&world, k0, pref, &mut two, &mut baseline);
+            for i in 0..len {
+                // The reference: the agent alone, its program solved by `orca::solve`.
+                let (wanted, n_obst) =
+                    orca_agent_lines(&world, k0 + i, pref[i], &mut scan_scratch, &mut lines);
+                let alone = orca::solve(&lines, n_obst, l.frame.agents[k0 + i].max_speed, wanted, &mut lp);
+                let alone = (alone.velocity, alone.infeasible);
+                assert_eq!(bits(one[i]), bits(two[i]), "agent {}", k0 + i);
+                assert_eq!(bits(one[i]), bits(alone), "agent {}: block against alone", k0 + i);
+                infeasible += usize::from(alone.1);
+            }
+            k0 += len;
         }
         assert!(infeasible > 0, "the fallback ran too");
         #[cfg(target_arch = "x86_64")]

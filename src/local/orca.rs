@@ -434,7 +434,7 @@ fn program_2d(lines: &[Line], radius: f32, opt: V2, opt_is_direction: bool, resu
 /// RVO2's `linearProgram3`: when the constraints from `begin` on cannot all be met, the
 /// velocity that violates the soft lines (`lines[obstacle_lines..]`) the least, keeping the
 /// hard obstacle lines `lines[..obstacle_lines]`. `scratch` is reused working memory.
-fn program_fallback(
+pub(crate) fn program_fallback(
     lines: &[Line],
     obstacle_lines: usize,
     begin: usize,
