@@ -109,6 +109,21 @@ impl Accum {
         (self.n_coh, self.n_sep, self.n_align)
     }
 
+    /// [`Accum::steer`] without branches, for an agent at `me_p` moving at `me_v`: every
+    /// rule's term computed and the ones with neighbours added, in the same order, so the
+    /// same bits. Run for several agents side by side, their chains of square roots and
+    /// divisions overlap, where each agent's branches would serialise them.
+    #[inline(always)]
+    pub(crate) fn steer_select(&self, p: &BoidsF32, me_p: V2, me_v: V2) -> V2 {
+        let coh = (self.sum_pos * (1.0 / self.n_coh as f32) - me_p).normalize_or_zero_select() * p.k_coh;
+        let sep = (self.sum_off * (1.0 / self.n_sep as f32)).normalize_or_zero_select() * p.k_sep;
+        let align = (self.sum_vel * (1.0 / self.n_align as f32) - me_v).normalize_or_zero_select() * p.k_align;
+        let mut s = V2::ZERO;
+        s = if self.n_coh > 0 { s + coh } else { s };
+        s = if self.n_sep > 0 { s - sep } else { s };
+        if self.n_align > 0 { s + align } else { s }
+    }
+
     /// The weighted sum of the normalised rule directions (not yet clamped to `a_max`).
     #[inline(always)]
     pub(crate) fn steer(&self, p: &BoidsF32, me: &PackedAgent) -> V2 {

@@ -867,11 +867,22 @@ fn orca_block_body(
     let n = out.len();
     debug_assert!(n <= B && preferred.len() == n);
     let (mut obstacle_lines, mut max_speed, mut wanted) = ([0usize; B], [0.0f32; B], [V2::ZERO; B]);
+    // Each agent's scan and lines, then the velocities the programs aim for, all agents of the
+    // block side by side (`orca_agent_wanted`).
+    let (mut sums, mut boids, mut me_p, mut me_v) = (
+        [boids::Accum::default(); B],
+        [None; B],
+        [V2::ZERO; B],
+        [V2::ZERO; B],
+    );
     for l in 0..n {
         let k = k0 + l;
-        (wanted[l], obstacle_lines[l]) =
-            orca_agent_lines(world, k, preferred[l], &mut s.scan, &mut s.lines[l]);
-        max_speed[l] = world.frame.agents[k].max_speed;
+        let me = &world.frame.agents[k];
+        (sums[l], boids[l], obstacle_lines[l]) = orca_agent_lines(world, k, &mut s.scan, &mut s.lines[l]);
+        (max_speed[l], me_p[l], me_v[l]) = (me.max_speed, me.p, me.v);
+    }
+    for l in 0..n {
+        wanted[l] = orca_agent_wanted(preferred[l], &sums[l], boids[l].as_ref(), me_p[l], me_v[l], max_speed[l]);
     }
     let mut solutions = [orca::Solution {
         velocity: V2::ZERO,
@@ -891,21 +902,40 @@ fn orca_block_body(
     }
 }
 
+/// The velocity agent `me` (at `me_p`, moving at `me_v`) aims for: its `preferred` velocity
+/// plus, with `boids`, the offset of its boids sums `sums` clamped to `a_max`, the whole
+/// clamped to `max_speed`. Without branches (the same bits as with them), so that the agents
+/// of a block overlap their square roots and divisions.
+#[inline(always)]
+fn orca_agent_wanted(
+    preferred: V2,
+    sums: &boids::Accum,
+    boids: Option<&BoidsF32>,
+    me_p: V2,
+    me_v: V2,
+    max_speed: f32,
+) -> V2 {
+    let none = BoidsF32::from(&BoidsParams::default());
+    let p = boids.unwrap_or(&none);
+    let offset = sums.steer_select(p, me_p, me_v).clamp_len_select(p.a_max);
+    let v = if boids.is_some() { preferred + offset } else { preferred };
+    v.clamp_len_select(max_speed)
+}
+
 /// ORCA's constraints for packed agent `k` into `lines`: obstacle lines (border, obstacle
 /// cells), then one-sided lines for moving obstacles, then reciprocal lines for the
 /// `max_neighbors` nearest agents within `neighbor_dist` (nearest first). With boids, the same
-/// neighbour scan also sums the boids rules and the boids offset is added to `preferred`
-/// (clamped to the agent's maximum speed): one scan instead of two, same result as a separate
-/// boids pass because ORCA reads only the neighbours' previous state. Returns the velocity the
-/// program aims for and how many of the lines are obstacles' (hard).
+/// neighbour scan also sums the boids rules ([`orca_agent_wanted`] adds their offset to the
+/// preferred velocity): one scan instead of two, same result as a separate boids pass because
+/// ORCA reads only the neighbours' previous state. Returns the boids sums, the agent's boids
+/// parameters (`None` without boids) and how many of the lines are obstacles' (hard).
 #[inline(always)]
 fn orca_agent_lines(
     world: &OrcaWorld,
     k: usize,
-    preferred: V2,
     scan_scratch: &mut scan::Scratch,
     lines: &mut Vec<Line>,
-) -> (V2, usize) {
+) -> (boids::Accum, Option<BoidsF32>, usize) {
     let OrcaWorld {
         frame,
         grid,
@@ -917,20 +947,16 @@ fn orca_agent_lines(
     } = *world;
     let me = &frame.agents[k];
     let cfg = groups.get(me.group);
-    let boids = if with_boids { cfg.boids.as_ref() } else { None };
+    let boids = if with_boids { cfg.boids } else { None };
     let acc = scan::scan(
         frame,
         grid,
         k,
-        boids,
+        boids.as_ref(),
         cfg.neighbor_dist,
         cfg.max_neighbors,
         scan_scratch,
     );
-    let preferred = match boids {
-        Some(b) => (preferred + acc.steer(b, me).clamp_len(b.a_max)).clamp_len(me.max_speed),
-        None => preferred.clamp_len(me.max_speed),
-    };
     lines.clear();
     let n_obst = walls.push_lines(
         me.p,
@@ -982,7 +1008,7 @@ fn orca_agent_lines(
             lines,
         );
     }
-    (preferred, n_obst)
+    (acc, boids, n_obst)
 }
 
 #[cfg(test)]

@@ -68,6 +68,24 @@ impl V2 {
         }
     }
 
+    /// [`V2::normalize_or_zero`] without a branch: the quotient is always computed and the
+    /// zero vector selected when it does not apply; the same bits.
+    #[inline(always)]
+    pub fn normalize_or_zero_select(self) -> V2 {
+        let l = self.len();
+        let unit = self * (1.0 / l);
+        if (l > 0.0) & l.is_finite() { unit } else { V2::ZERO }
+    }
+
+    /// [`V2::clamp_len`] without a branch (both results computed, one selected); the same
+    /// bits.
+    #[inline(always)]
+    pub fn clamp_len_select(self, max: f32) -> V2 {
+        let l2 = self.len_sq();
+        let short = self * (max / l2.sqrt());
+        if l2 > max * max { short } else { self }
+    }
+
     /// The vector shortened to at most `max` long (unchanged when shorter).
     #[inline]
     pub fn clamp_len(self, max: f32) -> V2 {
