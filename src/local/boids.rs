@@ -75,6 +75,26 @@ pub(crate) struct Accum {
 }
 
 impl Accum {
+    /// Sums taken elsewhere (the group scan's lanes).
+    #[inline(always)]
+    pub(crate) fn from_parts(
+        sum_pos: V2,
+        n_coh: u32,
+        sum_off: V2,
+        n_sep: u32,
+        sum_vel: V2,
+        n_align: u32,
+    ) -> Self {
+        Self {
+            sum_pos,
+            n_coh,
+            sum_off,
+            n_sep,
+            sum_vel,
+            n_align,
+        }
+    }
+
     /// Adds neighbour `o` at squared distance `d2` from `me` ([`Accum::add_parts`]).
     #[cfg(test)]
     pub(crate) fn add(&mut self, p: &BoidsF32, me: &PackedAgent, o: &PackedAgent, d2: f32) {
@@ -117,7 +137,8 @@ impl Accum {
     pub(crate) fn steer_select(&self, p: &BoidsF32, me_p: V2, me_v: V2) -> V2 {
         let coh = (self.sum_pos * (1.0 / self.n_coh as f32) - me_p).normalize_or_zero_select() * p.k_coh;
         let sep = (self.sum_off * (1.0 / self.n_sep as f32)).normalize_or_zero_select() * p.k_sep;
-        let align = (self.sum_vel * (1.0 / self.n_align as f32) - me_v).normalize_or_zero_select() * p.k_align;
+        let align =
+            (self.sum_vel * (1.0 / self.n_align as f32) - me_v).normalize_or_zero_select() * p.k_align;
         let mut s = V2::ZERO;
         s = if self.n_coh > 0 { s + coh } else { s };
         s = if self.n_sep > 0 { s - sep } else { s };

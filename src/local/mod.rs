@@ -296,16 +296,15 @@ fn for_each_slot<T: Send, S>(
     }
 }
 
-/// Runs `f(scratch, k0, block)` for every block of [`orca_lanes::AGENT_LANES`] slots of `out`
-/// (the last one shorter), `k0` the block's first slot, on the chosen backend; as
-/// [`for_each_slot`], results never depend on which worker ran a block.
-fn for_each_block<T: Send, S>(
+/// Runs `f(scratch, k0, block)` for every block of `B` slots of `out` (the last one shorter),
+/// `k0` the block's first slot, on the chosen backend; as [`for_each_slot`], results never
+/// depend on which worker ran a block.
+fn for_each_block<const B: usize, T: Send, S>(
     backend: LocalBackend,
     out: &mut [T],
     init: impl Fn() -> S + Sync + Send,
     f: impl Fn(&mut S, usize, &mut [T]) + Sync + Send,
 ) {
-    const B: usize = orca_lanes::AGENT_LANES;
     match backend {
         LocalBackend::CpuSingle | LocalBackend::Gpu => {
             let mut s = init();
@@ -391,12 +390,16 @@ impl Groups {
 /// Working memory of one ORCA worker.
 #[derive(Default)]
 struct OrcaScratch {
-    /// The lines of each agent of a block.
-    lines: [Vec<Line>; orca_lanes::AGENT_LANES],
-    /// The same lines as columns, what the programs read.
+    /// The lines of the agents of a chunk, one after the other.
+    lines: Vec<Line>,
+    /// The lines of a block of agents as columns, what the programs read.
     columns: orca_lanes::LaneLines,
     lp: Vec<Line>,
-    scan: scan::Scratch,
+    scan: scan::GroupScratch,
+    /// The boids sums of the agents of a chunk.
+    sums: Vec<boids::Accum>,
+    /// Their boids parameters (`None` without boids).
+    boids: Vec<Option<BoidsF32>>,
 }
 
 /// The local layer: owns the bin grid and buffers, reused across steps.
@@ -687,13 +690,11 @@ impl LocalLayer {
                 with_boids: mode.boids(),
                 dt,
             };
-            for_each_block(
+            for_each_block::<ORCA_CHUNK, _, _>(
                 self.backend,
                 &mut self.velocity,
                 OrcaScratch::default,
-                |s, k0, out| {
-                    orca_block(&world, k0, &pref[k0..k0 + out.len()], out, s);
-                },
+                |s, k0, out| orca_chunk(&world, k0, &pref[k0..k0 + out.len()], out, s),
             );
         } else {
             for_each_slot(self.backend, &mut self.velocity, || (), |_, k| (pref[k], false));
@@ -807,31 +808,36 @@ pub fn boids_step(scene: &Scene, agents: &mut Agents, dt: f32, backend: LocalBac
     LocalLayer::new(LocalMode::Boids, backend)?.flock(scene, agents, dt)
 }
 
-/// ORCA for the block of packed agents `k0..k0 + out.len()` (at most
-/// [`orca_lanes::AGENT_LANES`]), `preferred` their preferred velocities: each agent's lines
-/// ([`orca_agent_lines`]), then their 2-D programs side by side ([`orca_lanes::solve_lanes`],
-/// the same velocities bit for bit as [`orca::solve`] agent by agent).
+/// Slots per task of the ORCA pass ([`orca_chunk`]).
+const ORCA_CHUNK: usize = 64;
+
+/// ORCA for the chunk of packed agents `k0..k0 + out.len()` (at most [`ORCA_CHUNK`]),
+/// `preferred` their preferred velocities: the agents of each bin scanned side by side
+/// ([`scan::scan_group`]), each agent's lines ([`push_agent_lines`]) and the velocity it aims
+/// for ([`orca_agent_wanted`]), then the 2-D programs of [`orca_lanes::AGENT_LANES`] agents at
+/// a time ([`orca_lanes::solve_lanes`]). Every velocity is the same bit for bit as the scalar
+/// scan and [`orca::solve`] give agent by agent.
 ///
 /// On x86-64 CPUs with AVX2 (detected at run time) the same code runs compiled for AVX2:
 /// wider vectors, the same operations (no fused multiply-add), the same results bit for bit.
-fn orca_block(world: &OrcaWorld, k0: usize, preferred: &[V2], out: &mut [(V2, bool)], s: &mut OrcaScratch) {
+fn orca_chunk(world: &OrcaWorld, k0: usize, preferred: &[V2], out: &mut [(V2, bool)], s: &mut OrcaScratch) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
-        /// [`orca_block_body`] compiled for AVX2.
+        /// [`orca_chunk_body`] compiled for AVX2.
         #[target_feature(enable = "avx2")]
-        fn orca_block_avx2(
+        fn orca_chunk_avx2(
             world: &OrcaWorld,
             k0: usize,
             preferred: &[V2],
             out: &mut [(V2, bool)],
             s: &mut OrcaScratch,
         ) {
-            orca_block_body(world, k0, preferred, out, s)
+            orca_chunk_body(world, k0, preferred, out, s)
         }
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { orca_block_avx2(world, k0, preferred, out, s) };
+        return unsafe { orca_chunk_avx2(world, k0, preferred, out, s) };
     }
-    orca_block_body(world, k0, preferred, out, s)
+    orca_chunk_body(world, k0, preferred, out, s)
 }
 
 /// What the ORCA pass reads, the same for every agent of a step.
@@ -853,52 +859,100 @@ struct OrcaWorld<'a> {
     dt: f32,
 }
 
-/// [`orca_block`]'s work, inlined (with the scans, the lines and the programs) into each
+/// [`orca_chunk`]'s work, inlined (with the scans, the lines and the programs) into each
 /// compilation of it.
 #[inline(always)]
-fn orca_block_body(
+fn orca_chunk_body(
     world: &OrcaWorld,
     k0: usize,
     preferred: &[V2],
     out: &mut [(V2, bool)],
     s: &mut OrcaScratch,
 ) {
+    const C: usize = ORCA_CHUNK;
+    const G: usize = scan::GROUP_LANES;
     const B: usize = orca_lanes::AGENT_LANES;
     let n = out.len();
-    debug_assert!(n <= B && preferred.len() == n);
-    let (mut obstacle_lines, mut max_speed, mut wanted) = ([0usize; B], [0.0f32; B], [V2::ZERO; B]);
-    // Each agent's scan and lines, then the velocities the programs aim for, all agents of the
-    // block side by side (`orca_agent_wanted`).
-    let (mut sums, mut boids, mut me_p, mut me_v) = (
-        [boids::Accum::default(); B],
-        [None; B],
-        [V2::ZERO; B],
-        [V2::ZERO; B],
-    );
-    for l in 0..n {
-        let k = k0 + l;
-        let me = &world.frame.agents[k];
-        (sums[l], boids[l], obstacle_lines[l]) = orca_agent_lines(world, k, &mut s.scan, &mut s.lines[l]);
-        (max_speed[l], me_p[l], me_v[l]) = (me.max_speed, me.p, me.v);
+    assert!(n <= C && preferred.len() == n && k0 + n <= world.frame.agents.len());
+    let OrcaWorld {
+        frame,
+        grid,
+        groups,
+        with_boids,
+        ..
+    } = *world;
+    let agents = &frame.agents[k0..k0 + n];
+    let mut starts = [0usize; C + 1];
+    let mut obstacle_lines = [0usize; C];
+    let mut wanted = [V2::ZERO; C];
+    let mut max_speed = [0.0f32; C];
+    s.lines.clear();
+    s.sums.resize(C, boids::Accum::default());
+    s.boids.resize(C, None);
+    // The agents of one bin (consecutive in the packed order), up to `G` at a time.
+    let mut k = 0;
+    while k < n {
+        let bin = grid.bin_xy(agents[k].p.x, agents[k].p.y);
+        let mut end = k + 1;
+        while end < n && end - k < G && grid.bin_xy(agents[end].p.x, agents[end].p.y) == bin {
+            end += 1;
+        }
+        let mut lanes = [scan::GroupAgent::default(); G];
+        for (lane, me) in lanes.iter_mut().zip(&agents[k..end]) {
+            let cfg = groups.get(me.group);
+            *lane = scan::GroupAgent {
+                boids: if with_boids { cfg.boids } else { None },
+                dist: cfg.neighbor_dist,
+                max: cfg.max_neighbors,
+            };
+        }
+        let sums = scan::scan_group(frame, grid, k0 + k, &lanes[..end - k], &mut s.scan);
+        for (l, i) in (k..end).enumerate() {
+            (s.sums[i], s.boids[i]) = (sums[l], lanes[l].boids);
+            starts[i] = s.lines.len();
+            obstacle_lines[i] = push_agent_lines(world, k0 + i, &s.scan.near[l], &mut s.lines);
+        }
+        k = end;
     }
-    for l in 0..n {
-        wanted[l] = orca_agent_wanted(preferred[l], &sums[l], boids[l].as_ref(), me_p[l], me_v[l], max_speed[l]);
+    // The velocities the programs aim for, every agent of the chunk side by side.
+    for i in 0..n {
+        let me = &agents[i];
+        max_speed[i] = me.max_speed;
+        wanted[i] = orca_agent_wanted(
+            preferred[i],
+            &s.sums[i],
+            s.boids[i].as_ref(),
+            me.p,
+            me.v,
+            me.max_speed,
+        );
     }
-    let mut solutions = [orca::Solution {
-        velocity: V2::ZERO,
-        infeasible: false,
-    }; B];
-    orca_lanes::solve_lanes(
-        &s.lines[..n],
-        &obstacle_lines[..n],
-        &max_speed[..n],
-        &wanted[..n],
-        &mut s.columns,
-        &mut s.lp,
-        &mut solutions[..n],
-    );
-    for (o, sol) in out.iter_mut().zip(&solutions) {
-        *o = (sol.velocity, sol.infeasible);
+    starts[n] = s.lines.len();
+    for b0 in (0..n).step_by(B) {
+        let m = B.min(n - b0);
+        let lines: [&[Line]; B] = std::array::from_fn(|l| {
+            if l < m {
+                &s.lines[starts[b0 + l]..starts[b0 + l + 1]]
+            } else {
+                &[][..]
+            }
+        });
+        let mut solutions = [orca::Solution {
+            velocity: V2::ZERO,
+            infeasible: false,
+        }; B];
+        orca_lanes::solve_lanes(
+            &lines[..m],
+            &obstacle_lines[b0..b0 + m],
+            &max_speed[b0..b0 + m],
+            &wanted[b0..b0 + m],
+            &mut s.columns,
+            &mut s.lp,
+            &mut solutions[..m],
+        );
+        for (o, sol) in out[b0..b0 + m].iter_mut().zip(&solutions) {
+            *o = (sol.velocity, sol.infeasible);
+        }
     }
 }
 
@@ -918,39 +972,31 @@ fn orca_agent_wanted(
     let none = BoidsF32::from(&BoidsParams::default());
     let p = boids.unwrap_or(&none);
     let offset = sums.steer_select(p, me_p, me_v).clamp_len_select(p.a_max);
-    let v = if boids.is_some() { preferred + offset } else { preferred };
+    let v = if boids.is_some() {
+        preferred + offset
+    } else {
+        preferred
+    };
     v.clamp_len_select(max_speed)
 }
 
-/// ORCA's constraints for packed agent `k` into `lines`: obstacle lines (border, obstacle
-/// cells), then one-sided lines for moving obstacles, then reciprocal lines for the
-/// `max_neighbors` nearest agents within `neighbor_dist` (nearest first). With boids, the same
-/// neighbour scan also sums the boids rules ([`orca_agent_wanted`] adds their offset to the
-/// preferred velocity): one scan instead of two, same result as a separate boids pass because
-/// ORCA reads only the neighbours' previous state. Returns the boids sums, the agent's boids
-/// parameters (`None` without boids) and how many of the lines are obstacles' (hard).
-#[inline(always)]
+/// The scalar scan of packed agent `k` and its lines into `lines` (cleared first): what
+/// [`orca_chunk`] gives that agent, one agent at a time (the tests' reference). Returns the
+/// boids sums, the agent's boids parameters (`None` without boids) and how many of the lines
+/// are obstacles' (hard).
+#[cfg(test)]
 fn orca_agent_lines(
     world: &OrcaWorld,
     k: usize,
     scan_scratch: &mut scan::Scratch,
     lines: &mut Vec<Line>,
 ) -> (boids::Accum, Option<BoidsF32>, usize) {
-    let OrcaWorld {
-        frame,
-        grid,
-        walls,
-        movers,
-        groups,
-        with_boids,
-        dt,
-    } = *world;
-    let me = &frame.agents[k];
-    let cfg = groups.get(me.group);
-    let boids = if with_boids { cfg.boids } else { None };
+    let me = &world.frame.agents[k];
+    let cfg = world.groups.get(me.group);
+    let boids = if world.with_boids { cfg.boids } else { None };
     let acc = scan::scan(
-        frame,
-        grid,
+        world.frame,
+        world.grid,
         k,
         boids.as_ref(),
         cfg.neighbor_dist,
@@ -958,6 +1004,27 @@ fn orca_agent_lines(
         scan_scratch,
     );
     lines.clear();
+    let n_obst = push_agent_lines(world, k, &scan_scratch.near, lines);
+    (acc, boids, n_obst)
+}
+
+/// Appends ORCA's constraints for packed agent `k` to `lines`: obstacle lines (border,
+/// obstacle cells), then one-sided lines for moving obstacles, then reciprocal lines for its
+/// nearest neighbours `near` (`(distance², packed index)`, nearest first: the scan's
+/// `max_neighbors` nearest within `neighbor_dist`). Returns how many of the lines are
+/// obstacles' (hard).
+#[inline(always)]
+fn push_agent_lines(world: &OrcaWorld, k: usize, near: &[(f32, usize)], lines: &mut Vec<Line>) -> usize {
+    let OrcaWorld {
+        frame,
+        walls,
+        movers,
+        groups,
+        dt,
+        ..
+    } = *world;
+    let me = &frame.agents[k];
+    let cfg = groups.get(me.group);
     let n_obst = walls.push_lines(
         me.p,
         me.v,
@@ -987,7 +1054,7 @@ fn orca_agent_lines(
     // The neighbours from the columns the scan has just read (in cache), a vector of lanes at
     // a time (`orca::agent_lines`: `agent_line`'s results, without its branches).
     let cols = &frame.columns;
-    for near in scan_scratch.near.chunks(orca::LINE_LANES) {
+    for near in near.chunks(orca::LINE_LANES) {
         let mut others = orca::Others::default();
         for (l, &(_, j)) in near.iter().enumerate() {
             others.x[l] = cols.x[j];
@@ -1008,7 +1075,7 @@ fn orca_agent_lines(
             lines,
         );
     }
-    (acc, boids, n_obst)
+    n_obst
 }
 
 #[cfg(test)]
@@ -1143,25 +1210,29 @@ mod tests {
         let (mut scan_scratch, mut lines, mut lp) = (scan::Scratch::default(), Vec::new(), Vec::new());
         let mut infeasible = 0;
         let bits = |v: (V2, bool)| (v.0.x.to_bits(), v.0.y.to_bits(), v.1);
-        // Blocks of every length (the last one of a pass is short).
+        // Chunks of many lengths (the last one of a pass is short; groups and blocks of lanes
+        // cut at a chunk's end).
         let mut k0 = 0;
-        for len in (1..=orca_lanes::AGENT_LANES).cycle() {
+        for len in [1, 2, 7, 8, 9, 31, ORCA_CHUNK].into_iter().cycle() {
             if k0 >= a.len() {
                 break;
             }
             let len = len.min(a.len() - k0);
             let pref = &l.preferred[k0..k0 + len];
             let (mut one, mut two) = (vec![(V2::ZERO, false); len], vec![(V2::ZERO, false); len]);
-            orca_block(&world, k0, pref, &mut one, &mut dispatched);
-            orca_block_body(&world, k0, pref, &mut two, &mut baseline);
+            orca_chunk(&world, k0, pref, &mut one, &mut dispatched);
+            orca_chunk_body(&world, k0, pref, &mut two, &mut baseline);
             for i in 0..len {
-                // The reference: the agent alone, its program solved by `orca::solve`.
-                let (wanted, n_obst) =
-                    orca_agent_lines(&world, k0 + i, pref[i], &mut scan_scratch, &mut lines);
-                let alone = orca::solve(&lines, n_obst, l.frame.agents[k0 + i].max_speed, wanted, &mut lp);
+                // The reference: the agent alone, the scalar scan, its program solved by
+                // `orca::solve`.
+                let me = &l.frame.agents[k0 + i];
+                let (sums, boids, n_obst) = orca_agent_lines(&world, k0 + i, &mut scan_scratch, &mut lines);
+                let b = boids.expect("the group has boids");
+                let wanted = (pref[i] + sums.steer(&b, me).clamp_len(b.a_max)).clamp_len(me.max_speed);
+                let alone = orca::solve(&lines, n_obst, me.max_speed, wanted, &mut lp);
                 let alone = (alone.velocity, alone.infeasible);
                 assert_eq!(bits(one[i]), bits(two[i]), "agent {}", k0 + i);
-                assert_eq!(bits(one[i]), bits(alone), "agent {}: block against alone", k0 + i);
+                assert_eq!(bits(one[i]), bits(alone), "agent {}: chunk against alone", k0 + i);
                 infeasible += usize::from(alone.1);
             }
             k0 += len;

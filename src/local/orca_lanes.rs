@@ -35,8 +35,8 @@ pub(crate) struct LaneLines {
 impl LaneLines {
     /// Lays out `lines` (one list per lane, at most [`AGENT_LANES`] lists) as columns.
     #[inline(always)]
-    fn fill(&mut self, lines: &[Vec<Line>]) {
-        let longest = lines.iter().map(Vec::len).max().unwrap_or(0);
+    fn fill(&mut self, lines: &[&[Line]]) {
+        let longest = lines.iter().map(|l| l.len()).max().unwrap_or(0);
         for col in [&mut self.px, &mut self.py, &mut self.dx, &mut self.dy] {
             if col.len() < longest {
                 col.resize(longest, [0.0; L]);
@@ -155,7 +155,7 @@ fn program_2d_lanes(
 /// memory.
 #[inline(always)]
 pub(crate) fn solve_lanes(
-    lines: &[Vec<Line>],
+    lines: &[&[Line]],
     obstacle_lines: &[usize],
     max_speed: &[f32],
     preferred: &[V2],
@@ -178,7 +178,7 @@ pub(crate) fn solve_lanes(
         let infeasible = failed[l] < lines[l].len();
         if infeasible {
             orca::program_fallback(
-                &lines[l],
+                lines[l],
                 obstacle_lines[l],
                 failed[l],
                 radius[l],
@@ -236,8 +236,9 @@ mod tests {
                 };
                 lanes
             ];
+            let lanes_lines: Vec<&[Line]> = lines.iter().map(Vec::as_slice).collect();
             solve_lanes(
-                &lines,
+                &lanes_lines,
                 &obstacles,
                 &speed,
                 &preferred,

@@ -19,6 +19,11 @@
 //! the same sums in the same order, the same neighbours in the same order): only the branches
 //! that the CPU mispredicted are gone. The GPU's scan (`shaders/local_common.wgsl`) is the
 //! scalar one.
+//!
+//! The ORCA pass scans the agents of one bin together ([`scan_group`]): they share their 3x3
+//! bins, so each candidate is read once and its distance and boids terms are taken for up to
+//! eight agents side by side, one per vector lane; then each agent's short list and nearest
+//! neighbours as above. The same results bit for bit, agent by agent.
 
 use super::boids::{self, BoidsF32};
 use super::orca::V2;
@@ -229,6 +234,161 @@ pub(crate) fn scan(
     acc
 }
 
+/// Agents scanned at once by [`scan_group`]: one AVX2 vector of `f32`.
+pub(crate) const GROUP_LANES: usize = 8;
+const G: usize = GROUP_LANES;
+
+/// What [`scan_group`] needs of each agent of a group (one per lane).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GroupAgent {
+    /// Boids parameters (`None`: no boids sums).
+    pub(crate) boids: Option<BoidsF32>,
+    /// ORCA's neighbour distance, m.
+    pub(crate) dist: f32,
+    /// ORCA's neighbour count.
+    pub(crate) max: usize,
+}
+
+/// Working memory of [`scan_group`].
+#[derive(Debug, Default)]
+pub(crate) struct GroupScratch {
+    /// Squared distances of the candidates to each agent of the group, candidate by candidate
+    /// (an agent's own slot holds infinity).
+    d2: Vec<[f32; G]>,
+    /// The list of one agent, as in [`Scratch`].
+    one: Scratch,
+    /// The nearest neighbours of each agent of the last group scan, as [`Scratch::near`].
+    pub(crate) near: [Vec<(f32, usize)>; G],
+}
+
+/// [`scan`] for the packed agents `k0..k0 + agents.len()` (at most [`GROUP_LANES`]), which all
+/// lie in one bin, so their candidates are the same 3x3 bins: each candidate is read once and
+/// its distance and boids terms taken for all the agents side by side (lane `l` is agent
+/// `k0 + l`). Returns each agent's boids sums and leaves its nearest neighbours in
+/// `s.near[l]`: what [`scan`] gives that agent, bit for bit (the same candidates in the same
+/// order, the agent itself skipped; a candidate outside every rule adds `-0.0`, as in the
+/// short-list sums).
+#[inline(always)]
+pub(crate) fn scan_group(
+    frame: &Frame,
+    grid: &NeighborGrid,
+    k0: usize,
+    agents: &[GroupAgent],
+    s: &mut GroupScratch,
+) -> [boids::Accum; G] {
+    let n = agents.len();
+    assert!(n <= G && k0 + n <= frame.agents.len());
+    let cols = &frame.columns;
+    let rows = bin_rows(grid, frame.agents[k0].p);
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    // Lane settings; lanes past `n` stay out of every sum and list.
+    let (mut px, mut py, mut group) = ([f32::NAN; G], [f32::NAN; G], [u32::MAX; G]);
+    // Each lane's own packed index (never a candidate's past `n`).
+    let mut own = [u32::MAX; G];
+    let (mut coh2, mut sep2, mut align2) = (
+        [f32::NEG_INFINITY; G],
+        [f32::NEG_INFINITY; G],
+        [f32::NEG_INFINITY; G],
+    );
+    for (l, a) in agents.iter().enumerate() {
+        let me = &frame.agents[k0 + l];
+        (px[l], py[l], group[l], own[l]) = (me.p.x, me.p.y, me.group, (k0 + l) as u32);
+        if let Some(b) = &a.boids {
+            (coh2[l], sep2[l], align2[l]) = (b.r_coh * b.r_coh, b.r_sep * b.r_sep, b.r_align * b.r_align);
+        }
+    }
+    // All bits set where `b`: a lane mask.
+    #[inline(always)]
+    fn mask(b: bool) -> u32 {
+        (b as u32).wrapping_neg()
+    }
+    // `x` where `m` is set, else +0.0. The sums start at +0.0 and so are never -0.0 (a sum is
+    // -0.0 only when both terms are), so adding +0.0 here gives the bits the scalar scan's
+    // `-0.0` gives; unlike `-0.0`, the compiler cannot drop the addition, which kept the sums
+    // in registers rather than in masked stores.
+    #[inline(always)]
+    fn keep(x: f32, m: u32) -> f32 {
+        f32::from_bits(x.to_bits() & m)
+    }
+    let (mut pos_x, mut pos_y, mut off_x, mut off_y, mut vel_x, mut vel_y) = (
+        [0.0f32; G],
+        [0.0f32; G],
+        [0.0f32; G],
+        [0.0f32; G],
+        [0.0f32; G],
+        [0.0f32; G],
+    );
+    let (mut n_coh, mut n_sep, mut n_align) = ([0u32; G], [0u32; G], [0u32; G]);
+    grow(&mut s.d2, total);
+    let d2_out = &mut s.d2[..total];
+    let mut t = 0;
+    for run in &rows {
+        let len = run.len();
+        let (xs, ys) = (&cols.x[run.clone()], &cols.y[run.clone()]);
+        let (vxs, vys, gs) = (
+            &cols.vx[run.clone()],
+            &cols.vy[run.clone()],
+            &cols.group[run.clone()],
+        );
+        let out = &mut d2_out[t..t + len];
+        for i in 0..len {
+            let (cx, cy, cvx, cvy, cg) = (xs[i], ys[i], vxs[i], vys[i], gs[i]);
+            let j = (run.start + i) as u32;
+            let mut d2s = [0.0f32; G];
+            for l in 0..G {
+                let (dx, dy) = (cx - px[l], cy - py[l]);
+                let d2 = dx * dx + dy * dy;
+                let other = j != own[l];
+                d2s[l] = if other { d2 } else { f32::INFINITY };
+                let same = other & (cg == group[l]);
+                let coh = mask(same & (d2 < coh2[l]));
+                let sep = mask(other & (d2 < sep2[l]));
+                let align = mask(same & (d2 < align2[l]));
+                pos_x[l] += keep(cx, coh);
+                pos_y[l] += keep(cy, coh);
+                off_x[l] += keep(dx, sep);
+                off_y[l] += keep(dy, sep);
+                vel_x[l] += keep(cvx, align);
+                vel_y[l] += keep(cvy, align);
+                n_coh[l] += coh & 1;
+                n_sep[l] += sep & 1;
+                n_align[l] += align & 1;
+            }
+            out[i] = d2s;
+        }
+        t += len;
+    }
+    // Each agent's short list in visiting order, then its nearest.
+    grow(&mut s.one.within_d2, total + 1 + LANES);
+    grow(&mut s.one.within_at, total + 1);
+    for (l, a) in agents.iter().enumerate() {
+        let reach = a.dist * a.dist;
+        let (within_d2, within_at) = (&mut s.one.within_d2[..], &mut s.one.within_at[..]);
+        let mut m = 0;
+        let mut t = 0;
+        for run in &rows {
+            for j in run.clone() {
+                let d2 = s.d2[t][l];
+                t += 1;
+                within_d2[m] = d2;
+                within_at[m] = j;
+                m += (d2 < reach) as usize;
+            }
+        }
+        nearest(&s.one.within_d2, &s.one.within_at[..m], a.max, &mut s.near[l]);
+    }
+    std::array::from_fn(|l| {
+        boids::Accum::from_parts(
+            V2::new(pos_x[l], pos_y[l]),
+            n_coh[l],
+            V2::new(off_x[l], off_y[l]),
+            n_sep[l],
+            V2::new(vel_x[l], vel_y[l]),
+            n_align[l],
+        )
+    })
+}
+
 /// Makes `v` at least `len` long (new slots zero); never shrinks it.
 #[inline]
 fn grow<T: Copy + Default>(v: &mut Vec<T>, len: usize) {
@@ -435,6 +595,57 @@ mod tests {
                 assert_eq!(none.counts(), (0, 0, 0));
             }
         }
+    }
+
+    #[test]
+    fn the_group_scan_gives_each_agent_its_own_scan_bit_for_bit() {
+        let b = BoidsF32::from(&crate::params::BoidsParams::default());
+        // Lanes with and without boids, different reaches and counts, side by side.
+        let settings = |k: usize| GroupAgent {
+            boids: (k % 3 != 2).then_some(b),
+            dist: [3.0, 2.5, 1.0][k % 3],
+            max: [10, 4, 0, 10][k % 4],
+        };
+        let mut s = GroupScratch::default();
+        let mut one = Scratch::default();
+        let mut groups = 0;
+        for (n, bin) in [(500, 3.0), (2000, 3.0), (12000, 3.0), (2000, 1.5)] {
+            let (f, g) = frame(n, bin);
+            let bin_of = |k: usize| g.bin_xy(f.agents[k].p.x, f.agents[k].p.y);
+            let mut k = 0;
+            while k < n {
+                // Groups cut at varying sizes, as a chunk's end cuts them.
+                let cap = 1 + k % GROUP_LANES;
+                let mut end = k + 1;
+                while end < n && end - k < cap && bin_of(end) == bin_of(k) {
+                    end += 1;
+                }
+                let lanes: Vec<GroupAgent> = (k..end).map(settings).collect();
+                let sums = scan_group(&f, &g, k, &lanes, &mut s);
+                for (l, a) in lanes.iter().enumerate() {
+                    let want = scan(&f, &g, k + l, a.boids.as_ref(), a.dist, a.max, &mut one);
+                    assert_eq!(s.near[l], one.near, "agent {}: the same neighbours", k + l);
+                    assert_eq!(sums[l].counts(), want.counts(), "agent {}: rule counts", k + l);
+                    let me = &f.agents[k + l];
+                    let bits = |v: V2| (v.x.to_bits(), v.y.to_bits());
+                    assert_eq!(
+                        bits(sums[l].steer(&b, me)),
+                        bits(want.steer(&b, me)),
+                        "agent {}: the same steering",
+                        k + l
+                    );
+                    assert_eq!(
+                        format!("{:?}", sums[l]),
+                        format!("{want:?}"),
+                        "agent {}: the same sums",
+                        k + l
+                    );
+                }
+                groups += usize::from(end - k > 1);
+                k = end;
+            }
+        }
+        assert!(groups > 1000, "groups of several agents: {groups}");
     }
 
     #[test]
