@@ -273,6 +273,15 @@ fn scatter_to_slots<T: Send>(
     }
 }
 
+/// How many of `items` satisfy `pred`, on all rayon threads on [`LocalBackend::CpuMulti`].
+fn count<T: Sync>(backend: LocalBackend, items: &[T], pred: impl Fn(&T) -> bool + Sync + Send) -> usize {
+    if backend == LocalBackend::CpuMulti {
+        items.par_iter().filter(|t| pred(t)).count()
+    } else {
+        items.iter().filter(|t| pred(t)).count()
+    }
+}
+
 /// Runs `f(scratch, k)` for every slot `k` of `out` on the chosen backend. `init` makes one
 /// scratch value per worker; results never depend on which worker ran a slot.
 fn for_each_slot<T: Send, S>(
@@ -413,8 +422,6 @@ pub struct LocalLayer {
     walls: WallMap,
     frame: Frame,
     preferred: Vec<V2>,
-    /// Preferred velocities with their perturbation, in agent order (ORCA modes).
-    jittered: Vec<V2>,
     velocity: Vec<(V2, bool)>,
     moved: Vec<(V2, V2, bool)>,
     /// The packed slot of each agent (the inverse of `grid.sorted`).
@@ -638,26 +645,19 @@ impl LocalLayer {
         self.steps += 1;
         self.preferred.resize(n, V2::ZERO);
         if mode.orca() {
-            self.jittered.resize(n, V2::ZERO);
-            for_each_slot(
-                self.backend,
-                &mut self.jittered,
-                || (),
-                |_, i| {
-                    let [px, py] = preferred[i];
-                    let mut v = V2::new(px, py);
-                    if v != V2::ZERO {
-                        v = v + perturbation(ids[i], step_no, PREFERRED_JITTER);
-                    }
-                    if mode == LocalMode::BoidsOrca {
-                        v
-                    } else {
-                        v.clamp_len(max_speed[i])
-                    }
-                },
-            );
-            let jittered = &self.jittered;
-            scatter_to_slots(self.backend, &self.slot_of, &mut self.preferred, |i| jittered[i]);
+            // Each agent perturbed as it is scattered (the scatter computes each once).
+            scatter_to_slots(self.backend, &self.slot_of, &mut self.preferred, |i| {
+                let [px, py] = preferred[i];
+                let mut v = V2::new(px, py);
+                if v != V2::ZERO {
+                    v = v + perturbation(ids[i], step_no, PREFERRED_JITTER);
+                }
+                if mode == LocalMode::BoidsOrca {
+                    v
+                } else {
+                    v.clamp_len(max_speed[i])
+                }
+            });
         } else {
             for_each_slot(
                 self.backend,
@@ -705,7 +705,7 @@ impl LocalLayer {
         let stats = self.move_and_write_back(agents, dt, false);
         let t3 = Instant::now();
         Ok(LocalStats {
-            infeasible: self.velocity.iter().filter(|v| v.1).count(),
+            infeasible: count(self.backend, &self.velocity, |v| v.1),
             seconds_bins: (t1 - t0).as_secs_f64(),
             seconds_velocity: (t2 - t1).as_secs_f64(),
             seconds_move: (t3 - t2).as_secs_f64(),
@@ -754,7 +754,7 @@ impl LocalLayer {
         }
         LocalStats {
             agents: agents.len(),
-            wall_hits: moved.iter().filter(|m| m.2).count(),
+            wall_hits: count(self.backend, moved, |m| m.2),
             ..Default::default()
         }
     }
