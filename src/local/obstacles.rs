@@ -221,11 +221,20 @@ impl WallMap {
         let travel = vel.len() * dt;
         let max_sub = 0.5 * self.cell;
         let n = if travel.is_finite() {
-            ((travel / max_sub).ceil() as usize).clamp(1, 64)
+            // `ceil` of a non-negative quotient without a call to `ceilf` (baseline x86-64 has
+            // no rounding instruction): its truncation, plus one when that fell short.
+            let q = travel / max_sub;
+            let whole = q as usize;
+            (whole + usize::from((whole as f32) < q)).clamp(1, 64)
         } else {
             1
         };
         let h = dt / n as f32;
+        // One sub-step with no wall or border within its length: it cannot be blocked (the
+        // loop below would take it as it is).
+        if n == 1 && self.nothing_within(pos, travel) {
+            return (pos + vel * h, vel, false);
+        }
         let (mut p, mut v, mut hit) = (pos, vel, false);
         let blocked_component = |c: f32| if bounce { -c } else { 0.0 };
         for _ in 0..n {
