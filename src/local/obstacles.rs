@@ -424,6 +424,37 @@ mod tests {
     }
 
     #[test]
+    fn a_move_with_nothing_within_its_length_is_never_blocked() {
+        // `move_agent`'s shortcut: one sub-step with no wall or border within its length is
+        // taken as it is; the sub-step check must agree, for every cell size and speed.
+        let mut unit = crate::test_rng::unit(0x5DEE_CE66_D1CE_4E5B);
+        let mut shortcuts = 0;
+        for cell in [0.25f32, 1.0, 2.0] {
+            let (cols, rows) = (24, 20);
+            let mut s = Scene::empty("t", Grid::new(cols, rows, cell as f64));
+            for _ in 0..30 {
+                let (r, c) = ((unit() * rows as f32) as usize, (unit() * cols as f32) as usize);
+                s.obstacle[(r.min(rows - 1), c.min(cols - 1))] = true;
+            }
+            let w = WallMap::from_scene(&s);
+            for _ in 0..20_000 {
+                let pos = V2::new(unit() * w.width, unit() * w.height);
+                let vel = V2::new(unit() * 2.0 - 1.0, unit() * 2.0 - 1.0) * (2.0 * cell);
+                let dt = 0.05 + 0.2 * unit();
+                let travel = vel.len() * dt;
+                if !w.is_free(pos) || travel > 0.5 * w.cell || !w.nothing_within(pos, travel) {
+                    continue;
+                }
+                shortcuts += 1;
+                let target = pos + vel * dt;
+                assert!(w.step_ok(pos, target), "{pos:?} + {vel:?} * {dt}");
+                assert_eq!(w.move_agent(pos, vel, dt, false), (target, vel, false));
+            }
+        }
+        assert!(shortcuts > 5000, "{shortcuts} moves took the shortcut");
+    }
+
+    #[test]
     fn clearance_is_the_chessboard_distance_to_the_nearest_obstacle() {
         let (rows, cols) = (13, 17);
         let mut s = Scene::empty("t", Grid::new(cols, rows, 1.0));
