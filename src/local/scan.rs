@@ -58,27 +58,44 @@ impl Columns {
     }
 
     /// Refills the columns from `agents`, reusing their memory; on all rayon threads when
-    /// `parallel`.
+    /// `parallel`. One pass over the agents writes all six columns.
     pub fn fill(&mut self, agents: &[PackedAgent], parallel: bool) {
-        fn column<T: Send>(
-            col: &mut Vec<T>,
-            agents: &[PackedAgent],
-            parallel: bool,
-            f: impl Fn(&PackedAgent) -> T + Sync + Send,
-        ) {
-            col.clear();
-            if parallel {
-                col.par_extend(agents.par_iter().map(f));
-            } else {
-                col.extend(agents.iter().map(f));
-            }
+        let n = agents.len();
+        for col in [&mut self.x, &mut self.y, &mut self.vx, &mut self.vy, &mut self.radius] {
+            col.resize(n, 0.0);
         }
-        column(&mut self.x, agents, parallel, |a| a.p.x);
-        column(&mut self.y, agents, parallel, |a| a.p.y);
-        column(&mut self.vx, agents, parallel, |a| a.v.x);
-        column(&mut self.vy, agents, parallel, |a| a.v.y);
-        column(&mut self.group, agents, parallel, |a| a.group);
-        column(&mut self.radius, agents, parallel, |a| a.radius);
+        self.group.resize(n, 0);
+        // Blocks of agents, each written to its part of every column.
+        const BLOCK: usize = 4096;
+        let fill_block = |((((((a, x), y), vx), vy), g), r): (
+            (((((&[PackedAgent], &mut [f32]), &mut [f32]), &mut [f32]), &mut [f32]), &mut [u32]),
+            &mut [f32],
+        )| {
+            for (i, a) in a.iter().enumerate() {
+                (x[i], y[i], vx[i], vy[i], g[i], r[i]) = (a.p.x, a.p.y, a.v.x, a.v.y, a.group, a.radius);
+            }
+        };
+        if parallel {
+            agents
+                .par_chunks(BLOCK)
+                .zip(self.x.par_chunks_mut(BLOCK))
+                .zip(self.y.par_chunks_mut(BLOCK))
+                .zip(self.vx.par_chunks_mut(BLOCK))
+                .zip(self.vy.par_chunks_mut(BLOCK))
+                .zip(self.group.par_chunks_mut(BLOCK))
+                .zip(self.radius.par_chunks_mut(BLOCK))
+                .for_each(fill_block);
+        } else {
+            agents
+                .chunks(BLOCK)
+                .zip(self.x.chunks_mut(BLOCK))
+                .zip(self.y.chunks_mut(BLOCK))
+                .zip(self.vx.chunks_mut(BLOCK))
+                .zip(self.vy.chunks_mut(BLOCK))
+                .zip(self.group.chunks_mut(BLOCK))
+                .zip(self.radius.chunks_mut(BLOCK))
+                .for_each(fill_block);
+        }
     }
 }
 
