@@ -61,14 +61,26 @@ impl Columns {
     /// `parallel`. One pass over the agents writes all six columns.
     pub fn fill(&mut self, agents: &[PackedAgent], parallel: bool) {
         let n = agents.len();
-        for col in [&mut self.x, &mut self.y, &mut self.vx, &mut self.vy, &mut self.radius] {
+        for col in [
+            &mut self.x,
+            &mut self.y,
+            &mut self.vx,
+            &mut self.vy,
+            &mut self.radius,
+        ] {
             col.resize(n, 0.0);
         }
         self.group.resize(n, 0);
         // Blocks of agents, each written to its part of every column.
         const BLOCK: usize = 4096;
         let fill_block = |((((((a, x), y), vx), vy), g), r): (
-            (((((&[PackedAgent], &mut [f32]), &mut [f32]), &mut [f32]), &mut [f32]), &mut [u32]),
+            (
+                (
+                    (((&[PackedAgent], &mut [f32]), &mut [f32]), &mut [f32]),
+                    &mut [f32],
+                ),
+                &mut [u32],
+            ),
             &mut [f32],
         )| {
             for (i, a) in a.iter().enumerate() {
@@ -272,8 +284,9 @@ pub(crate) struct GroupScratch {
     /// Squared distances of the candidates to each agent of the group, candidate by candidate
     /// (an agent's own slot holds infinity).
     d2: Vec<[f32; G]>,
-    /// The list of one agent, as in [`Scratch`].
-    one: Scratch,
+    /// The list of one agent, as in [`Scratch`]; also the scratch of [`scan`] when agents
+    /// are scanned one at a time.
+    pub(crate) one: Scratch,
     /// The nearest neighbours of each agent of the last group scan, as [`Scratch::near`].
     pub(crate) near: [Vec<(f32, usize)>; G],
 }
