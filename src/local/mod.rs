@@ -409,6 +409,14 @@ struct OrcaScratch {
     sums: Vec<boids::Accum>,
     /// Their boids parameters (`None` without boids).
     boids: Vec<Option<BoidsF32>>,
+    /// Where each agent's lines start in `lines` (and where the last one's end).
+    starts: Vec<usize>,
+    /// How many of each agent's lines are obstacles' (hard).
+    obstacle_lines: Vec<usize>,
+    /// The velocity each agent's program aims for.
+    wanted: Vec<V2>,
+    /// Each agent's maximum speed.
+    max_speed: Vec<f32>,
 }
 
 /// The local layer: owns the bin grid and buffers, reused across steps.
@@ -882,13 +890,14 @@ fn orca_chunk_body(
         ..
     } = *world;
     let agents = &frame.agents[k0..k0 + n];
-    let mut starts = [0usize; C + 1];
-    let mut obstacle_lines = [0usize; C];
-    let mut wanted = [V2::ZERO; C];
-    let mut max_speed = [0.0f32; C];
     s.lines.clear();
+    // Per-agent values of the chunk, in the scratch (not zeroed per chunk).
     s.sums.resize(C, boids::Accum::default());
     s.boids.resize(C, None);
+    s.starts.resize(C + 1, 0);
+    s.obstacle_lines.resize(C, 0);
+    s.wanted.resize(C, V2::ZERO);
+    s.max_speed.resize(C, 0.0);
     // The agents of one bin (consecutive in the packed order), up to `G` at a time.
     let mut k = 0;
     while k < n {
@@ -910,8 +919,8 @@ fn orca_chunk_body(
             let sums = scan::scan_group(frame, grid, k0 + k, &lanes[..end - k], &mut s.scan);
             for (l, i) in (k..end).enumerate() {
                 (s.sums[i], s.boids[i]) = (sums[l], lanes[l].boids);
-                starts[i] = s.lines.len();
-                obstacle_lines[i] = push_agent_lines(world, k0 + i, &s.scan.near[l], &mut s.lines);
+                s.starts[i] = s.lines.len();
+                s.obstacle_lines[i] = push_agent_lines(world, k0 + i, &s.scan.near[l], &mut s.lines);
             }
         } else {
             // Without boids sums, one agent at a time: the group scan's lanes pay off only
@@ -920,8 +929,8 @@ fn orca_chunk_body(
                 let one = &mut s.scan.one;
                 scan::scan(frame, grid, k0 + i, None, lanes[l].dist, lanes[l].max, one);
                 (s.sums[i], s.boids[i]) = (boids::Accum::default(), None);
-                starts[i] = s.lines.len();
-                obstacle_lines[i] = push_agent_lines(world, k0 + i, &one.near, &mut s.lines);
+                s.starts[i] = s.lines.len();
+                s.obstacle_lines[i] = push_agent_lines(world, k0 + i, &one.near, &mut s.lines);
             }
         }
         k = end;
@@ -929,8 +938,8 @@ fn orca_chunk_body(
     // The velocities the programs aim for, every agent of the chunk side by side.
     for i in 0..n {
         let me = &agents[i];
-        max_speed[i] = me.max_speed;
-        wanted[i] = orca_agent_wanted(
+        s.max_speed[i] = me.max_speed;
+        s.wanted[i] = orca_agent_wanted(
             preferred[i],
             &s.sums[i],
             s.boids[i].as_ref(),
@@ -939,12 +948,12 @@ fn orca_chunk_body(
             me.max_speed,
         );
     }
-    starts[n] = s.lines.len();
+    s.starts[n] = s.lines.len();
     for b0 in (0..n).step_by(B) {
         let m = B.min(n - b0);
         let lines: [&[Line]; B] = std::array::from_fn(|l| {
             if l < m {
-                &s.lines[starts[b0 + l]..starts[b0 + l + 1]]
+                &s.lines[s.starts[b0 + l]..s.starts[b0 + l + 1]]
             } else {
                 &[][..]
             }
@@ -955,9 +964,9 @@ fn orca_chunk_body(
         }; B];
         orca_lanes::solve_lanes(
             &lines[..m],
-            &obstacle_lines[b0..b0 + m],
-            &max_speed[b0..b0 + m],
-            &wanted[b0..b0 + m],
+            &s.obstacle_lines[b0..b0 + m],
+            &s.max_speed[b0..b0 + m],
+            &s.wanted[b0..b0 + m],
             &mut s.columns,
             &mut s.lp,
             &mut solutions[..m],
