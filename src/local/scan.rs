@@ -296,8 +296,8 @@ pub(crate) struct GroupScratch {
 /// its distance and boids terms taken for all the agents side by side (lane `l` is agent
 /// `k0 + l`). Returns each agent's boids sums and leaves its nearest neighbours in
 /// `s.near[l]`: what [`scan`] gives that agent, bit for bit (the same candidates in the same
-/// order, the agent itself skipped; a candidate outside every rule adds `-0.0`, as in the
-/// short-list sums).
+/// order, the agent itself skipped; a candidate outside a rule adds `+0.0` to its sums, which
+/// leaves them as the scalar scan's `-0.0` does, see `keep` below).
 #[inline(always)]
 pub(crate) fn scan_group(
     frame: &Frame,
