@@ -66,35 +66,21 @@ impl BoidsF32 {
 /// [`steer`] and the fused boids+ORCA scan, so both give the same steering).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Accum {
-    sum_pos: V2,
-    n_coh: u32,
-    sum_off: V2,
-    n_sep: u32,
-    sum_vel: V2,
-    n_align: u32,
+    /// Sum of the cohesion neighbours' positions.
+    pub(crate) sum_pos: V2,
+    /// How many neighbours cohesion counted.
+    pub(crate) n_coh: u32,
+    /// Sum of the separation neighbours' offsets from the agent.
+    pub(crate) sum_off: V2,
+    /// How many neighbours separation counted.
+    pub(crate) n_sep: u32,
+    /// Sum of the alignment neighbours' velocities.
+    pub(crate) sum_vel: V2,
+    /// How many neighbours alignment counted.
+    pub(crate) n_align: u32,
 }
 
 impl Accum {
-    /// Sums taken elsewhere (the group scan's lanes).
-    #[inline(always)]
-    pub(crate) fn from_parts(
-        sum_pos: V2,
-        n_coh: u32,
-        sum_off: V2,
-        n_sep: u32,
-        sum_vel: V2,
-        n_align: u32,
-    ) -> Self {
-        Self {
-            sum_pos,
-            n_coh,
-            sum_off,
-            n_sep,
-            sum_vel,
-            n_align,
-        }
-    }
-
     /// Adds neighbour `o` at squared distance `d2` from `me` ([`Accum::add_parts`]).
     #[cfg(test)]
     pub(crate) fn add(&mut self, p: &BoidsF32, me: &PackedAgent, o: &PackedAgent, d2: f32) {

@@ -407,15 +407,13 @@ pub(crate) fn scan_group(
         }
         nearest(&s.one.within_d2, &s.one.within_at[..m], a.max, &mut s.near[l]);
     }
-    std::array::from_fn(|l| {
-        boids::Accum::from_parts(
-            V2::new(pos_x[l], pos_y[l]),
-            n_coh[l],
-            V2::new(off_x[l], off_y[l]),
-            n_sep[l],
-            V2::new(vel_x[l], vel_y[l]),
-            n_align[l],
-        )
+    std::array::from_fn(|l| boids::Accum {
+        sum_pos: V2::new(pos_x[l], pos_y[l]),
+        n_coh: n_coh[l],
+        sum_off: V2::new(off_x[l], off_y[l]),
+        n_sep: n_sep[l],
+        sum_vel: V2::new(vel_x[l], vel_y[l]),
+        n_align: n_align[l],
     })
 }
 
