@@ -928,25 +928,29 @@ fn orca_chunk_body(
             for (l, i) in (k..end).enumerate() {
                 let one = &mut s.scan.one;
                 scan::scan(frame, grid, k0 + i, None, lanes[l].dist, lanes[l].max, one);
-                (s.sums[i], s.boids[i]) = (boids::Accum::default(), None);
                 s.starts[i] = s.lines.len();
                 s.obstacle_lines[i] = push_agent_lines(world, k0 + i, &one.near, &mut s.lines);
             }
         }
         k = end;
     }
-    // The velocities the programs aim for, every agent of the chunk side by side.
+    // The velocities the programs aim for, every agent of the chunk side by side (without
+    // boids, the preferred velocity clamped: what `orca_agent_wanted` gives then).
     for i in 0..n {
         let me = &agents[i];
         s.max_speed[i] = me.max_speed;
-        s.wanted[i] = orca_agent_wanted(
-            preferred[i],
-            &s.sums[i],
-            s.boids[i].as_ref(),
-            me.p,
-            me.v,
-            me.max_speed,
-        );
+        s.wanted[i] = if with_boids {
+            orca_agent_wanted(
+                preferred[i],
+                &s.sums[i],
+                s.boids[i].as_ref(),
+                me.p,
+                me.v,
+                me.max_speed,
+            )
+        } else {
+            preferred[i].clamp_len_select(me.max_speed)
+        };
     }
     s.starts[n] = s.lines.len();
     for b0 in (0..n).step_by(B) {
@@ -990,8 +994,18 @@ fn orca_agent_wanted(
     me_v: V2,
     max_speed: f32,
 ) -> V2 {
-    let none = BoidsF32::from(&BoidsParams::default());
-    let p = boids.unwrap_or(&none);
+    // Any parameters do for an agent without boids: its offset is computed and dropped.
+    const UNUSED: BoidsF32 = BoidsF32 {
+        r_coh: 0.0,
+        r_sep: 0.0,
+        r_align: 0.0,
+        k_coh: 0.0,
+        k_sep: 0.0,
+        k_align: 0.0,
+        a_max: 0.0,
+        v_max: 0.0,
+    };
+    let p = boids.unwrap_or(&UNUSED);
     let offset = sums.steer_select(p, me_p, me_v).clamp_len_select(p.a_max);
     let v = if boids.is_some() {
         preferred + offset
