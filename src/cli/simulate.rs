@@ -272,7 +272,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             LocalThreads::CpuMulti => LocalBackend::CpuMulti,
             LocalThreads::Gpu => LocalBackend::Gpu,
         };
-        let bridge = LocalBridge::new(local, threads)?;
+        let mut bridge = LocalBridge::new(local, threads)?;
+        bridge.set_seed(args.seed);
         local_note = format!(" on {}", bridge.layer().backend_description());
         sim.set_local_layer(Box::new(bridge));
     }

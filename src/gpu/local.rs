@@ -264,6 +264,10 @@ pub struct GpuLocal {
     flock: wgpu::ComputePipeline,
     mover: wgpu::ComputePipeline,
     bufs: Option<LocalBuffers>,
+    /// Whether each agent's ORCA program was infeasible or its move hit a wall in the last
+    /// step (agent order): the agents the contact pass, run on the CPU after the GPU's
+    /// passes, works on.
+    pub(crate) infeasible: Vec<bool>,
 }
 
 impl std::fmt::Debug for GpuLocal {
@@ -308,6 +312,7 @@ impl GpuLocal {
             flock,
             mover,
             bufs: None,
+            infeasible: Vec::new(),
         })
     }
 
@@ -575,12 +580,16 @@ impl GpuLocal {
             dispatch_linear(&mut pass, n as u32);
         }
         ctx.queue.submit([encoder.finish()]);
-        let (infeasible, hits) = ctx.read_back_with(&buf.out, 0, n, |out| unpack_agents(out, agents))?;
+        let flags = &mut self.infeasible;
+        flags.resize(n, false);
+        let (infeasible, hits) =
+            ctx.read_back_with(&buf.out, 0, n, |out| unpack_agents(out, agents, flags))?;
         let t3 = Instant::now();
         Ok(LocalStats {
             agents: n,
             infeasible,
             wall_hits: hits,
+            pushed: 0,
             seconds_bins: (t1 - t0).as_secs_f64(),
             seconds_velocity: (t2 - t1).as_secs_f64(),
             seconds_move: (t3 - t2).as_secs_f64(),
@@ -620,14 +629,15 @@ fn upload_agents(queue: &wgpu::Queue, dst: &wgpu::Buffer, agents: &Agents, prefe
 
 /// Copies the move pass's positions and velocities from the mapped read-back memory into
 /// `agents`, in parallel; returns the counts of infeasible programs and wall hits.
-fn unpack_agents(out: &[GpuLocalOut], agents: &mut Agents) -> (usize, usize) {
+fn unpack_agents(out: &[GpuLocalOut], agents: &mut Agents, infeasible: &mut [bool]) -> (usize, usize) {
     use rayon::prelude::*;
     let Agents { x, y, vx, vy, .. } = agents;
-    (x, y, vx, vy, out)
+    (x, y, vx, vy, (out, infeasible))
         .into_par_iter()
         .with_min_len(AGENTS_PER_TASK)
-        .map(|(x, y, vx, vy, o)| {
+        .map(|(x, y, vx, vy, (o, flag))| {
             (*x, *y, *vx, *vy) = (o.p[0], o.p[1], o.v[0], o.v[1]);
+            *flag = o.infeasible != 0 || o.hit != 0;
             (o.infeasible as usize, o.hit as usize)
         })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))

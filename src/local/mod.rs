@@ -10,7 +10,9 @@
 //!    offset in the boids modes (seed 002), clamped to the agent's maximum speed;
 //! 3. `velocity`: ORCA in the ORCA modes, else the preferred velocity (in boids+ORCA the boids
 //!    sums of pass 2 are taken during ORCA's neighbour scan: one scan, same result);
-//! 4. `move`: integrate positions, stopping at walls ([`obstacles::WallMap::move_agent`]).
+//! 4. `move`: integrate positions, stopping at walls ([`obstacles::WallMap::move_agent`]);
+//! 5. `contact` (ORCA modes): agents whose program was infeasible step out of the bodies they
+//!    overlap after the move ([`contact`]).
 //!
 //! **Determinism.** Every pass reads only the previous state and writes one slot per agent;
 //! neighbours are visited in a fixed order (bins row-major, ids ascending) and the backends only
@@ -41,6 +43,7 @@
 //! the agents with the same wall handling, so the simulation can always call it.
 
 pub mod boids;
+pub mod contact;
 pub mod obstacles;
 pub mod orca;
 mod orca_lanes;
@@ -179,11 +182,13 @@ pub struct LocalStats {
     pub infeasible: usize,
     /// Agents stopped or deflected by a wall or the domain border in the move pass.
     pub wall_hits: usize,
+    /// Agents the contact pass pushed out of another agent's body ([`contact`]).
+    pub pushed: usize,
     /// Seconds in the bins pass (grid rebuild and packing).
     pub seconds_bins: f64,
     /// Seconds computing velocities (boids and ORCA).
     pub seconds_velocity: f64,
-    /// Seconds in the move pass.
+    /// Seconds in the move pass (and the contact pass).
     pub seconds_move: f64,
 }
 
@@ -436,6 +441,15 @@ pub struct LocalLayer {
     slot_of: Vec<u32>,
     /// Steps taken (seeds the preferred-velocity perturbation).
     steps: u64,
+    /// Seed of the preferred-velocity perturbation ([`LocalLayer::set_seed`]).
+    seed: u64,
+    /// Per slot, whether the agent lacks ORCA's guarantee this step (the contact pass's
+    /// agents: an infeasible program, or a move the walls changed).
+    contact_candidate: Vec<bool>,
+    /// Their slots.
+    infeasible_slots: Vec<u32>,
+    /// Their positions, velocities and wall hits after the contact pass.
+    contact_moves: Vec<(V2, V2, bool)>,
     /// The GPU passes ([`LocalBackend::Gpu`] only).
     gpu: Option<Box<crate::gpu::GpuLocal>>,
 }
@@ -476,6 +490,25 @@ impl LocalLayer {
             (None, LocalBackend::CpuMulti) => format!("cpu-multi ({} threads)", rayon::current_num_threads()),
             (None, _) => "cpu-single".to_string(),
         }
+    }
+
+    /// Seeds the perturbation of the preferred velocities that breaks symmetric deadlocks
+    /// ([`PREFERRED_JITTER`]): runs of the same crowd with different seeds are the members of
+    /// an ensemble (the outcome of a dense scene depends on such small differences); the same
+    /// seed gives the same run, bit for bit, on every CPU backend. The default is 0.
+    pub fn set_seed(&mut self, seed: u64) {
+        self.seed = seed;
+    }
+
+    /// The seed of the perturbation ([`LocalLayer::set_seed`]).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// What the perturbation of this step hashes besides the agent's id: the step count, mixed
+    /// with the seed (seed 0 leaves the step count as it is).
+    fn jitter_key(&self) -> u64 {
+        self.steps ^ self.seed.wrapping_mul(0xD1B5_4A32_D192_ED03)
     }
 
     /// The mode.
@@ -567,14 +600,67 @@ impl LocalLayer {
             groups: crate::gpu::GpuLocal::group_records(groups),
             walls: &self.walls,
             movers: &self.moving_obstacles,
-            step: self.steps,
+            step: self.jitter_key(),
         };
+        let contacts = preferred.is_some() && mode.orca();
+        let start = contacts.then(|| (agents.x.clone(), agents.y.clone()));
         let gpu = self.gpu.as_mut().expect("a GPU layer holds its passes");
-        let stats = gpu.step(agents, &mut self.grid, &input)?;
+        let mut stats = gpu.step(agents, &mut self.grid, &input)?;
         if preferred.is_some() {
             self.steps += 1;
         }
+        if let Some((x0, y0)) = start
+            && stats.infeasible + stats.wall_hits > 0
+        {
+            let t = Instant::now();
+            stats.pushed = self.contacts_after_gpu(agents, &x0, &y0, dt);
+            stats.seconds_move += t.elapsed().as_secs_f64();
+        }
         Ok(stats)
+    }
+
+    /// The contact pass of a GPU step, on the CPU (all threads): the GPU's results (`agents`,
+    /// the step's start positions `x0`, `y0`, the infeasible flags) are put in the step's bin
+    /// order as the CPU passes leave them, [`Self::resolve_contacts`] runs on them, and the
+    /// agents it pushed are written back. Returns how many it pushed.
+    fn contacts_after_gpu(&mut self, agents: &mut Agents, x0: &[f32], y0: &[f32], dt: f32) -> usize {
+        let n = agents.len();
+        let multi = LocalBackend::CpuMulti;
+        let flags = &self
+            .gpu
+            .as_ref()
+            .expect("a GPU layer holds its passes")
+            .infeasible;
+        self.slot_of.resize(n, 0);
+        for (k, &i) in self.grid.sorted.iter().enumerate() {
+            self.slot_of[i as usize] = k as u32;
+        }
+        self.frame.agents.resize(n, PackedAgent::default());
+        scatter_to_slots(multi, &self.slot_of, &mut self.frame.agents, |i| PackedAgent {
+            p: V2::new(x0[i], y0[i]),
+            v: V2::ZERO,
+            radius: agents.radius[i],
+            max_speed: agents.max_speed[i],
+            group: agents.group[i],
+            agent: i as u32,
+        });
+        self.velocity.resize(n, (V2::ZERO, false));
+        scatter_to_slots(multi, &self.slot_of, &mut self.velocity, |i| {
+            (V2::new(agents.vx[i], agents.vy[i]), flags[i])
+        });
+        self.moved.resize(n, (V2::ZERO, V2::ZERO, false));
+        scatter_to_slots(multi, &self.slot_of, &mut self.moved, |i| {
+            (
+                V2::new(agents.x[i], agents.y[i]),
+                V2::new(agents.vx[i], agents.vy[i]),
+                false,
+            )
+        });
+        let pushed = self.resolve_contacts(dt);
+        if pushed > 0 {
+            self.write_back(agents);
+        }
+        pushed
     }
 
     fn check(agents: &Agents, preferred: Option<&[[f32; 2]]>, dt: f32) -> Result<()> {
@@ -649,7 +735,7 @@ impl LocalLayer {
         // (pass 3). Without ORCA: in packed order (the boids steering reads the packed frame).
         let n = agents.len();
         let (frame, grid) = (&self.frame, &self.grid);
-        let (ids, max_speed, step_no) = (&agents.id, &agents.max_speed, self.steps);
+        let (ids, max_speed, step_no) = (&agents.id, &agents.max_speed, self.jitter_key());
         self.steps += 1;
         self.preferred.resize(n, V2::ZERO);
         if mode.orca() {
@@ -709,21 +795,106 @@ impl LocalLayer {
         }
         let t2 = Instant::now();
 
-        // Pass 4: move.
-        let stats = self.move_and_write_back(agents, dt, false);
+        // Pass 4: move; pass 5: contacts (ORCA modes).
+        self.move_agents(dt, false);
+        let pushed = if mode.orca() { self.resolve_contacts(dt) } else { 0 };
+        let stats = self.write_back(agents);
         let t3 = Instant::now();
         Ok(LocalStats {
             infeasible: count(self.backend, &self.velocity, |v| v.1),
             seconds_bins: (t1 - t0).as_secs_f64(),
             seconds_velocity: (t2 - t1).as_secs_f64(),
             seconds_move: (t3 - t2).as_secs_f64(),
+            pushed,
             ..stats
         })
+    }
+
+    /// The contact pass ([`contact`]) on the move pass's results: first over the agents
+    /// whose ORCA program was infeasible, then, up to [`contact::CONTACT_SWEEPS`] sweeps in
+    /// all, over those the last sweep pushed (a knot of bodies takes several); returns how
+    /// many agents it pushed.
+    fn resolve_contacts(&mut self, dt: f32) -> usize {
+        let multi = self.backend != LocalBackend::CpuSingle;
+        // The agents without ORCA's guarantee: an infeasible program, or a move the walls
+        // changed.
+        let candidate = &mut self.contact_candidate;
+        candidate.clear();
+        let without_guarantee = |(v, m): (&(V2, bool), &(V2, V2, bool))| v.1 || m.2;
+        if multi {
+            candidate.par_extend(self.velocity.par_iter().zip(&self.moved).map(without_guarantee));
+        } else {
+            candidate.extend(self.velocity.iter().zip(&self.moved).map(without_guarantee));
+        }
+        let slots = &mut self.infeasible_slots;
+        slots.clear();
+        let pick = |(k, &c): (usize, &bool)| c.then_some(k as u32);
+        if multi {
+            slots.par_extend(candidate.par_iter().enumerate().filter_map(pick));
+        } else {
+            slots.extend(candidate.iter().enumerate().filter_map(pick));
+        }
+        let mut pushed_ever = vec![false; 0];
+        let mut pushed = 0;
+        for _ in 0..contact::CONTACT_SWEEPS {
+            if slots.is_empty() {
+                break;
+            }
+            let (frame, grid, walls, candidate, moved) = (
+                &self.frame,
+                &self.grid,
+                &self.walls,
+                &self.contact_candidate,
+                &self.moved,
+            );
+            let fix = |&k: &u32| {
+                let k = k as usize;
+                let (p, v, hit) = moved[k];
+                let push = contact::push(frame, grid, moved, |j| candidate[j], k);
+                if push == V2::ZERO {
+                    return (p, v, hit);
+                }
+                let (q, _, wall) = walls.move_agent(p, push * (1.0 / dt), dt, false);
+                (q, (q - frame.agents[k].p) * (1.0 / dt), hit || wall)
+            };
+            let fixes = &mut self.contact_moves;
+            fixes.clear();
+            if multi {
+                fixes.par_extend(slots.par_iter().map(fix));
+            } else {
+                fixes.extend(slots.iter().map(fix));
+            }
+            if pushed_ever.is_empty() {
+                pushed_ever.resize(self.moved.len(), false);
+            }
+            // Apply; stop after a sweep that pushed nobody.
+            let mut moved_any = false;
+            for (&k, &fixed) in slots.iter().zip(fixes.iter()) {
+                let k = k as usize;
+                if self.moved[k].0 != fixed.0 {
+                    self.moved[k] = fixed;
+                    pushed += usize::from(!pushed_ever[k]);
+                    pushed_ever[k] = true;
+                    moved_any = true;
+                }
+            }
+            if !moved_any {
+                break;
+            }
+        }
+        pushed
     }
 
     /// The move pass (integrate `velocity * dt`, stopping at walls, bouncing off them when
     /// `bounce`), then [`Self::write_back`].
     fn move_and_write_back(&mut self, agents: &mut Agents, dt: f32, bounce: bool) -> LocalStats {
+        self.move_agents(dt, bounce);
+        self.write_back(agents)
+    }
+
+    /// The move pass: each slot's position and velocity after `velocity * dt` with the walls
+    /// (bouncing off them when `bounce`), and whether it hit one, into `moved`.
+    fn move_agents(&mut self, dt: f32, bounce: bool) {
         let (frame, walls, vel) = (&self.frame, &self.walls, &self.velocity);
         self.moved.resize(frame.agents.len(), (V2::ZERO, V2::ZERO, false));
         for_each_slot(
@@ -732,7 +903,6 @@ impl LocalLayer {
             || (),
             |_, k| walls.move_agent(frame.agents[k].p, vel[k].0, dt, bounce),
         );
-        self.write_back(agents)
     }
 
     /// Writes the move pass's results back in agent order, each agent fetching its own packed
@@ -743,7 +913,7 @@ impl LocalLayer {
             let (p, v, _) = moved[k as usize];
             (*x, *y, *vx, *vy) = (p.x, p.y, v.x, v.y);
         };
-        if self.backend == LocalBackend::CpuMulti {
+        if self.backend != LocalBackend::CpuSingle {
             agents
                 .x
                 .par_iter_mut()
@@ -1131,6 +1301,68 @@ mod tests {
             pool.install(|| scatter_to_slots(backend, &slot_of, &mut out, |i| i));
             assert_eq!(out, want, "{backend:?}");
         }
+    }
+
+    #[test]
+    fn the_seed_changes_the_run_and_the_same_seed_repeats_it_on_every_backend() {
+        let (scene, crowd, pref) = workload::open_crowd(3_000, 1.5);
+        let run = |seed: Option<u64>, backend| {
+            let mut a = crowd.clone();
+            let mut layer = LocalLayer::new(LocalMode::Orca, backend).unwrap();
+            if let Some(s) = seed {
+                layer.set_seed(s);
+            }
+            for _ in 0..5 {
+                layer.step(&scene, &mut a, &pref, 0.1).unwrap();
+            }
+            a
+        };
+        let default = run(None, LocalBackend::CpuMulti);
+        assert_eq!(
+            run(Some(0), LocalBackend::CpuMulti),
+            default,
+            "seed 0 is the default"
+        );
+        let seeded = run(Some(7), LocalBackend::CpuMulti);
+        assert_ne!(seeded, default, "another seed, another run");
+        assert_eq!(
+            run(Some(7), LocalBackend::CpuSingle),
+            seeded,
+            "backends agree bit for bit"
+        );
+    }
+
+    #[test]
+    fn the_contact_pass_separates_overlapping_bodies_and_leaves_the_others() {
+        // Two walkers 0.3 m apart (radii 0.25: 0.2 m overlap) standing still, both
+        // programs infeasible: each steps out half the overlap plus half the gap. A third, far
+        // away and feasible, is left where the move put it.
+        let scene = workload::open_crowd(10, 0.5).0;
+        let mut a = Agents::default();
+        a.push(0, 5.0, 5.0, 0, 0.25, 1.3);
+        a.push(1, 5.3, 5.0, 0, 0.25, 1.3);
+        a.push(2, 8.0, 8.0, 0, 0.25, 1.3);
+        let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuSingle).unwrap();
+        layer.bins(&scene, &a, 3.0, true);
+        layer.velocity = vec![(V2::ZERO, false); 3];
+        for i in 0..2 {
+            layer.velocity[layer.slot_of[i] as usize].1 = true;
+        }
+        layer.move_agents(0.1, false);
+        assert_eq!(layer.resolve_contacts(0.1), 2);
+        let at = |l: &LocalLayer, i: usize| l.moved[l.slot_of[i] as usize];
+        let gap = at(&layer, 1).0.x - at(&layer, 0).0.x;
+        assert!((gap - (0.5 + contact::CONTACT_GAP)).abs() < 1e-5, "{gap}");
+        assert!((at(&layer, 0).0.x - (5.0 - 0.1005)).abs() < 1e-5 && at(&layer, 0).0.y == 5.0);
+        // The displacement over the step is the new velocity.
+        assert!((at(&layer, 0).1.x + 1.005).abs() < 1e-4, "{:?}", at(&layer, 0).1);
+        assert_eq!(at(&layer, 2).0, V2::new(8.0, 8.0));
+        // With the second one feasible, the first steps out of all of the overlap.
+        layer.velocity[layer.slot_of[1] as usize].1 = false;
+        layer.move_agents(0.1, false);
+        assert_eq!(layer.resolve_contacts(0.1), 1);
+        assert_eq!(at(&layer, 1).0, V2::new(5.3, 5.0));
+        assert!((at(&layer, 1).0.x - at(&layer, 0).0.x - (0.5 + contact::CONTACT_GAP)).abs() < 1e-5);
     }
 
     #[test]

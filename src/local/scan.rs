@@ -127,7 +127,7 @@ pub(crate) struct Scratch {
 /// The runs of packed indices in the 3x3 bins around `p`, one per bin row (bins of one row
 /// are contiguous in the packed order), bottom row first; rows past the grid are empty.
 #[inline(always)]
-fn bin_rows(grid: &NeighborGrid, p: super::orca::V2) -> [Range<usize>; 3] {
+pub(crate) fn bin_rows(grid: &NeighborGrid, p: super::orca::V2) -> [Range<usize>; 3] {
     let (bx, by) = grid.bin_xy(p.x, p.y);
     let (x0, x1) = (bx.saturating_sub(1), (bx + 1).min(grid.bins_x - 1));
     let mut rows = [0..0, 0..0, 0..0];

@@ -42,6 +42,11 @@ impl LocalBridge {
     pub fn layer(&self) -> &LocalLayer {
         &self.layer
     }
+
+    /// Seeds the local layer's perturbation ([`LocalLayer::set_seed`]): `simulate --seed`.
+    pub fn set_seed(&mut self, seed: u64) {
+        self.layer.set_seed(seed);
+    }
 }
 
 impl SimHook for LocalBridge {
