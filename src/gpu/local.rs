@@ -267,7 +267,7 @@ pub struct GpuLocal {
     /// Whether each agent's ORCA program was infeasible or its move hit a wall in the last
     /// step (agent order): the agents the contact pass, run on the CPU after the GPU's
     /// passes, works on.
-    pub(crate) infeasible: Vec<bool>,
+    pub(crate) unguaranteed: Vec<bool>,
 }
 
 impl std::fmt::Debug for GpuLocal {
@@ -312,7 +312,7 @@ impl GpuLocal {
             flock,
             mover,
             bufs: None,
-            infeasible: Vec::new(),
+            unguaranteed: Vec::new(),
         })
     }
 
@@ -580,7 +580,7 @@ impl GpuLocal {
             dispatch_linear(&mut pass, n as u32);
         }
         ctx.queue.submit([encoder.finish()]);
-        let flags = &mut self.infeasible;
+        let flags = &mut self.unguaranteed;
         flags.resize(n, false);
         let (infeasible, hits) =
             ctx.read_back_with(&buf.out, 0, n, |out| unpack_agents(out, agents, flags))?;
@@ -629,10 +629,10 @@ fn upload_agents(queue: &wgpu::Queue, dst: &wgpu::Buffer, agents: &Agents, prefe
 
 /// Copies the move pass's positions and velocities from the mapped read-back memory into
 /// `agents`, in parallel; returns the counts of infeasible programs and wall hits.
-fn unpack_agents(out: &[GpuLocalOut], agents: &mut Agents, infeasible: &mut [bool]) -> (usize, usize) {
+fn unpack_agents(out: &[GpuLocalOut], agents: &mut Agents, unguaranteed: &mut [bool]) -> (usize, usize) {
     use rayon::prelude::*;
     let Agents { x, y, vx, vy, .. } = agents;
-    (x, y, vx, vy, (out, infeasible))
+    (x, y, vx, vy, (out, unguaranteed))
         .into_par_iter()
         .with_min_len(AGENTS_PER_TASK)
         .map(|(x, y, vx, vy, (o, flag))| {

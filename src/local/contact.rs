@@ -53,17 +53,18 @@ pub(crate) fn coincident_direction(a: u32, b: u32) -> V2 {
 }
 
 /// The step out of the bodies it overlaps of packed agent `k`, from the positions after the
-/// move (`moved[j].0`), with `infeasible(j)` telling whose program was infeasible. Zero when
-/// it overlaps nobody.
+/// move (`pos(j)` for packed agent `j`), with `unguaranteed(j)` telling who lacks ORCA's
+/// guarantee (and steps out half of a shared overlap). Zero when it overlaps nobody.
+#[inline]
 pub(crate) fn push(
     frame: &Frame,
     grid: &NeighborGrid,
-    moved: &[(V2, V2, bool)],
-    infeasible: impl Fn(usize) -> bool,
+    pos: impl Fn(usize) -> V2,
+    unguaranteed: impl Fn(usize) -> bool,
     k: usize,
 ) -> V2 {
     let me = &frame.agents[k];
-    let p = moved[k].0;
+    let p = pos(k);
     let mut push = V2::ZERO;
     for row in super::scan::bin_rows(grid, me.p) {
         for j in row {
@@ -71,7 +72,7 @@ pub(crate) fn push(
                 continue;
             }
             let other = &frame.agents[j];
-            let d = p - moved[j].0;
+            let d = p - pos(j);
             let touch = me.radius + other.radius;
             let d2 = d.len_sq();
             if d2 >= touch * touch {
@@ -83,7 +84,7 @@ pub(crate) fn push(
             } else {
                 coincident_direction(me.agent, other.agent)
             };
-            let share = if infeasible(j) { 0.5 } else { 1.0 };
+            let share = if unguaranteed(j) { 0.5 } else { 1.0 };
             push = push + dir * (share * (touch + CONTACT_GAP - dist));
         }
     }

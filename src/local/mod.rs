@@ -278,15 +278,6 @@ fn scatter_to_slots<T: Send>(
     }
 }
 
-/// How many of `items` satisfy `pred`, on all rayon threads on [`LocalBackend::CpuMulti`].
-fn count<T: Sync>(backend: LocalBackend, items: &[T], pred: impl Fn(&T) -> bool + Sync + Send) -> usize {
-    if backend == LocalBackend::CpuMulti {
-        items.par_iter().filter(|t| pred(t)).count()
-    } else {
-        items.iter().filter(|t| pred(t)).count()
-    }
-}
-
 /// Runs `f(scratch, k)` for every slot `k` of `out` on the chosen backend. `init` makes one
 /// scratch value per worker; results never depend on which worker ran a slot.
 fn for_each_slot<T: Send, S>(
@@ -424,6 +415,27 @@ struct OrcaScratch {
     max_speed: Vec<f32>,
 }
 
+/// One packed slot after the move pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Moved {
+    /// Position, m.
+    p: V2,
+    /// Velocity (the displacement over the step once the contact pass moved it), m/s.
+    v: V2,
+    /// Whether the move hit a wall or the domain border.
+    hit: bool,
+    /// Whether the agent's ORCA program was infeasible.
+    infeasible: bool,
+}
+
+impl Moved {
+    /// Whether the agent lacks ORCA's guarantee of no contact this step: an infeasible
+    /// program, or a move the walls changed. The contact pass's agents.
+    fn unguaranteed(&self) -> bool {
+        self.infeasible || self.hit
+    }
+}
+
 /// The local layer: owns the bin grid and buffers, reused across steps.
 #[derive(Debug, Default)]
 pub struct LocalLayer {
@@ -436,20 +448,17 @@ pub struct LocalLayer {
     frame: Frame,
     preferred: Vec<V2>,
     velocity: Vec<(V2, bool)>,
-    moved: Vec<(V2, V2, bool)>,
+    moved: Vec<Moved>,
     /// The packed slot of each agent (the inverse of `grid.sorted`).
     slot_of: Vec<u32>,
     /// Steps taken (seeds the preferred-velocity perturbation).
     steps: u64,
     /// Seed of the preferred-velocity perturbation ([`LocalLayer::set_seed`]).
     seed: u64,
-    /// Per slot, whether the agent lacks ORCA's guarantee this step (the contact pass's
-    /// agents: an infeasible program, or a move the walls changed).
-    contact_candidate: Vec<bool>,
-    /// Their slots.
-    infeasible_slots: Vec<u32>,
-    /// Their positions, velocities and wall hits after the contact pass.
-    contact_moves: Vec<(V2, V2, bool)>,
+    /// The slots without ORCA's guarantee this step (the contact pass's agents).
+    contact_slots: Vec<u32>,
+    /// Their results after a sweep of the contact pass.
+    contact_moves: Vec<Moved>,
     /// The GPU passes ([`LocalBackend::Gpu`] only).
     gpu: Option<Box<crate::gpu::GpuLocal>>,
 }
@@ -630,7 +639,7 @@ impl LocalLayer {
             .gpu
             .as_ref()
             .expect("a GPU layer holds its passes")
-            .infeasible;
+            .unguaranteed;
         self.slot_of.resize(n, 0);
         for (k, &i) in self.grid.sorted.iter().enumerate() {
             self.slot_of[i as usize] = k as u32;
@@ -644,18 +653,15 @@ impl LocalLayer {
             group: agents.group[i],
             agent: i as u32,
         });
-        self.velocity.resize(n, (V2::ZERO, false));
-        scatter_to_slots(multi, &self.slot_of, &mut self.velocity, |i| {
-            (V2::new(agents.vx[i], agents.vy[i]), flags[i])
+        self.moved.resize(n, Moved::default());
+        scatter_to_slots(multi, &self.slot_of, &mut self.moved, |i| Moved {
+            p: V2::new(agents.x[i], agents.y[i]),
+            v: V2::new(agents.vx[i], agents.vy[i]),
+            // The GPU's flag is already "infeasible or hit".
+            hit: false,
+            infeasible: flags[i],
         });
-        self.moved.resize(n, (V2::ZERO, V2::ZERO, false));
-        scatter_to_slots(multi, &self.slot_of, &mut self.moved, |i| {
-            (
-                V2::new(agents.x[i], agents.y[i]),
-                V2::new(agents.vx[i], agents.vy[i]),
-                false,
-            )
-        });
+        self.tally(true);
         let pushed = self.resolve_contacts(dt);
         if pushed > 0 {
             self.write_back(agents);
@@ -797,65 +803,48 @@ impl LocalLayer {
 
         // Pass 4: move; pass 5: contacts (ORCA modes).
         self.move_agents(dt, false);
+        let (infeasible, wall_hits) = self.tally(mode.orca());
         let pushed = if mode.orca() { self.resolve_contacts(dt) } else { 0 };
-        let stats = self.write_back(agents);
+        self.write_back(agents);
         let t3 = Instant::now();
         Ok(LocalStats {
-            infeasible: count(self.backend, &self.velocity, |v| v.1),
+            agents: n,
+            infeasible,
+            wall_hits,
+            pushed,
             seconds_bins: (t1 - t0).as_secs_f64(),
             seconds_velocity: (t2 - t1).as_secs_f64(),
             seconds_move: (t3 - t2).as_secs_f64(),
-            pushed,
-            ..stats
         })
     }
 
-    /// The contact pass ([`contact`]) on the move pass's results: first over the agents
-    /// whose ORCA program was infeasible, then, up to [`contact::CONTACT_SWEEPS`] sweeps in
-    /// all, over those the last sweep pushed (a knot of bodies takes several); returns how
-    /// many agents it pushed.
+    /// The contact pass ([`contact`]) on the move pass's results, over `contact_slots`
+    /// (the agents without ORCA's guarantee, [`Self::tally`]): Jacobi sweeps until one pushes
+    /// nobody, at most [`contact::CONTACT_SWEEPS`]; returns how many agents it pushed.
     fn resolve_contacts(&mut self, dt: f32) -> usize {
         let multi = self.backend != LocalBackend::CpuSingle;
-        // The agents without ORCA's guarantee: an infeasible program, or a move the walls
-        // changed.
-        let candidate = &mut self.contact_candidate;
-        candidate.clear();
-        let without_guarantee = |(v, m): (&(V2, bool), &(V2, V2, bool))| v.1 || m.2;
-        if multi {
-            candidate.par_extend(self.velocity.par_iter().zip(&self.moved).map(without_guarantee));
-        } else {
-            candidate.extend(self.velocity.iter().zip(&self.moved).map(without_guarantee));
-        }
-        let slots = &mut self.infeasible_slots;
-        slots.clear();
-        let pick = |(k, &c): (usize, &bool)| c.then_some(k as u32);
-        if multi {
-            slots.par_extend(candidate.par_iter().enumerate().filter_map(pick));
-        } else {
-            slots.extend(candidate.iter().enumerate().filter_map(pick));
-        }
-        let mut pushed_ever = vec![false; 0];
+        let slots = &self.contact_slots;
+        let mut pushed_ever: Vec<bool> = Vec::new();
         let mut pushed = 0;
         for _ in 0..contact::CONTACT_SWEEPS {
             if slots.is_empty() {
                 break;
             }
-            let (frame, grid, walls, candidate, moved) = (
-                &self.frame,
-                &self.grid,
-                &self.walls,
-                &self.contact_candidate,
-                &self.moved,
-            );
+            let (frame, grid, walls, moved) = (&self.frame, &self.grid, &self.walls, &self.moved);
             let fix = |&k: &u32| {
                 let k = k as usize;
-                let (p, v, hit) = moved[k];
-                let push = contact::push(frame, grid, moved, |j| candidate[j], k);
+                let m = moved[k];
+                let push = contact::push(frame, grid, |j| moved[j].p, |j| moved[j].unguaranteed(), k);
                 if push == V2::ZERO {
-                    return (p, v, hit);
+                    return m;
                 }
-                let (q, _, wall) = walls.move_agent(p, push * (1.0 / dt), dt, false);
-                (q, (q - frame.agents[k].p) * (1.0 / dt), hit || wall)
+                // The wall may stop the push; the move's own wall hit stays what it was.
+                let (p, _, _) = walls.move_agent(m.p, push * (1.0 / dt), dt, false);
+                Moved {
+                    p,
+                    v: (p - frame.agents[k].p) * (1.0 / dt),
+                    ..m
+                }
             };
             let fixes = &mut self.contact_moves;
             fixes.clear();
@@ -864,15 +853,15 @@ impl LocalLayer {
             } else {
                 fixes.extend(slots.iter().map(fix));
             }
-            if pushed_ever.is_empty() {
-                pushed_ever.resize(self.moved.len(), false);
-            }
             // Apply; stop after a sweep that pushed nobody.
             let mut moved_any = false;
-            for (&k, &fixed) in slots.iter().zip(fixes.iter()) {
+            for (&k, fixed) in slots.iter().zip(fixes.iter()) {
                 let k = k as usize;
-                if self.moved[k].0 != fixed.0 {
-                    self.moved[k] = fixed;
+                if self.moved[k].p != fixed.p {
+                    self.moved[k] = *fixed;
+                    if pushed_ever.is_empty() {
+                        pushed_ever.resize(self.moved.len(), false);
+                    }
                     pushed += usize::from(!pushed_ever[k]);
                     pushed_ever[k] = true;
                     moved_any = true;
@@ -885,32 +874,74 @@ impl LocalLayer {
         pushed
     }
 
+    /// Counts the infeasible programs and the wall hits of the move pass's results, and, when
+    /// `with_slots`, lists in `contact_slots` the slots without ORCA's guarantee (both in one
+    /// pass over them, on all threads on [`LocalBackend::CpuMulti`]).
+    fn tally(&mut self, with_slots: bool) -> (usize, usize) {
+        type Tally = (usize, usize, Vec<u32>);
+        let add = |(mut inf, mut hits, mut slots): Tally, (k, m): (usize, &Moved)| {
+            inf += usize::from(m.infeasible);
+            hits += usize::from(m.hit);
+            if with_slots && m.unguaranteed() {
+                slots.push(k as u32);
+            }
+            (inf, hits, slots)
+        };
+        let (inf, hits, slots) = if self.backend != LocalBackend::CpuSingle {
+            self.moved
+                .par_iter()
+                .enumerate()
+                .fold(|| (0, 0, Vec::new()), add)
+                .reduce(
+                    || (0, 0, Vec::new()),
+                    |(i0, h0, mut s0), (i1, h1, mut s1)| {
+                        s0.append(&mut s1);
+                        (i0 + i1, h0 + h1, s0)
+                    },
+                )
+        } else {
+            self.moved.iter().enumerate().fold((0, 0, Vec::new()), add)
+        };
+        self.contact_slots = slots;
+        (inf, hits)
+    }
+
     /// The move pass (integrate `velocity * dt`, stopping at walls, bouncing off them when
-    /// `bounce`), then [`Self::write_back`].
-    fn move_and_write_back(&mut self, agents: &mut Agents, dt: f32, bounce: bool) -> LocalStats {
+    /// `bounce`), then [`Self::write_back`]; returns the wall hits.
+    fn move_and_write_back(&mut self, agents: &mut Agents, dt: f32, bounce: bool) -> usize {
         self.move_agents(dt, bounce);
-        self.write_back(agents)
+        self.write_back(agents);
+        self.tally(false).1
     }
 
     /// The move pass: each slot's position and velocity after `velocity * dt` with the walls
-    /// (bouncing off them when `bounce`), and whether it hit one, into `moved`.
+    /// (bouncing off them when `bounce`), into `moved`.
     fn move_agents(&mut self, dt: f32, bounce: bool) {
         let (frame, walls, vel) = (&self.frame, &self.walls, &self.velocity);
-        self.moved.resize(frame.agents.len(), (V2::ZERO, V2::ZERO, false));
+        self.moved.resize(frame.agents.len(), Moved::default());
         for_each_slot(
             self.backend,
             &mut self.moved,
             || (),
-            |_, k| walls.move_agent(frame.agents[k].p, vel[k].0, dt, bounce),
+            |_, k| {
+                let (p, v, hit) = walls.move_agent(frame.agents[k].p, vel[k].0, dt, bounce);
+                Moved {
+                    p,
+                    v,
+                    hit,
+                    infeasible: vel[k].1,
+                }
+            },
         );
     }
 
     /// Writes the move pass's results back in agent order, each agent fetching its own packed
-    /// slot (a gather, parallel on [`LocalBackend::CpuMulti`]: no two agents write one place).
-    fn write_back(&self, agents: &mut Agents) -> LocalStats {
+    /// slot (a gather, parallel except on [`LocalBackend::CpuSingle`]: no two agents write one
+    /// place).
+    fn write_back(&self, agents: &mut Agents) {
         let (moved, slot_of) = (&self.moved, &self.slot_of);
         let write = |(((x, y), (vx, vy)), &k): (((&mut f32, &mut f32), (&mut f32, &mut f32)), &u32)| {
-            let (p, v, _) = moved[k as usize];
+            let Moved { p, v, .. } = moved[k as usize];
             (*x, *y, *vx, *vy) = (p.x, p.y, v.x, v.y);
         };
         if self.backend != LocalBackend::CpuSingle {
@@ -929,11 +960,6 @@ impl LocalLayer {
                 .zip(agents.vx.iter_mut().zip(agents.vy.iter_mut()))
                 .zip(slot_of.iter())
                 .for_each(write);
-        }
-        LocalStats {
-            agents: agents.len(),
-            wall_hits: count(self.backend, moved, |m| m.2),
-            ..Default::default()
         }
     }
 
@@ -969,13 +995,15 @@ impl LocalLayer {
             },
         );
         let t2 = Instant::now();
-        let stats = self.move_and_write_back(agents, dt, true);
+        let wall_hits = self.move_and_write_back(agents, dt, true);
         let t3 = Instant::now();
         Ok(LocalStats {
+            agents: n,
+            wall_hits,
             seconds_bins: (t1 - t0).as_secs_f64(),
             seconds_velocity: (t2 - t1).as_secs_f64(),
             seconds_move: (t3 - t2).as_secs_f64(),
-            ..stats
+            ..Default::default()
         })
     }
 }
@@ -1349,20 +1377,22 @@ mod tests {
             layer.velocity[layer.slot_of[i] as usize].1 = true;
         }
         layer.move_agents(0.1, false);
+        layer.tally(true);
         assert_eq!(layer.resolve_contacts(0.1), 2);
         let at = |l: &LocalLayer, i: usize| l.moved[l.slot_of[i] as usize];
-        let gap = at(&layer, 1).0.x - at(&layer, 0).0.x;
+        let gap = at(&layer, 1).p.x - at(&layer, 0).p.x;
         assert!((gap - (0.5 + contact::CONTACT_GAP)).abs() < 1e-5, "{gap}");
-        assert!((at(&layer, 0).0.x - (5.0 - 0.1005)).abs() < 1e-5 && at(&layer, 0).0.y == 5.0);
+        assert!((at(&layer, 0).p.x - (5.0 - 0.1005)).abs() < 1e-5 && at(&layer, 0).p.y == 5.0);
         // The displacement over the step is the new velocity.
-        assert!((at(&layer, 0).1.x + 1.005).abs() < 1e-4, "{:?}", at(&layer, 0).1);
-        assert_eq!(at(&layer, 2).0, V2::new(8.0, 8.0));
+        assert!((at(&layer, 0).v.x + 1.005).abs() < 1e-4, "{:?}", at(&layer, 0).v);
+        assert_eq!(at(&layer, 2).p, V2::new(8.0, 8.0));
         // With the second one feasible, the first steps out of all of the overlap.
         layer.velocity[layer.slot_of[1] as usize].1 = false;
         layer.move_agents(0.1, false);
+        layer.tally(true);
         assert_eq!(layer.resolve_contacts(0.1), 1);
-        assert_eq!(at(&layer, 1).0, V2::new(5.3, 5.0));
-        assert!((at(&layer, 1).0.x - at(&layer, 0).0.x - (0.5 + contact::CONTACT_GAP)).abs() < 1e-5);
+        assert_eq!(at(&layer, 1).p, V2::new(5.3, 5.0));
+        assert!((at(&layer, 1).p.x - at(&layer, 0).p.x - (0.5 + contact::CONTACT_GAP)).abs() < 1e-5);
     }
 
     #[test]
