@@ -50,7 +50,8 @@ struct LocalParams {
     probe_seconds: f32,
     // 1 / cell, rounded on the CPU: cells are a product, as on the CPU (WallMap::inv_cell).
     inv_cell: f32,
-    pad0: u32,
+    // Gap (m) the contact pass leaves between bodies it separates (local::contact::CONTACT_GAP).
+    contact_gap: f32,
     pad1: u32,
     pad2: u32,
 }
@@ -108,12 +109,15 @@ struct Mover {
     pad2: u32,
 }
 
-// Per packed slot: preferred and new velocity. Sync: GpuLocalWork.
+// Per packed slot: preferred and new velocity; after the move pass, the contact pass's
+// positions (`pref` and `vel`, read and written by turns). Sync: GpuLocalWork.
 struct Work {
     pref: vec2<f32>,
     vel: vec2<f32>,
     infeasible: u32,
-    pad0: u32,
+    // 1 when the agent lacks ORCA's guarantee (infeasible program or a move changed by a
+    // wall): the contact pass's agents. Set by the move pass.
+    unguaranteed: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -124,7 +128,8 @@ struct Out {
     v: vec2<f32>,
     infeasible: u32,
     hit: u32,
-    pad0: u32,
+    // 1 when the contact pass pushed the agent.
+    pushed: u32,
     pad1: u32,
 }
 
@@ -431,4 +436,69 @@ fn probe_steer(pos: vec2<f32>, vel: vec2<f32>, keep_dist: f32) -> vec2<f32> {
         }
     }
     return normalize_or_zero(steer);
+}
+
+
+// ---- contact pass (CPU twin: local::contact) ----
+
+// The position of slot j before a contact sweep: `pref` on even sweeps, `vel` on odd ones.
+fn contact_position(j: u32, even: bool) -> vec2<f32> {
+    if even {
+        return work[j].pref;
+    }
+    return work[j].vel;
+}
+
+// CPU twin: contact::coincident_direction.
+fn coincident_direction(a: u32, b: u32) -> vec2<f32> {
+    let lo = min(a, b);
+    let hi = max(a, b);
+    let angle = f32((lo * 7919u + hi) % 65536u) * 2.399963;
+    let sign = select(-1.0, 1.0, a < b);
+    return vec2<f32>(sign * cos(angle), sign * sin(angle));
+}
+
+// One sweep of the contact pass for slot k (CPU twin: LocalLayer::resolve_contacts with
+// contact::push): reads every slot's position from one field of `work`, writes its own to
+// the other (unchanged unless it lacks ORCA's guarantee and overlaps someone).
+fn contact_sweep(k: u32, even: bool) {
+    let a = packed[k];
+    let p = contact_position(k, even);
+    var q = p;
+    if work[k].unguaranteed != 0u {
+        var push = vec2<f32>(0.0);
+        let nb = near_bins(a.p);
+        for (var ny = nb.y0; ny <= nb.y1; ny++) {
+            let row = ny * params.bins_x;
+            let end = grid_idx[row + nb.x1 + 1u];
+            for (var j = grid_idx[row + nb.x0]; j < end; j++) {
+                if j == k {
+                    continue;
+                }
+                let o = packed[j];
+                let d = p - contact_position(j, even);
+                let touch = a.radius + o.radius;
+                let d2 = len_sq(d);
+                if d2 >= touch * touch {
+                    continue;
+                }
+                let dist = sqrt(d2);
+                var dir = coincident_direction(a.agent, o.agent);
+                if dist > 1e-6 {
+                    dir = d * (1.0 / dist);
+                }
+                let share = select(1.0, 0.5, work[j].unguaranteed != 0u);
+                push = push + dir * (share * (touch + params.contact_gap - dist));
+            }
+        }
+        push = clamp_len(push, a.radius);
+        if push.x != 0.0 || push.y != 0.0 {
+            q = move_agent(p, push * (1.0 / params.dt), params.dt, false).p;
+        }
+    }
+    if even {
+        work[k].vel = q;
+    } else {
+        work[k].pref = q;
+    }
 }

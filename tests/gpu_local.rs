@@ -136,8 +136,8 @@ fn one_step_matches_cpu_single_in_every_mode() {
         let worst = dv.iter().copied().fold(0.0f32, f32::max);
         println!(
             "{mode:?}: {n} agents, {off} beyond {VELOCITY_TOLERANCE} m/s, worst {worst:.2e} m/s; \
-             infeasible cpu {} gpu {}, wall hits cpu {} gpu {}",
-            sa.infeasible, sb.infeasible, sa.wall_hits, sb.wall_hits
+             infeasible cpu {} gpu {}, wall hits cpu {} gpu {}, pushed cpu {} gpu {}",
+            sa.infeasible, sb.infeasible, sa.wall_hits, sb.wall_hits, sa.pushed, sb.pushed
         );
         let allowed = match mode {
             LocalMode::None | LocalMode::Boids => 0,
@@ -155,8 +155,11 @@ fn one_step_matches_cpu_single_in_every_mode() {
         assert!(sa.infeasible.abs_diff(sb.infeasible) <= allowed, "{sa:?} {sb:?}");
         assert!(sa.wall_hits.abs_diff(sb.wall_hits) <= allowed, "{sa:?} {sb:?}");
         assert!(all_free(&sc, &b), "{mode:?}: a GPU agent left free space");
+        assert!(sa.pushed.abs_diff(sb.pushed) <= allowed, "{sa:?} {sb:?}");
         if matches!(mode, LocalMode::Orca | LocalMode::BoidsOrca) {
             assert!(sb.infeasible > 0 || sa.infeasible == 0);
+            // The random crowd starts with overlapping bodies: the contact pass acts on both.
+            assert!(sa.pushed > 0 && sb.pushed > 0, "{sa:?} {sb:?}");
         }
     }
 }

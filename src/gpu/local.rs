@@ -95,8 +95,10 @@ pub struct GpuLocalParams {
     pub probe_seconds: f32,
     /// `1 / cell`, 1/m (`WallMap::inv_cell`): cells are a product, as on the CPU.
     pub inv_cell: f32,
+    /// [`crate::local::contact::CONTACT_GAP`], m.
+    pub contact_gap: f32,
     /// Padding to 16 bytes.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
 /// An agent in agent order with its preferred velocity. Sync: `AgentIn`.
@@ -187,7 +189,8 @@ pub struct GpuMover {
     pub pad: [u32; 3],
 }
 
-/// Per packed slot: preferred and new velocity. Sync: `Work`.
+/// Per packed slot: preferred and new velocity; after the move pass, the contact pass's
+/// positions (`pref` and `vel` by turns). Sync: `Work`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuLocalWork {
@@ -197,8 +200,10 @@ pub struct GpuLocalWork {
     pub vel: [f32; 2],
     /// 1 when the ORCA program was infeasible.
     pub infeasible: u32,
+    /// 1 when the agent lacks ORCA's guarantee (infeasible, or a move changed by a wall).
+    pub unguaranteed: u32,
     /// Padding.
-    pub pad: [u32; 3],
+    pub pad: [u32; 2],
 }
 
 /// One agent's result, in agent order. Sync: `Out`.
@@ -213,8 +218,10 @@ pub struct GpuLocalOut {
     pub infeasible: u32,
     /// 1 when the move hit a wall.
     pub hit: u32,
+    /// 1 when the contact pass pushed the agent.
+    pub pushed: u32,
     /// Padding.
-    pub pad: [u32; 2],
+    pub pad: u32,
 }
 
 /// What one GPU step needs besides the agents.
@@ -263,11 +270,9 @@ pub struct GpuLocal {
     orca: wgpu::ComputePipeline,
     flock: wgpu::ComputePipeline,
     mover: wgpu::ComputePipeline,
+    /// The contact pass: even sweeps, odd sweeps, the results.
+    contact: [wgpu::ComputePipeline; 3],
     bufs: Option<LocalBuffers>,
-    /// Whether each agent's ORCA program was infeasible or its move hit a wall in the last
-    /// step (agent order): the agents the contact pass, run on the CPU after the GPU's
-    /// passes, works on.
-    pub(crate) unguaranteed: Vec<bool>,
 }
 
 impl std::fmt::Debug for GpuLocal {
@@ -298,6 +303,11 @@ impl GpuLocal {
         let orca = mk("crowdfield.local.orca", shaders::LOCAL_ORCA);
         let flock = mk("crowdfield.local.flock", shaders::LOCAL_FLOCK);
         let mover = mk("crowdfield.local.move", shaders::LOCAL_MOVE);
+        let contact = [
+            mk("crowdfield.local.contact_even", shaders::LOCAL_CONTACT_EVEN),
+            mk("crowdfield.local.contact_odd", shaders::LOCAL_CONTACT_ODD),
+            mk("crowdfield.local.contact_out", shaders::LOCAL_CONTACT_OUT),
+        ];
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu(format!(
                 "building the local-layer pipelines failed: {e}"
@@ -311,8 +321,8 @@ impl GpuLocal {
             orca,
             flock,
             mover,
+            contact,
             bufs: None,
-            unguaranteed: Vec::new(),
         })
     }
 
@@ -516,7 +526,8 @@ impl GpuLocal {
             k_wall: crate::local::K_WALL,
             probe_seconds: crate::local::PROBE_SECONDS,
             inv_cell: walls.inv_cell,
-            pad: [0; 3],
+            contact_gap: crate::local::contact::CONTACT_GAP,
+            pad: [0; 2],
         };
         let buf = self.bufs.as_mut().expect("local buffers were just ensured");
         let q = &ctx.queue;
@@ -578,18 +589,28 @@ impl GpuLocal {
             pass.set_bind_group(0, &buf.bg, &[]);
             pass.set_pipeline(&self.mover);
             dispatch_linear(&mut pass, n as u32);
+            if input.preferred.is_some() && matches!(input.mode, GPU_MODE_ORCA | GPU_MODE_BOIDS_ORCA) {
+                // Every sweep of the CPU's contact pass, which stops early once nothing moves
+                // (the sweeps after that change nothing); the last one is odd and leaves the
+                // positions in `work.pref`, where the results pass reads them.
+                const _: () = assert!(crate::local::contact::CONTACT_SWEEPS.is_multiple_of(2));
+                for sweep in 0..crate::local::contact::CONTACT_SWEEPS {
+                    pass.set_pipeline(&self.contact[sweep % 2]);
+                    dispatch_linear(&mut pass, n as u32);
+                }
+                pass.set_pipeline(&self.contact[2]);
+                dispatch_linear(&mut pass, n as u32);
+            }
         }
         ctx.queue.submit([encoder.finish()]);
-        let flags = &mut self.unguaranteed;
-        flags.resize(n, false);
-        let (infeasible, hits) =
-            ctx.read_back_with(&buf.out, 0, n, |out| unpack_agents(out, agents, flags))?;
+        let (infeasible, hits, pushed) =
+            ctx.read_back_with(&buf.out, 0, n, |out| unpack_agents(out, agents))?;
         let t3 = Instant::now();
         Ok(LocalStats {
             agents: n,
             infeasible,
             wall_hits: hits,
-            pushed: 0,
+            pushed,
             seconds_bins: (t1 - t0).as_secs_f64(),
             seconds_velocity: (t2 - t1).as_secs_f64(),
             seconds_move: (t3 - t2).as_secs_f64(),
@@ -628,19 +649,19 @@ fn upload_agents(queue: &wgpu::Queue, dst: &wgpu::Buffer, agents: &Agents, prefe
 }
 
 /// Copies the move pass's positions and velocities from the mapped read-back memory into
-/// `agents`, in parallel; returns the counts of infeasible programs and wall hits.
-fn unpack_agents(out: &[GpuLocalOut], agents: &mut Agents, unguaranteed: &mut [bool]) -> (usize, usize) {
+/// `agents`, in parallel; returns the counts of infeasible programs, wall hits and agents the
+/// contact pass pushed.
+fn unpack_agents(out: &[GpuLocalOut], agents: &mut Agents) -> (usize, usize, usize) {
     use rayon::prelude::*;
     let Agents { x, y, vx, vy, .. } = agents;
-    (x, y, vx, vy, (out, unguaranteed))
+    (x, y, vx, vy, out)
         .into_par_iter()
         .with_min_len(AGENTS_PER_TASK)
-        .map(|(x, y, vx, vy, (o, flag))| {
+        .map(|(x, y, vx, vy, o)| {
             (*x, *y, *vx, *vy) = (o.p[0], o.p[1], o.v[0], o.v[1]);
-            *flag = o.infeasible != 0 || o.hit != 0;
-            (o.infeasible as usize, o.hit as usize)
+            (o.infeasible as usize, o.hit as usize, o.pushed as usize)
         })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2))
 }
 
 #[cfg(test)]

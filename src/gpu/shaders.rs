@@ -71,6 +71,12 @@ pub const LOCAL_ORCA: &str = local_pass_source!("local_orca.wgsl");
 pub const LOCAL_FLOCK: &str = local_pass_source!("local_flock.wgsl");
 /// Local layer: move with the wall map, results in agent order.
 pub const LOCAL_MOVE: &str = local_pass_source!("local_move.wgsl");
+/// Local layer: contact pass, even sweeps.
+pub const LOCAL_CONTACT_EVEN: &str = local_pass_source!("local_contact_even.wgsl");
+/// Local layer: contact pass, odd sweeps.
+pub const LOCAL_CONTACT_ODD: &str = local_pass_source!("local_contact_odd.wgsl");
+/// Local layer: contact pass, results in agent order.
+pub const LOCAL_CONTACT_OUT: &str = local_pass_source!("local_contact_out.wgsl");
 
 /// Every pass as `(file name, full source)`, for validation.
 pub const ALL: &[(&str, &str)] = &[
@@ -94,4 +100,7 @@ pub const ALL: &[(&str, &str)] = &[
     ("local_orca.wgsl", LOCAL_ORCA),
     ("local_flock.wgsl", LOCAL_FLOCK),
     ("local_move.wgsl", LOCAL_MOVE),
+    ("local_contact_even.wgsl", LOCAL_CONTACT_EVEN),
+    ("local_contact_odd.wgsl", LOCAL_CONTACT_ODD),
+    ("local_contact_out.wgsl", LOCAL_CONTACT_OUT),
 ];

@@ -1,26 +1,29 @@
-//! The contact pass, the last of the local layer's ORCA modes: agents whose ORCA program was
-//! infeasible may end the move inside another body, and are pushed back out of it.
+//! The contact pass, the last of the local layer's ORCA modes: agents without ORCA's guarantee
+//! may end the move inside another body, and are pushed back out of it.
 //!
-//! ORCA guarantees no collision only while every agent's 2-D program is feasible. In a dense
-//! knot (the antipodal circle meeting in its centre, a crowd at a door) programs turn
-//! infeasible, RVO2's fallback picks the velocity that violates the lines least, and two such
-//! agents can overlap by a centimetre or so ([`super::ORCA_CLEARANCE`] absorbs most of it,
-//! not all). Measured on the scenario tests: every overlapping pair had both programs
-//! infeasible. So after the move, each agent whose program was infeasible looks at the bodies
-//! around its new position and steps out of those it overlaps:
-//! - by half the overlap when the other agent's program was infeasible too (it steps out the
-//!   other half), by all of it otherwise (the other agent kept its ORCA guarantee and does not
-//!   move), to [`CONTACT_GAP`] beyond touching;
-//! - in sweeps, every push of a sweep computed from the positions before it (Jacobi steps:
-//!   the result does not depend on the order or the thread count), the first over every
-//!   infeasible agent, each next one over those the last one pushed, up to
-//!   [`CONTACT_SWEEPS`];
+//! ORCA guarantees no collision only while every agent's 2-D program is feasible and its
+//! velocity is taken as it is. In a dense knot (the antipodal circle meeting in its centre, a
+//! crowd at a door) programs turn infeasible, RVO2's fallback picks the velocity that violates
+//! the lines least, and two such agents can overlap by a centimetre or so
+//! ([`super::ORCA_CLEARANCE`] absorbs most of it, not all); a move that a wall stops or turns
+//! is not the velocity ORCA chose either. Measured on the scenario tests: every overlapping
+//! pair had both programs infeasible. So after the move, each agent without the guarantee (an
+//! infeasible program, or a move the walls changed) looks at the bodies around its new
+//! position and steps out of those it overlaps:
+//! - by half the overlap when the other agent lacks the guarantee too (it steps out the other
+//!   half), by all of it otherwise (the other agent keeps its place), to [`CONTACT_GAP`]
+//!   beyond touching;
+//! - in sweeps over those agents, every push of a sweep computed from the positions before it
+//!   (Jacobi steps: the result does not depend on the order or the thread count), until a
+//!   sweep pushes nobody, at most [`CONTACT_SWEEPS`];
 //! - no push longer than the agent's radius, and the push moves with the walls
-//!   ([`super::obstacles::WallMap::move_agent`]: it stops at them);
+//!   ([`super::obstacles::WallMap::move_agent`]: it stops at them, so an agent pinned against
+//!   a wall may keep a few millimetres of overlap);
 //! - the agent's velocity becomes its displacement over the step.
 //!
-//! Only the infeasible agents run it (a few per cent of a crowd), so it costs little. The GPU
-//! runs the same pass (`shaders/local_contact.wgsl`).
+//! Only the agents without the guarantee run it (a few per cent of a crowd). The GPU runs the
+//! same pass (`contact_sweep` in `shaders/local_common.wgsl`, all [`CONTACT_SWEEPS`] sweeps:
+//! those after the CPU's last one change nothing).
 //!
 //! Neighbours are found in the bins of the step's start (the 3x3 bins around the agent's start
 //! position): two bodies that overlap after the move were, at the start, at most the sum of

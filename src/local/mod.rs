@@ -611,62 +611,12 @@ impl LocalLayer {
             movers: &self.moving_obstacles,
             step: self.jitter_key(),
         };
-        let contacts = preferred.is_some() && mode.orca();
-        let start = contacts.then(|| (agents.x.clone(), agents.y.clone()));
         let gpu = self.gpu.as_mut().expect("a GPU layer holds its passes");
-        let mut stats = gpu.step(agents, &mut self.grid, &input)?;
+        let stats = gpu.step(agents, &mut self.grid, &input)?;
         if preferred.is_some() {
             self.steps += 1;
         }
-        if let Some((x0, y0)) = start
-            && stats.infeasible + stats.wall_hits > 0
-        {
-            let t = Instant::now();
-            stats.pushed = self.contacts_after_gpu(agents, &x0, &y0, dt);
-            stats.seconds_move += t.elapsed().as_secs_f64();
-        }
         Ok(stats)
-    }
-
-    /// The contact pass of a GPU step, on the CPU (all threads): the GPU's results (`agents`,
-    /// the step's start positions `x0`, `y0`, the infeasible flags) are put in the step's bin
-    /// order as the CPU passes leave them, [`Self::resolve_contacts`] runs on them, and the
-    /// agents it pushed are written back. Returns how many it pushed.
-    fn contacts_after_gpu(&mut self, agents: &mut Agents, x0: &[f32], y0: &[f32], dt: f32) -> usize {
-        let n = agents.len();
-        let multi = LocalBackend::CpuMulti;
-        let flags = &self
-            .gpu
-            .as_ref()
-            .expect("a GPU layer holds its passes")
-            .unguaranteed;
-        self.slot_of.resize(n, 0);
-        for (k, &i) in self.grid.sorted.iter().enumerate() {
-            self.slot_of[i as usize] = k as u32;
-        }
-        self.frame.agents.resize(n, PackedAgent::default());
-        scatter_to_slots(multi, &self.slot_of, &mut self.frame.agents, |i| PackedAgent {
-            p: V2::new(x0[i], y0[i]),
-            v: V2::ZERO,
-            radius: agents.radius[i],
-            max_speed: agents.max_speed[i],
-            group: agents.group[i],
-            agent: i as u32,
-        });
-        self.moved.resize(n, Moved::default());
-        scatter_to_slots(multi, &self.slot_of, &mut self.moved, |i| Moved {
-            p: V2::new(agents.x[i], agents.y[i]),
-            v: V2::new(agents.vx[i], agents.vy[i]),
-            // The GPU's flag is already "infeasible or hit".
-            hit: false,
-            infeasible: flags[i],
-        });
-        self.tally(true);
-        let pushed = self.resolve_contacts(dt);
-        if pushed > 0 {
-            self.write_back(agents);
-        }
-        pushed
     }
 
     fn check(agents: &Agents, preferred: Option<&[[f32; 2]]>, dt: f32) -> Result<()> {

@@ -1,0 +1,9 @@
+// Local contact pass, even sweeps: positions from `work.pref` to `work.vel` (CPU twin: LocalLayer::resolve_contacts).
+@compute @workgroup_size(256, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = slot(gid, nwg);
+    if k >= params.agents {
+        return;
+    }
+    contact_sweep(k, true);
+}
