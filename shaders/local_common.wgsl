@@ -228,9 +228,8 @@ fn perturbation(id: u32, max_len: f32) -> vec2<f32> {
     z = mul64(xorshr64(z, 30u), vec2<u32>(0x1CE4E5B9u, 0xBF58476Du));
     z = mul64(xorshr64(z, 27u), vec2<u32>(0x133111EBu, 0x94D049BBu));
     z = xorshr64(z, 31u);
-    let angle = unit24(z.x) * TAU;
-    let len = unit24(z.y) * max_len;
-    return vec2<f32>(cos(angle) * len, sin(angle) * len);
+    let half = max_len * 0.70710677;
+    return vec2<f32>((unit24(z.x) * 2.0 - 1.0) * half, (unit24(z.y) * 2.0 - 1.0) * half);
 }
 
 // ---- neighbour grid (CPU twin: local::for_each_near) ----

@@ -20,19 +20,21 @@ const SEEDS: std::ops::Range<u64> = 0..8;
 
 #[test]
 fn circle_swap_all_arrive_without_collision() {
-    // Every seed: no overlap at any step. All arrive within 60 s for all seeds but at most one:
-    // a 1e-3 m/s perturbation does not always break the ring deadlock (seeds 0..16: seed 1
-    // did not, the fifteen others arrived in 25-48 s).
-    let arrived: Vec<u64> = SEEDS.filter(|&seed| circle_swap(seed)).collect();
-    assert!(
-        arrived.len() + 1 >= SEEDS.count(),
-        "only seeds {arrived:?} arrived"
-    );
+    // Every seed: no overlap at any step, and everyone arrives within 60 s (four times the
+    // straight walk of 15 s); typically within 40 s (the median over the seeds). Measured
+    // over seeds 0..32: all arrived, in 26-56 s, median 31 s (two seeds above 50 s: the ring
+    // that forms in the centre takes a while to unwind).
+    let mut times: Vec<f32> = SEEDS
+        .map(|seed| circle_swap(seed).unwrap_or_else(|| panic!("seed {seed}: not all arrived within 60 s")))
+        .collect();
+    times.sort_by(f32::total_cmp);
+    let median = times[times.len() / 2];
+    assert!(median < 40.0, "median arrival {median} s: {times:?}");
 }
 
-/// The circle swap with perturbation seed `seed`: panics on an overlap, returns whether all
-/// arrived within 60 s (in at most 45 s when they did).
-fn circle_swap(seed: u64) -> bool {
+/// The circle swap with perturbation seed `seed`: panics on an overlap, returns when all
+/// arrived (s), `None` when they did not within 60 s.
+fn circle_swap(seed: u64) -> Option<f32> {
     // RVO2's Circle example, scaled down: 32 agents on a 9 m circle walk to the antipode.
     // Like RVO2's example, it sets its own horizon: 3 s (RVO2's uses 10 s for agents of 1.5 m
     // radius at 2 m/s). With the pedestrian default of 2 s the perfectly symmetric crowd closes
@@ -78,16 +80,7 @@ fn circle_swap(seed: u64) -> bool {
             break;
         }
     }
-    if steps == 600 {
-        return false;
-    }
-    // Straight-line walk is 18 m at 1.2 m/s = 15 s; avoidance may cost some but not triple it.
-    assert!(
-        steps as f32 * DT < 50.0,
-        "seed {seed}: took {} s",
-        steps as f32 * DT
-    );
-    true
+    (steps < 600).then_some(steps as f32 * DT)
 }
 
 #[test]
@@ -234,10 +227,10 @@ fn dense_crowd_through_a_bottleneck_does_not_jam() {
 }
 
 /// The bottleneck with perturbation seed `seed`: everyone through the door within 45 s, no
-/// overlap of a centimetre, and nobody who wants to move stands still for more than 15 s. Measured over seeds
-/// 0..8: all through in 28-33 s, the longest stand-still 4.6-12.8 s (agents pressed against
-/// the wall beside the door while the crowd squeezes through: the door passes about 2.7
-/// persons a second).
+/// overlap of a centimetre, and nobody who wants to move stands still for more than 15 s.
+/// Measured over seeds 0..32: all through in at most 31.6 s, the longest stand-still 4.8-13.8 s
+/// (agents pressed against the wall beside the door while the crowd squeezes through: the
+/// door passes about 2.7 persons a second), no overlap of a centimetre.
 fn bottleneck(seed: u64) {
     // A 24 x 12 m room; a wall at x = 12 m with a 2 m door; 80 walkers start packed on the left
     // and head for a point beyond the door.
@@ -281,9 +274,8 @@ fn bottleneck(seed: u64) {
             .collect();
         layer.step(&sc, &mut a, &pref, DT).unwrap();
         assert!(all_free(&sc, &a));
-        // At the door bodies still overlap by a few millimetres (seeds 0..8: at most 5.1 mm,
-        // the bodies are 50 cm across; before the contact pass this was not checked), never by
-        // a centimetre.
+        // At the door bodies may still overlap by a few millimetres, where the contact pass's
+        // push is stopped by the wall; never by a centimetre.
         let c = counter.count(&a);
         assert!(c.max_depth < 1e-2, "seed {seed}, step {steps}: {c:?}");
         // The jam figure concerns the bottleneck: walkers past the door no longer count.
