@@ -108,11 +108,8 @@ fn all_pairs_step(a: &mut Agents, p: &BoidsParams, dt: f32, multi: bool) {
     }
 }
 
-/// Steps of the binned layer before it is timed: buffers allocated, caches filled, and the
-/// overlaps of the random placement resolved (the contact pass takes about six steps over them
-/// at 10⁶ agents, 0.3 s in the first; afterwards it lists a few thousand agents and pushes
-/// none).
-const WARM_UP_STEPS: usize = 8;
+/// Untimed steps of the binned layer (the workload's).
+const WARM_UP_STEPS: usize = crowdfield::local::workload::WARM_UP_STEPS;
 
 /// Steps per second of `step`, run at least MIN_STEPS times and MIN_SECONDS long, after
 /// `warm_up` untimed steps.

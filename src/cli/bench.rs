@@ -53,10 +53,10 @@ enum What {
     },
     /// The local layer alone on an open crowd (agents spread at --density in a square, heading
     /// in random directions, each wanting 1.2 m/s in another): steps per second, milliseconds
-    /// per pass, infeasible ORCA programs and the collisions left after the last step (the agents
-    /// are placed at random, some overlapping: ORCA separates them over the first steps, so both
-    /// figures fall with --steps). On the GPU backend "bins" also holds the upload of the agents
-    /// and "move" their read-back.
+    /// per pass, infeasible ORCA programs and the collisions left after the last step, timed
+    /// after 8 untimed steps (the agents are placed at random, some overlapping: the ORCA modes
+    /// separate them over the first steps). On the GPU backend "bins" also holds the upload of
+    /// the agents and "move" their read-back.
     Local {
         /// Crowd sizes (agents, 1 to 20,000,000).
         #[arg(long, num_args = 1.., default_values_t = [10_000usize, 100_000, 1_000_000], allow_negative_numbers = true)]
@@ -67,7 +67,7 @@ enum What {
         /// Where it runs: cpu-single (one thread), cpu-multi (all cores) or gpu.
         #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
         backend: LocalThreads,
-        /// Steps timed per size (at least 1, after one warm-up step).
+        /// Steps timed per size (at least 1, after 8 warm-up steps).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         steps: u32,
         /// Agents per m² (above 0, at most 10).
@@ -151,7 +151,9 @@ fn local(
         let (scene, mut agents, preferred) = crowdfield::local::workload::open_crowd(n, density as f32);
         let (mut bins, mut velocities, mut moves, mut infeasible) = (0.0, 0.0, 0.0, 0);
         let start = pool.install(|| -> anyhow::Result<Instant> {
-            layer.step(&scene, &mut agents, &preferred, dt)?;
+            for _ in 0..crowdfield::local::workload::WARM_UP_STEPS {
+                layer.step(&scene, &mut agents, &preferred, dt)?;
+            }
             let start = Instant::now();
             for _ in 0..steps {
                 let s = layer.step(&scene, &mut agents, &preferred, dt)?;

@@ -8,6 +8,12 @@ use crate::grid::Grid;
 use crate::params::{BoidsParams, OrcaParams};
 use crate::scene::{Group, Scene};
 
+/// Untimed steps before a benchmark of the layer times it: buffers allocated, caches filled, and
+/// the overlaps of the random placement resolved (at 10⁶ agents the contact pass takes about
+/// six steps over them, 0.3 s in the first; afterwards it lists a few thousand agents a step
+/// and pushes none).
+pub const WARM_UP_STEPS: usize = 8;
+
 /// An open square for `n` agents at `density` agents/m² (at least 10 m a side, cells of 2 m)
 /// with one group (radius 0.25 m, speed 1.2 to 1.5 m/s, default boids and ORCA parameters),
 /// the agents, and their preferred velocities. The same `n` and `density` always give the same
