@@ -10,7 +10,11 @@
 //! 3. `local_preferred` (preferred velocity, jitter, boids offset) then `local_orca` (nearest
 //!    neighbours, wall points, moving obstacles, RVO2's 2-D program and fallback), or
 //!    `local_flock` for the standalone flock;
-//! 4. `local_move`: the wall map's move, results scattered back into agent order and read back.
+//! 4. `local_move`: the wall map's move, results scattered back into agent order;
+//! 5. in the ORCA modes the contact pass ([`crate::local::contact`]): `local_contact_even` and
+//!    `local_contact_odd` by turns, all [`crate::local::contact::CONTACT_SWEEPS`] sweeps (the
+//!    CPU stops once a sweep moves nobody; the sweeps after that change nothing), then
+//!    `local_contact_out` writes the agents they moved; the results are read back.
 //!
 //! Neighbours are visited in the CPU's order (bins row-major, ids ascending within a bin), so the
 //! two backends differ only by f32 rounding (the GPU compiler may fuse multiply-adds; `sin`,

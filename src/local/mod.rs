@@ -11,8 +11,8 @@
 //! 3. `velocity`: ORCA in the ORCA modes, else the preferred velocity (in boids+ORCA the boids
 //!    sums of pass 2 are taken during ORCA's neighbour scan: one scan, same result);
 //! 4. `move`: integrate positions, stopping at walls ([`obstacles::WallMap::move_agent`]);
-//! 5. `contact` (ORCA modes): agents whose program was infeasible step out of the bodies they
-//!    overlap after the move ([`contact`]).
+//! 5. `contact` (ORCA modes): agents without ORCA's guarantee (an infeasible program, or a
+//!    move a wall changed) step out of the bodies they overlap after the move ([`contact`]).
 //!
 //! **Determinism.** Every pass reads only the previous state and writes one slot per agent;
 //! neighbours are visited in a fixed order (bins row-major, ids ascending) and the backends only
@@ -792,7 +792,7 @@ impl LocalLayer {
     /// one pushes nobody, at most [`contact::CONTACT_SWEEPS`]; returns how many agents it
     /// pushed.
     fn resolve_contacts(&mut self, dt: f32) -> usize {
-        let multi = self.backend != LocalBackend::CpuSingle;
+        let multi = self.backend == LocalBackend::CpuMulti;
         // The slots of this sweep: at first all of the contact pass's agents; afterwards only
         // those with a bin next to (or at) the bin of an agent the last sweep pushed. Any
         // other agent would see the same positions around it as in the last sweep, in which
@@ -824,6 +824,7 @@ impl LocalLayer {
             };
             let fixes = &mut self.contact_moves;
             fixes.clear();
+            // A sweep over a few agents (the later ones, most steps) stays on one thread.
             if multi && active.len() > 1024 {
                 fixes.par_extend(active.par_iter().map(fix));
             } else {
@@ -939,15 +940,14 @@ impl LocalLayer {
     }
 
     /// Writes the move pass's results back in agent order, each agent fetching its own packed
-    /// slot (a gather, parallel except on [`LocalBackend::CpuSingle`]: no two agents write one
-    /// place).
+    /// slot (a gather, parallel on [`LocalBackend::CpuMulti`]: no two agents write one place).
     fn write_back(&self, agents: &mut Agents) {
         let (moved, slot_of) = (&self.moved, &self.slot_of);
         let write = |(((x, y), (vx, vy)), &k): (((&mut f32, &mut f32), (&mut f32, &mut f32)), &u32)| {
             let Moved { p, v, .. } = moved[k as usize];
             (*x, *y, *vx, *vy) = (p.x, p.y, v.x, v.y);
         };
-        if self.backend != LocalBackend::CpuSingle {
+        if self.backend == LocalBackend::CpuMulti {
             agents
                 .x
                 .par_iter_mut()

@@ -20,7 +20,7 @@
 //! that the CPU mispredicted are gone. The GPU's scan (`shaders/local_common.wgsl`) is the
 //! scalar one.
 //!
-//! The ORCA pass scans the agents of one bin together ([`scan_group`]): they share their 3x3
+//! The ORCA pass scans the agents of one bin together (`scan_group`): they share their 3x3
 //! bins, so each candidate is read once and its distance and boids terms are taken for up to
 //! eight agents side by side, one per vector lane; then each agent's short list and nearest
 //! neighbours as above. The same results bit for bit, agent by agent.
