@@ -190,9 +190,16 @@ fn place_in_area(
     }
 }
 
-/// An area in m² as messages show it: at most two decimals, no trailing zeros (`4`, `2.25`).
+/// An area in m² as messages show it: at most two decimals, no trailing zeros (`4`, `2.25`);
+/// below 0.01 m² (a few cells of a centimetre or two) two significant digits (`0.0025`), so an
+/// area of free cells is never shown as 0.
 pub(crate) fn square_metres(v: f64) -> String {
-    let s = format!("{v:.2}");
+    let s = if v > 0.0 && v < 0.01 {
+        let digits = (-v.log10().floor()) as usize + 1;
+        format!("{v:.digits$}")
+    } else {
+        format!("{v:.2}")
+    };
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
@@ -345,6 +352,16 @@ impl SpatialHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn square_metres_are_never_shown_as_zero() {
+        assert_eq!(square_metres(12.0), "12");
+        assert_eq!(square_metres(0.25), "0.25");
+        assert_eq!(square_metres(0.0025), "0.0025");
+        assert_eq!(square_metres(0.0001), "0.0001");
+        assert_eq!(square_metres(0.00012345), "0.00012");
+        assert_eq!(square_metres(0.0), "0");
+    }
     use crate::grid::Grid;
     use crate::params::OrcaParams;
     use crate::scene::{Group, Spawn};
