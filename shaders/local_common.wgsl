@@ -253,6 +253,12 @@ fn near_bins(p: vec2<f32>) -> Near {
     );
 }
 
+// The packed slots `start..end` of bin row `ny` of `nb` (the bins of a row are contiguous).
+fn bin_run(nb: Near, ny: u32) -> vec2<u32> {
+    let row = ny * params.bins_x;
+    return vec2<u32>(grid_idx[row + nb.x0], grid_idx[row + nb.x1 + 1u]);
+}
+
 // ---- boids (CPU twin: boids::Accum) ----
 
 struct Accum {
@@ -300,9 +306,8 @@ fn boids_steer(k: u32, g: GroupCfg) -> vec2<f32> {
     var acc = Accum(vec2<f32>(0.0), vec2<f32>(0.0), vec2<f32>(0.0), 0u, 0u, 0u);
     let nb = near_bins(me.p);
     for (var ny = nb.y0; ny <= nb.y1; ny++) {
-        let row = ny * params.bins_x;
-        let end = grid_idx[row + nb.x1 + 1u];
-        for (var j = grid_idx[row + nb.x0]; j < end; j++) {
+        let run = bin_run(nb, ny);
+        for (var j = run.x; j < run.y; j++) {
             if j != k {
                 let o = packed[j];
                 let d = o.p - me.p;
@@ -468,9 +473,8 @@ fn contact_sweep(k: u32, even: bool) {
         var push = vec2<f32>(0.0);
         let nb = near_bins(a.p);
         for (var ny = nb.y0; ny <= nb.y1; ny++) {
-            let row = ny * params.bins_x;
-            let end = grid_idx[row + nb.x1 + 1u];
-            for (var j = grid_idx[row + nb.x0]; j < end; j++) {
+            let run = bin_run(nb, ny);
+            for (var j = run.x; j < run.y; j++) {
                 if j == k {
                     continue;
                 }

@@ -284,9 +284,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var range_sq = select(g.neighbor_dist * g.neighbor_dist, 0.0, max_n == 0u);
     let nb = near_bins(me.p);
     for (var ny = nb.y0; ny <= nb.y1; ny++) {
-        let row = ny * params.bins_x;
-        let end = grid_idx[row + nb.x1 + 1u];
-        for (var j = grid_idx[row + nb.x0]; j < end; j++) {
+        let run = bin_run(nb, ny);
+        for (var j = run.x; j < run.y; j++) {
             if j == k {
                 continue;
             }
