@@ -38,10 +38,11 @@ use crate::neighbors::NeighborGrid;
 /// that f32 rounding cannot leave them overlapping by a hair.
 pub const CONTACT_GAP: f32 = 1e-3;
 
-/// Most sweeps of the contact pass in one step. The first sweep runs over every infeasible
-/// agent, each later one over the agents the sweep before pushed; a knot of several bodies
-/// needs a few (measured on the antipodal circle: one sweep left overlaps of up to 12 mm,
-/// four up to 2.6 mm, sixteen none). Whatever is left is carried into the next step.
+/// Most sweeps of the contact pass in one step. The first sweep runs over every agent without
+/// ORCA's guarantee, each later one over those of them next to an agent the sweep before
+/// pushed; a knot of several bodies needs a few (measured on the antipodal circle: one sweep
+/// left overlaps of up to 12 mm, four up to 2.6 mm, sixteen none). Whatever is left is carried
+/// into the next step.
 pub const CONTACT_SWEEPS: usize = 16;
 
 /// The unit vector agent `a` steps along out of agent `b` when both stand on the same point:
