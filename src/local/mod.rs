@@ -417,25 +417,13 @@ struct OrcaScratch {
     max_speed: Vec<f32>,
 }
 
-/// One packed slot after the move pass.
+/// One packed slot after the move pass (16 bytes: the write-back reads one per agent).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Moved {
     /// Position, m.
     p: V2,
     /// Velocity (the displacement over the step once the contact pass moved it), m/s.
     v: V2,
-    /// Whether the move hit a wall or the domain border.
-    hit: bool,
-    /// Whether the agent's ORCA program was infeasible.
-    infeasible: bool,
-}
-
-impl Moved {
-    /// Whether the agent lacks ORCA's guarantee of no contact this step: an infeasible
-    /// program, or a move the walls changed. The contact pass's agents.
-    fn unguaranteed(&self) -> bool {
-        self.infeasible || self.hit
-    }
 }
 
 /// What the move pass counted and listed in one block of slots.
@@ -462,6 +450,9 @@ pub struct LocalLayer {
     preferred: Vec<V2>,
     velocity: Vec<(V2, bool)>,
     moved: Vec<Moved>,
+    /// Per slot, whether the agent lacks ORCA's guarantee of no contact this step (an
+    /// infeasible program, or a move the walls changed): the contact pass's agents.
+    unguaranteed: Vec<bool>,
     /// The packed slot of each agent (the inverse of `grid.sorted`).
     slot_of: Vec<u32>,
     /// Steps taken (seeds the preferred-velocity perturbation).
@@ -807,19 +798,19 @@ impl LocalLayer {
                 break;
             }
             let (frame, grid, walls, moved) = (&self.frame, &self.grid, &self.walls, &self.moved);
+            let unguaranteed = &self.unguaranteed;
             let fix = |&k: &u32| {
                 let k = k as usize;
                 let m = moved[k];
-                let push = contact::push(frame, grid, |j| moved[j].p, |j| moved[j].unguaranteed(), k);
+                let push = contact::push(frame, grid, |j| moved[j].p, |j| unguaranteed[j], k);
                 if push == V2::ZERO {
                     return m;
                 }
-                // The wall may stop the push; the move's own wall hit stays what it was.
+                // The wall may stop the push (the move's wall hit is counted, not this one).
                 let (p, _, _) = walls.move_agent(m.p, push * (1.0 / dt), dt, false);
                 Moved {
                     p,
                     v: (p - frame.agents[k].p) * (1.0 / dt),
-                    ..m
                 }
             };
             let fixes = &mut self.contact_moves;
@@ -894,23 +885,22 @@ impl LocalLayer {
         let (frame, walls, vel) = (&self.frame, &self.walls, &self.velocity);
         let n = frame.agents.len();
         self.moved.resize(n, Moved::default());
+        self.unguaranteed.resize(n, false);
         self.move_blocks
             .resize_with(n.div_ceil(MOVE_BLOCK), Default::default);
-        let work = |(b, (out, tally)): (usize, (&mut [Moved], &mut BlockTally))| {
+        type Block<'a> = (&'a mut [Moved], (&'a mut [bool], &'a mut BlockTally));
+        let work = |(b, (out, (unguaranteed, tally))): (usize, Block)| {
             (tally.infeasible, tally.hits) = (0, 0);
             tally.slots.clear();
-            for (i, o) in out.iter_mut().enumerate() {
+            for (i, (o, u)) in out.iter_mut().zip(unguaranteed.iter_mut()).enumerate() {
                 let k = b * MOVE_BLOCK + i;
                 let (p, v, hit) = walls.move_agent(frame.agents[k].p, vel[k].0, dt, bounce);
-                *o = Moved {
-                    p,
-                    v,
-                    hit,
-                    infeasible: vel[k].1,
-                };
-                tally.infeasible += usize::from(o.infeasible);
+                *o = Moved { p, v };
+                let infeasible = vel[k].1;
+                *u = infeasible || hit;
+                tally.infeasible += usize::from(infeasible);
                 tally.hits += usize::from(hit);
-                if with_slots && o.unguaranteed() {
+                if with_slots && *u {
                     tally.slots.push(k as u32);
                 }
             }
@@ -919,13 +909,17 @@ impl LocalLayer {
         if self.backend == LocalBackend::CpuMulti {
             self.moved
                 .par_chunks_mut(MOVE_BLOCK)
-                .zip(blocks.par_iter_mut())
+                .zip(
+                    self.unguaranteed
+                        .par_chunks_mut(MOVE_BLOCK)
+                        .zip(blocks.par_iter_mut()),
+                )
                 .enumerate()
                 .for_each(work);
         } else {
             self.moved
                 .chunks_mut(MOVE_BLOCK)
-                .zip(blocks.iter_mut())
+                .zip(self.unguaranteed.chunks_mut(MOVE_BLOCK).zip(blocks.iter_mut()))
                 .enumerate()
                 .for_each(work);
         }
@@ -1454,7 +1448,7 @@ mod tests {
                         &layer.frame,
                         &layer.grid,
                         |j| moved[j].p,
-                        |j| moved[j].unguaranteed(),
+                        |j| layer.unguaranteed[j],
                         k,
                     );
                     if push == V2::ZERO {
@@ -1464,7 +1458,6 @@ mod tests {
                     Moved {
                         p,
                         v: (p - layer.frame.agents[k].p) * (1.0 / dt),
-                        ..m
                     }
                 })
                 .collect();
