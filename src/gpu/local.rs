@@ -338,16 +338,7 @@ impl GpuLocal {
             .iter()
             .chain(std::iter::once(&groups.fallback))
             .map(|c| {
-                let b = c.boids.unwrap_or(crate::local::boids::BoidsF32 {
-                    r_coh: 0.0,
-                    r_sep: 0.0,
-                    r_align: 0.0,
-                    k_coh: 0.0,
-                    k_sep: 0.0,
-                    k_align: 0.0,
-                    a_max: 0.0,
-                    v_max: 0.0,
-                });
+                let b = c.boids.unwrap_or(crate::local::boids::BoidsF32::NONE);
                 GpuLocalGroup {
                     has_boids: u32::from(c.boids.is_some()),
                     r_coh: b.r_coh,

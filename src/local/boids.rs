@@ -40,6 +40,21 @@ pub struct BoidsF32 {
     pub v_max: f32,
 }
 
+impl BoidsF32 {
+    /// Every radius, weight and limit zero: what stands in for a group without boids where
+    /// parameters are needed anyway (a branch-free kernel, the GPU's group records).
+    pub const NONE: BoidsF32 = BoidsF32 {
+        r_coh: 0.0,
+        r_sep: 0.0,
+        r_align: 0.0,
+        k_coh: 0.0,
+        k_sep: 0.0,
+        k_align: 0.0,
+        a_max: 0.0,
+        v_max: 0.0,
+    };
+}
+
 impl From<&BoidsParams> for BoidsF32 {
     fn from(p: &BoidsParams) -> Self {
         Self {

@@ -1190,17 +1190,7 @@ fn orca_agent_wanted(
     max_speed: f32,
 ) -> V2 {
     // Any parameters do for an agent without boids: its offset is computed and dropped.
-    const UNUSED: BoidsF32 = BoidsF32 {
-        r_coh: 0.0,
-        r_sep: 0.0,
-        r_align: 0.0,
-        k_coh: 0.0,
-        k_sep: 0.0,
-        k_align: 0.0,
-        a_max: 0.0,
-        v_max: 0.0,
-    };
-    let p = boids.unwrap_or(&UNUSED);
+    let p = boids.unwrap_or(&BoidsF32::NONE);
     let offset = sums.steer_select(p, me_p, me_v).clamp_len_select(p.a_max);
     let v = if boids.is_some() {
         preferred + offset
