@@ -339,12 +339,12 @@ fn bottleneck_has_one_exit() {
     assert_eq!(open as f64 * s.grid.cell_size, 1.0);
 }
 
-/// The example map in README.md's "Map format" section loads, validates clean and gives no
+/// The example map of docs/map-format.md loads, validates clean and gives no
 /// warning (it had a speed above the default `f_max`, which `validate` warns about).
 #[test]
-fn the_readme_example_map_is_valid_and_quiet() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = &readme[readme.find("## Map format").expect("a Map format section")..];
+fn the_map_format_example_is_valid_and_quiet() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/map-format.md")).unwrap();
+    let section = &doc[doc.find("## An example").expect("an example section")..];
     let start = section.find("```json\n").expect("a JSON example") + "```json\n".len();
     let example = &section[start..start + section[start..].find("```").unwrap()];
     let dir = tempfile::tempdir().unwrap();
