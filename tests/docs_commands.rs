@@ -86,12 +86,17 @@ fn commands(text: &str) -> Vec<String> {
 /// The words of a command line before any `#` comment (the documents quote no spaces that
 /// matter for the files checked here).
 fn words(line: &str) -> Vec<&str> {
-    line.split_whitespace().take_while(|w| !w.starts_with('#')).collect()
+    line.split_whitespace()
+        .take_while(|w| !w.starts_with('#'))
+        .collect()
 }
 
 /// The value after `flag` in `words`.
 fn value_of<'a>(words: &[&'a str], flag: &str) -> Option<&'a str> {
-    words.iter().position(|w| *w == flag).and_then(|i| words.get(i + 1).copied())
+    words
+        .iter()
+        .position(|w| *w == flag)
+        .and_then(|i| words.get(i + 1).copied())
 }
 
 /// The files the command `line` must have written, relative to `dir`, as docs/outputs.md lists
@@ -159,7 +164,11 @@ fn workspace() -> tempfile::TempDir {
         std::fs::copy(&path, maps.join(path.file_name().unwrap())).unwrap();
     }
     // np.save("speed.npy", np.ones((64, 64))); goal: one cell at (32, 32).
-    ndarray_npy::write_npy(dir.path().join("speed.npy"), &ndarray::Array2::<f64>::ones((64, 64))).unwrap();
+    ndarray_npy::write_npy(
+        dir.path().join("speed.npy"),
+        &ndarray::Array2::<f64>::ones((64, 64)),
+    )
+    .unwrap();
     let mut goal = ndarray::Array2::<bool>::from_elem((64, 64), false);
     goal[[32, 32]] = true;
     ndarray_npy::write_npy(dir.path().join("goal.npy"), &goal).unwrap();
@@ -199,7 +208,12 @@ fn every_command_in_the_documents_runs_and_writes_its_files() {
                 String::from_utf8_lossy(&output.stderr)
             );
             for file in expected_files(dir.path(), &line) {
-                assert!(file.is_file(), "{}: `{line}` did not write {}", doc.display(), file.display());
+                assert!(
+                    file.is_file(),
+                    "{}: `{line}` did not write {}",
+                    doc.display(),
+                    file.display()
+                );
             }
             ran += 1;
         }
@@ -215,7 +229,10 @@ fn every_skipped_command_is_still_in_a_document() {
         .flat_map(|d| commands(&std::fs::read_to_string(d).unwrap()))
         .collect();
     for (line, why) in SKIP {
-        assert!(all.iter().any(|l| l == line), "skip list names `{line}` ({why}), which no document shows");
+        assert!(
+            all.iter().any(|l| l == line),
+            "skip list names `{line}` ({why}), which no document shows"
+        );
     }
 }
 
@@ -275,10 +292,19 @@ fn the_outputs_document_lists_every_file_checked() {
         .iter()
         .chain(SOLVE_GROUP_FILES)
         .chain(SIMULATE_FILES)
-        .chain(&["solve.json", "done.json", "potential_<g>.npy", "summary.csv", "trajectories.csv"])
+        .chain(&[
+            "solve.json",
+            "done.json",
+            "potential_<g>.npy",
+            "summary.csv",
+            "trajectories.csv",
+        ])
         .chain(&["frames/frame_NNNNN.png", "summary-shard-I-of-N.json"]);
     for name in names {
-        assert!(outputs.contains(&format!("`{name}")) || outputs.contains(&format!("/{name}`")), "docs/outputs.md does not list {name}");
+        assert!(
+            outputs.contains(&format!("`{name}")) || outputs.contains(&format!("/{name}`")),
+            "docs/outputs.md does not list {name}"
+        );
     }
 }
 
@@ -292,7 +318,10 @@ fn the_readme_library_example_runs() -> crowdfield::Result<()> {
     use std::path::Path;
 
     let scene = crowdfield::map::load(Path::new("maps/bottleneck.json"))?;
-    let config = SimConfig { max_time: 60.0, ..SimConfig::default() };
+    let config = SimConfig {
+        max_time: 60.0,
+        ..SimConfig::default()
+    };
     let mut sim = Simulation::new(scene, config)?;
     sim.run(|_| Ok(()))?;
     let report = sim.report();
@@ -309,6 +338,9 @@ fn the_readme_library_example_runs() -> crowdfield::Result<()> {
         .map(|l| l.strip_prefix("    ").unwrap_or(l))
         .collect();
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert_eq!(blocks(&readme, "rust"), vec![example.iter().map(|l| l.to_string()).collect::<Vec<_>>()]);
+    assert_eq!(
+        blocks(&readme, "rust"),
+        vec![example.iter().map(|l| l.to_string()).collect::<Vec<_>>()]
+    );
     Ok(())
 }

@@ -343,7 +343,8 @@ fn bottleneck_has_one_exit() {
 /// warning (it had a speed above the default `f_max`, which `validate` warns about).
 #[test]
 fn the_map_format_example_is_valid_and_quiet() {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/map-format.md")).unwrap();
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/map-format.md")).unwrap();
     let section = &doc[doc.find("## An example").expect("an example section")..];
     let start = section.find("```json\n").expect("a JSON example") + "```json\n".len();
     let example = &section[start..start + section[start..].find("```").unwrap()];
