@@ -1,4 +1,4 @@
-//! The calibrated door flow (README, Calibration): the bundled bottleneck (200 people, one 1 m
+//! The calibrated door flow (docs/calibration.md): the bundled bottleneck (200 people, one 1 m
 //! door) with Weidmann's law, a 1 m² density window and the density at the walker passes
 //! persons at a rate near the bottleneck experiments' 1.3–1.9 persons/(m·s) on two cell sizes,
 //! with evacuation times close to each other; with the default parameters the same room
@@ -10,7 +10,7 @@ use crowdfield::sim::{SimConfig, Simulation};
 use std::path::Path;
 
 /// The specific flows (persons/(m·s)) of the bottleneck experiments the calibration follows
-/// (README, Calibration).
+/// (docs/calibration.md).
 const EXPERIMENTS_MIN_FLOW: f64 = 1.3;
 /// See [`EXPERIMENTS_MIN_FLOW`].
 const EXPERIMENTS_MAX_FLOW: f64 = 1.9;
@@ -73,7 +73,7 @@ fn the_calibrated_door_flow_is_near_the_experiments_on_two_cell_sizes() {
     let (flow_fine, time_fine) = evacuate(0.25, true);
     let (flow_coarse, time_coarse) = evacuate(0.5, true);
     for (h, q) in [(0.25, flow_fine), (0.5, flow_coarse)] {
-        // The experiments' range (README, Calibration), which the calibrated runs fall in
+        // The experiments' range (docs/calibration.md), which the calibrated runs fall in
         // (1.52 and 1.69); a regression such as counting walls in the window's area (1.9–2.1)
         // leaves it.
         assert!(

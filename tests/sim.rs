@@ -999,7 +999,7 @@ fn implausible_door_flows_are_flagged_and_densities_are_per_square_metre() {
         .filter_map(|e| e.specific_flow)
         .fold(0.0f64, f64::max);
     let limit = crowdfield::sim::report::MAX_PLAUSIBLE_SPECIFIC_FLOW;
-    // The known weakness of the default (linear) calibration at a door: see the README.
+    // The known weakness of the default (linear) calibration at a door: see docs/calibration.md.
     assert!(fastest > limit, "{fastest}");
     assert_eq!(
         !r.warnings.is_empty(),
