@@ -22,9 +22,11 @@ pub mod io;
 pub mod local;
 pub mod map;
 pub mod neighbors;
+pub mod ownership;
 pub mod params;
 pub mod scene;
 pub mod sim;
+pub mod text;
 #[cfg(test)]
 mod test_rng;
 
