@@ -26,9 +26,9 @@ pub mod ownership;
 pub mod params;
 pub mod scene;
 pub mod sim;
-pub mod text;
 #[cfg(test)]
 mod test_rng;
+pub mod text;
 
 pub use error::{Error, Result};
 pub use grid::{Dir, Grid};

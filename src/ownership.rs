@@ -105,7 +105,12 @@ impl OwnedDir {
                 _ => None,
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::Io { path: manifest_path, source: e }),
+            Err(e) => {
+                return Err(Error::Io {
+                    path: manifest_path,
+                    source: e,
+                });
+            }
         };
         let known = manifest.clone().unwrap_or_default().files;
         let mut ours = Vec::new();
@@ -197,7 +202,9 @@ impl OwnedDir {
     /// Records the sizes of the files written, once the run has completed them.
     pub fn finish(&mut self) -> Result<()> {
         for (name, size) in self.manifest.files.iter_mut() {
-            *size = std::fs::symlink_metadata(self.dir.join(name)).ok().map(|m| m.len());
+            *size = std::fs::symlink_metadata(self.dir.join(name))
+                .ok()
+                .map(|m| m.len());
         }
         self.save()
     }
@@ -285,8 +292,8 @@ impl StagedDir {
             for entry in std::fs::read_dir(&old).map_err(io(&old))? {
                 let entry = entry.map_err(io(&old))?;
                 let name = entry.file_name();
-                let replaced = name.to_str().is_some_and(&is_replaced)
-                    && entry.file_type().map_err(io(&old))?.is_file();
+                let replaced =
+                    name.to_str().is_some_and(&is_replaced) && entry.file_type().map_err(io(&old))?.is_file();
                 if replaced {
                     std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
                 } else {
@@ -402,7 +409,9 @@ mod tests {
         OwnedDir::open(&dir, "crowdfield batch", false).unwrap();
         assert!(!dir.join("a.json").exists(), "its own file is removed");
         std::fs::write(dir.join("mine.txt"), "user").unwrap();
-        let e = OwnedDir::open(&dir, "crowdfield batch", false).unwrap_err().to_string();
+        let e = OwnedDir::open(&dir, "crowdfield batch", false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"mine.txt\"") && e.contains("--force"), "{e}");
         assert!(dir.join("mine.txt").exists());
         // A file it wrote but someone changed since is not its own any more.
@@ -411,9 +420,14 @@ mod tests {
         std::fs::write(owned.claim("b.json").unwrap(), "b").unwrap();
         owned.finish().unwrap();
         std::fs::write(dir.join("b.json"), "edited by hand").unwrap();
-        let e = OwnedDir::open(&dir, "crowdfield batch", false).unwrap_err().to_string();
+        let e = OwnedDir::open(&dir, "crowdfield batch", false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"b.json\"") && e.contains("changed"), "{e}");
         OwnedDir::open(&dir, "crowdfield batch", true).unwrap();
-        assert!(dir.join("b.json").exists(), "--force leaves it for the run to write over");
+        assert!(
+            dir.join("b.json").exists(),
+            "--force leaves it for the run to write over"
+        );
     }
 }

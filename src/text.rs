@@ -125,7 +125,10 @@ mod tests {
         assert_ne!(escape_os(a), escape_os(b));
         assert_eq!(escape_os(OsStr::new("plain")), "plain");
         // A name that spells the escape itself differs from one holding the byte.
-        assert_ne!(escape_os(OsStr::from_bytes(b"\\xff\xfe")), escape_os(OsStr::from_bytes(b"\xff\xfe")));
+        assert_ne!(
+            escape_os(OsStr::from_bytes(b"\\xff\xfe")),
+            escape_os(OsStr::from_bytes(b"\xff\xfe"))
+        );
         assert_ne!(escape_os(OsStr::new("hall\\xff")), escape_os(a));
     }
 
@@ -133,16 +136,26 @@ mod tests {
     fn quoted_values_in_parser_messages_are_shortened() {
         let long = "x".repeat(100_000);
         let m = shorten_quoted_value(&format!("invalid type: string \"{long}\", expected f64"));
-        assert!(m.starts_with("invalid type: string \"xxx") && m.ends_with("\", expected f64"), "{m}");
+        assert!(
+            m.starts_with("invalid type: string \"xxx") && m.ends_with("\", expected f64"),
+            "{m}"
+        );
         assert!(m.len() < 200, "{m}");
-        assert_eq!(shorten_quoted_value("missing field `name`"), "missing field `name`");
+        assert_eq!(
+            shorten_quoted_value("missing field `name`"),
+            "missing field `name`"
+        );
     }
 
     #[test]
     fn names_have_a_bounded_length() {
         assert!(name_too_long(&"n".repeat(MAX_NAME_CHARS)).is_none());
         let e = name_too_long(&"n".repeat(10_000_000)).unwrap();
-        assert!(e.contains("10000000 characters, expected at most 200"), "{}", &e[..200.min(e.len())]);
+        assert!(
+            e.contains("10000000 characters, expected at most 200"),
+            "{}",
+            &e[..200.min(e.len())]
+        );
         assert!(e.len() < 300);
     }
 }

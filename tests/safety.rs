@@ -26,7 +26,13 @@ fn stdout(o: &Output) -> String {
 
 /// A small map: a `cols x 10` grid of 0.5 m cells, `agents` walkers on the west side heading
 /// east; `edit` changes the JSON before it is written.
-fn write_map(dir: &Path, stem: &str, cols: usize, agents: usize, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+fn write_map(
+    dir: &Path,
+    stem: &str,
+    cols: usize,
+    agents: usize,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> PathBuf {
     let width = cols as f64 * 0.5;
     let mut map = serde_json::json!({
         "version": 1,
@@ -59,7 +65,10 @@ fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
                 all.insert(Path::new(path.file_name().unwrap()).join(k), v);
             }
         } else {
-            all.insert(PathBuf::from(path.file_name().unwrap()), std::fs::read(&path).unwrap());
+            all.insert(
+                PathBuf::from(path.file_name().unwrap()),
+                std::fs::read(&path).unwrap(),
+            );
         }
     }
     all
@@ -72,7 +81,15 @@ fn a_batch_never_deletes_or_replaces_a_simulate_run_or_a_users_files() {
     std::fs::create_dir(&maps).unwrap();
     let hall = write_map(&maps, "hall", 20, 3, |_| {});
     let out = dir.path().join("out");
-    let o = run(os!["simulate", hall, "--out", out.join("hall"), "--seed", "7", "--quiet"]);
+    let o = run(os![
+        "simulate",
+        hall,
+        "--out",
+        out.join("hall"),
+        "--seed",
+        "7",
+        "--quiet"
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let before = snapshot(&out.join("hall"));
     assert!(before.contains_key(Path::new("report.json")));
@@ -80,7 +97,10 @@ fn a_batch_never_deletes_or_replaces_a_simulate_run_or_a_users_files() {
         let mut args: Vec<&std::ffi::OsStr> = os!["batch", maps, "--out", out].to_vec();
         args.extend(extra.iter().map(std::ffi::OsStr::new));
         let o = run(&args);
-        assert!(!o.status.success(), "batch {extra:?} wrote into a simulate run's folder");
+        assert!(
+            !o.status.success(),
+            "batch {extra:?} wrote into a simulate run's folder"
+        );
         let err = stderr(&o);
         assert!(
             err.contains(&out.join("hall").display().to_string())
@@ -89,26 +109,66 @@ fn a_batch_never_deletes_or_replaces_a_simulate_run_or_a_users_files() {
                 && err.contains("nothing was deleted"),
             "{err}"
         );
-        assert_eq!(snapshot(&out.join("hall")), before, "batch {extra:?} changed simulate's files");
+        assert_eq!(
+            snapshot(&out.join("hall")),
+            before,
+            "batch {extra:?} changed simulate's files"
+        );
     }
     // A user's own report.json among a finished batch's files is kept too.
     let o = run(os!["batch", maps, "--out", dir.path().join("b"), "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::write(dir.path().join("b/hall/report.json"), "my notes").unwrap();
-    let o = run(os!["batch", maps, "--out", dir.path().join("b"), "--simulate", "--quiet"]);
+    let o = run(os![
+        "batch",
+        maps,
+        "--out",
+        dir.path().join("b"),
+        "--simulate",
+        "--quiet"
+    ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("\"report.json\""), "{}", stderr(&o));
-    assert_eq!(std::fs::read(dir.path().join("b/hall/report.json")).unwrap(), b"my notes");
+    assert_eq!(
+        std::fs::read(dir.path().join("b/hall/report.json")).unwrap(),
+        b"my notes"
+    );
     // So is a file the batch wrote and someone changed since.
     std::fs::remove_file(dir.path().join("b/hall/report.json")).unwrap();
     std::fs::write(dir.path().join("b/hall/solve.json"), "{}").unwrap();
-    let o = run(os!["batch", maps, "--out", dir.path().join("b"), "--force", "--quiet"]);
+    let o = run(os![
+        "batch",
+        maps,
+        "--out",
+        dir.path().join("b"),
+        "--force",
+        "--quiet"
+    ]);
     assert!(o.status.success(), "--force writes over it: {}", stderr(&o));
-    let o = run(os!["batch", maps, "--out", dir.path().join("b"), "--simulate", "--quiet"]);
-    assert!(o.status.success(), "a batch's own folder is its to redo: {}", stderr(&o));
+    let o = run(os![
+        "batch",
+        maps,
+        "--out",
+        dir.path().join("b"),
+        "--simulate",
+        "--quiet"
+    ]);
+    assert!(
+        o.status.success(),
+        "a batch's own folder is its to redo: {}",
+        stderr(&o)
+    );
     // --force lets the batch write into the simulate run's folder: its files of the batch's
     // names are replaced, the others (here none) kept.
-    let o = run(os!["batch", maps, "--out", out, "--simulate", "--force", "--quiet"]);
+    let o = run(os![
+        "batch",
+        maps,
+        "--out",
+        out,
+        "--simulate",
+        "--force",
+        "--quiet"
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
@@ -118,7 +178,13 @@ fn linked_output_folders_are_never_followed_to_delete() {
     let map = write_map(dir.path(), "plan", 20, 2, |_| {});
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    for name in ["done.json", "solve.json", "potential_0.npy", "frame_00000.png", ".crowdfield-batch.json"] {
+    for name in [
+        "done.json",
+        "solve.json",
+        "potential_0.npy",
+        "frame_00000.png",
+        ".crowdfield-batch.json",
+    ] {
         std::fs::write(elsewhere.join(name), "precious").unwrap();
     }
     let before = snapshot(&elsewhere);
@@ -133,7 +199,11 @@ fn linked_output_folders_are_never_followed_to_delete() {
         let o = run(&args);
         assert!(!o.status.success());
         assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
-        assert_eq!(snapshot(&elsewhere), before, "followed the link (--force: {force})");
+        assert_eq!(
+            snapshot(&elsewhere),
+            before,
+            "followed the link (--force: {force})"
+        );
     }
     // simulate's frames folder: refused as a place to write frames, left alone by a run
     // without frames.
@@ -155,7 +225,17 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
     // A 100 m corridor: the second run draws hundreds of frames, and is killed after a few.
     let map = write_map(dir.path(), "long", 200, 5, |_| {});
     let out = dir.path().join("out");
-    let o = run(os!["simulate", map, "--out", out, "--frames", "20", "--max-time", "5", "--quiet"]);
+    let o = run(os![
+        "simulate",
+        map,
+        "--out",
+        out,
+        "--frames",
+        "20",
+        "--max-time",
+        "5",
+        "--quiet"
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::write(out.join("frames/notes.txt"), "mine").unwrap();
     let earlier = snapshot(&out.join("frames"));
@@ -173,7 +253,10 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
         })
     };
     loop {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before the kill");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the kill"
+        );
         assert!(start.elapsed() < Duration::from_secs(120), "no frame was drawn");
         if let Some(e) = staged(&out)
             && std::fs::read_dir(e.path()).unwrap().count() >= 3
@@ -184,13 +267,30 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
     }
     child.kill().unwrap();
     let _ = child.wait();
-    assert_eq!(snapshot(&out.join("frames")), earlier, "the killed run touched the earlier frames");
+    assert_eq!(
+        snapshot(&out.join("frames")),
+        earlier,
+        "the killed run touched the earlier frames"
+    );
     // A run that completes replaces them (and removes the killed run's leftovers), keeping the
     // file that is not a frame.
-    let o = run(os!["simulate", map, "--out", out, "--frames", "5", "--max-time", "2", "--quiet"]);
+    let o = run(os![
+        "simulate",
+        map,
+        "--out",
+        out,
+        "--frames",
+        "5",
+        "--max-time",
+        "2",
+        "--quiet"
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let now = snapshot(&out.join("frames"));
-    assert_eq!(now.get(Path::new("notes.txt")).map(|v| &v[..]), Some(&b"mine"[..]));
+    assert_eq!(
+        now.get(Path::new("notes.txt")).map(|v| &v[..]),
+        Some(&b"mine"[..])
+    );
     // 20 steps, a frame every 5: steps 1, 6, 11 and 16.
     let frames: Vec<_> = now.keys().filter(|k| *k != Path::new("notes.txt")).collect();
     assert_eq!(frames.len(), 4, "{frames:?}");
@@ -241,7 +341,11 @@ fn a_map_reads_rasters_only_inside_its_folder_unless_allowed() {
         let other = with_raster(&format!("{stem}_missing"), &missing);
         if stem != "link" {
             let (_, other_text) = message(&other, &[]);
-            let norm = |t: &str, name: &str| t.replace(name, "NAME").replace("secret", "X").replace("missing", "X");
+            let norm = |t: &str, name: &str| {
+                t.replace(name, "NAME")
+                    .replace("secret", "X")
+                    .replace("missing", "X")
+            };
             assert_eq!(
                 norm(&text, &format!("{stem}.json")),
                 norm(&other_text, &format!("{stem}_missing.json")),
@@ -252,15 +356,28 @@ fn a_map_reads_rasters_only_inside_its_folder_unless_allowed() {
         assert!(ok, "{file} with --allow-outside-rasters: {text}");
         // Every command that loads maps takes the option and the refusal.
         let o = run(os!["solve", map, "--out", dir.path().join("o"), "--quiet"]);
-        assert!(!o.status.success() && stderr(&o).contains("--allow-outside-rasters"), "{}", stderr(&o));
-        let o = run(os!["solve", map, "--out", dir.path().join("o"), "--quiet", "--allow-outside-rasters"]);
+        assert!(
+            !o.status.success() && stderr(&o).contains("--allow-outside-rasters"),
+            "{}",
+            stderr(&o)
+        );
+        let o = run(os![
+            "solve",
+            map,
+            "--out",
+            dir.path().join("o"),
+            "--quiet",
+            "--allow-outside-rasters"
+        ]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let inside = with_raster("inside", "./here.npy");
     crowdfield::io::write_npy(&site.join("here.npy"), zeros.view()).unwrap();
     let (ok, text) = message(&inside, &[]);
     assert!(ok, "{text}");
-    let e = crowdfield::map::load(&site.join("up.json")).unwrap_err().to_string();
+    let e = crowdfield::map::load(&site.join("up.json"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("climbs out"), "{e}");
 }
 
@@ -277,14 +394,25 @@ fn a_ten_megabyte_group_name_is_refused_with_a_short_message() {
     let o = run(os!["validate", map]);
     assert!(!o.status.success());
     let text = stdout(&o);
-    assert!(text.len() + o.stderr.len() < 2000, "{} bytes of output", text.len());
-    assert!(text.contains("groups[0].name") && text.contains("expected at most 200"), "{text}");
+    assert!(
+        text.len() + o.stderr.len() < 2000,
+        "{} bytes of output",
+        text.len()
+    );
+    assert!(
+        text.contains("groups[0].name") && text.contains("expected at most 200"),
+        "{text}"
+    );
     assert!(text.contains("groups[0].goals[0].name"), "{text}");
     for cmd in ["solve", "simulate"] {
         let o = run(os![cmd, map, "--out", dir.path().join(cmd), "--quiet"]);
         assert!(!o.status.success(), "{cmd}");
         assert!(o.stderr.len() < 2000, "{cmd}: {} bytes", o.stderr.len());
-        assert!(stderr(&o).contains("expected at most 200"), "{cmd}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("expected at most 200"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
         assert!(!dir.path().join(cmd).join("arrivals.png").exists());
     }
     // A long value where a number belongs is shortened too.
@@ -292,7 +420,11 @@ fn a_ten_megabyte_group_name_is_refused_with_a_short_message() {
         m["grid"]["cell_size"] = serde_json::json!(huge);
     });
     let o = run(os!["validate", wrong]);
-    assert!(!o.status.success() && o.stdout.len() < 2000, "{} bytes", o.stdout.len());
+    assert!(
+        !o.status.success() && o.stdout.len() < 2000,
+        "{} bytes",
+        o.stdout.len()
+    );
     assert!(stdout(&o).contains("grid.cell_size"), "{}", stdout(&o));
 }
 
@@ -311,11 +443,23 @@ fn eikonal_refuses_speeds_and_cell_sizes_it_cannot_represent() {
         // The CPU reads into the march's memory, auto through the dispatch: both refuse.
         for backend in ["cpu", "auto"] {
             let phi = dir.path().join(format!("phi_{backend}.npy"));
-            let o = run(os!["eikonal", "--speed", speed, "--goal", goal, "--out", phi, "--backend", backend]);
+            let o = run(os![
+                "eikonal",
+                "--speed",
+                speed,
+                "--goal",
+                goal,
+                "--out",
+                phi,
+                "--backend",
+                backend
+            ]);
             assert!(!o.status.success(), "speed {fast:e} on {backend} gave a field");
             let err = stderr(&o);
             assert!(
-                err.contains("(row 2, column 3)") && err.contains("8.507059e37") && err.contains(&format!("{fast:e}")),
+                err.contains("(row 2, column 3)")
+                    && err.contains("8.507059e37")
+                    && err.contains(&format!("{fast:e}")),
                 "{err}"
             );
             assert!(!phi.exists());
@@ -324,10 +468,34 @@ fn eikonal_refuses_speeds_and_cell_sizes_it_cannot_represent() {
     let ones = dir.path().join("ones.npy");
     crowdfield::io::write_npy(&ones, ndarray::Array2::<f64>::ones((4, 5)).view()).unwrap();
     let phi = dir.path().join("phi.npy");
-    let o = run(os!["eikonal", "--speed", ones, "--goal", goal, "--out", phi, "--cell-size", "1e200"]);
-    assert!(!o.status.success() && stderr(&o).contains("at most 1e100"), "{}", stderr(&o));
+    let o = run(os![
+        "eikonal",
+        "--speed",
+        ones,
+        "--goal",
+        goal,
+        "--out",
+        phi,
+        "--cell-size",
+        "1e200"
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("at most 1e100"),
+        "{}",
+        stderr(&o)
+    );
     // At the limits the field is exact: distance over speed.
-    let o = run(os!["eikonal", "--speed", ones, "--goal", goal, "--out", phi, "--cell-size", "1e100"]);
+    let o = run(os![
+        "eikonal",
+        "--speed",
+        ones,
+        "--goal",
+        goal,
+        "--out",
+        phi,
+        "--cell-size",
+        "1e100"
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let p = crowdfield::io::read_npy_f64(&phi).unwrap();
     assert!((p[[0, 4]] / 4e100 - 1.0).abs() < 1e-12, "{}", p[[0, 4]]);
@@ -355,7 +523,10 @@ fn an_overlapping_spawn_map_gets_the_same_verdict_from_every_command() {
     assert!(!o.status.success());
     let verdict = stdout(&o).trim_end().to_string();
     // Found by placing the agents (the map's own checks pass: each area has room alone).
-    assert!(verdict.contains("groups[1]") && verdict.contains("holds at most"), "{verdict}");
+    assert!(
+        verdict.contains("groups[1]") && verdict.contains("holds at most"),
+        "{verdict}"
+    );
     for cmd in ["solve", "simulate"] {
         let o = run(os![cmd, map, "--out", dir.path().join(cmd), "--quiet"]);
         assert!(!o.status.success(), "{cmd} accepted a map validate refuses");
@@ -363,8 +534,15 @@ fn an_overlapping_spawn_map_gets_the_same_verdict_from_every_command() {
     }
     for extra in ["--quiet", "--simulate"] {
         let o = run(os!["batch", map, "--out", dir.path().join("batch"), extra]);
-        assert!(!o.status.success(), "batch {extra} accepted a map validate refuses");
-        assert!(stderr(&o).contains(&format!("failed: {verdict}")), "{}", stderr(&o));
+        assert!(
+            !o.status.success(),
+            "batch {extra} accepted a map validate refuses"
+        );
+        assert!(
+            stderr(&o).contains(&format!("failed: {verdict}")),
+            "{}",
+            stderr(&o)
+        );
     }
 }
 
@@ -384,12 +562,23 @@ fn map_names_that_are_not_utf8_get_their_own_folders_and_exact_messages() {
     let out = dir.path().join("out");
     let o = run(os!["batch", maps, "--out", out, "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(out.join(std::ffi::OsStr::from_bytes(b"hall\xff")).join("solve.json").is_file());
-    assert!(out.join(std::ffi::OsStr::from_bytes(b"hall\xfe")).join("solve.json").is_file());
+    assert!(
+        out.join(std::ffi::OsStr::from_bytes(b"hall\xff"))
+            .join("solve.json")
+            .is_file()
+    );
+    assert!(
+        out.join(std::ffi::OsStr::from_bytes(b"hall\xfe"))
+            .join("solve.json")
+            .is_file()
+    );
     let rows: Vec<serde_json::Value> =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["map"].as_str().unwrap()).collect();
-    assert!(names[0].ends_with("hall\\xfe.json") && names[1].ends_with("hall\\xff.json"), "{names:?}");
+    assert!(
+        names[0].ends_with("hall\\xfe.json") && names[1].ends_with("hall\\xff.json"),
+        "{names:?}"
+    );
     // A broken one is named exactly in the error.
     std::fs::write(&a, "{").unwrap();
     let o = run(os!["validate", a]);

@@ -289,6 +289,9 @@ mod tests {
         assert_eq!(unit_cost(super::MAX_SPEED), f32::MIN_POSITIVE);
         assert!(((1.0 / (super::MAX_SPEED * 1.0001)) as f32) < f32::MIN_POSITIVE);
         let speeds = ndarray::array![[1.0, f64::INFINITY], [1e39, 1e300]];
-        assert_eq!(super::first_unrepresentable_speed(speeds.view()), Some(((1, 0), 1e39)));
+        assert_eq!(
+            super::first_unrepresentable_speed(speeds.view()),
+            Some(((1, 0), 1e39))
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! is acceptable. Each problem is recorded with its JSON path and the run goes on, so one pass
 //! reports everything that can be known.
 
+use super::LoadOptions;
 use super::format::{FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped};
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
 use super::{
@@ -12,12 +13,11 @@ use super::{
     MAX_GRID_SIDE, MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES,
     MIN_CELL_SIZE, MIN_FLOW_SPEED, MIN_RADIUS, VALUE_LIMIT,
 };
-use super::LoadOptions;
 use crate::error::Error;
-use crate::text::{name_too_long, quoted};
 use crate::grid::{Dir, Grid};
 use crate::params::{BoidsParams, MAX_DENSITY_WINDOW_M2, OrcaParams, Params};
 use crate::scene::{Area, Group, Scene, Spawn};
+use crate::text::{name_too_long, quoted};
 use ndarray::Array2;
 use std::collections::{HashSet, VecDeque};
 use std::path::Path;

@@ -209,7 +209,12 @@ pub fn compile(map: &MapFile, base_dir: &Path, file_label: &str) -> Result<Scene
 }
 
 /// [`compile`] with the given [`LoadOptions`].
-pub fn compile_with(map: &MapFile, base_dir: &Path, file_label: &str, options: &LoadOptions) -> Result<Scene> {
+pub fn compile_with(
+    map: &MapFile,
+    base_dir: &Path,
+    file_label: &str,
+    options: &LoadOptions,
+) -> Result<Scene> {
     match check::check(map, base_dir, file_label, options) {
         (Some(scene), errors) if errors.is_empty() => Ok(scene),
         (_, errors) if errors.is_empty() => Err(Error::invalid(file_label, "(root)", "the map is not valid")),

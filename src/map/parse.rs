@@ -195,12 +195,11 @@ impl Collector<'_> {
 
     fn push_de_error(&mut self, at: &str, e: &serde_path_to_error::Error<serde_json::Error>) {
         let path = join_path(at, &e.path().to_string());
-        self.errors
-            .push(Error::invalid(
-                self.file,
-                path,
-                crate::text::shorten_quoted_value(&e.inner().to_string()),
-            ));
+        self.errors.push(Error::invalid(
+            self.file,
+            path,
+            crate::text::shorten_quoted_value(&e.inner().to_string()),
+        ));
     }
 
     /// Deserialises one piece; records its error.

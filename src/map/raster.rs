@@ -7,8 +7,8 @@
 use super::format::{Raster, ShapeRef};
 use crate::error::Error;
 use crate::grid::Grid;
-use ndarray::Array2;
 use crate::text::quoted;
+use ndarray::Array2;
 use std::path::Path;
 
 /// Bytes an `.npy` header may take beyond the data (the format pads headers to 64 bytes; numpy
@@ -226,7 +226,11 @@ pub fn outside_reason(file: &str, base_dir: &Path) -> Option<&'static str> {
         if is_link {
             match std::fs::canonicalize(&at) {
                 Ok(target) if target.starts_with(&root) => {}
-                _ => return Some("passes through a symbolic link that leads out of the map's folder (or nowhere)"),
+                _ => {
+                    return Some(
+                        "passes through a symbolic link that leads out of the map's folder (or nowhere)",
+                    );
+                }
             }
         }
     }
@@ -249,10 +253,17 @@ pub fn read_raster(
     let at_file = format!("{at}.file");
     let err = |message: String| Error::invalid(file, at_file.clone(), message);
     let shown = path.display();
-    let meta = std::fs::metadata(&path)
-        .map_err(|e| err(format!("cannot read raster {} ({shown}): {e}", quoted(&raster.file))))?;
+    let meta = std::fs::metadata(&path).map_err(|e| {
+        err(format!(
+            "cannot read raster {} ({shown}): {e}",
+            quoted(&raster.file)
+        ))
+    })?;
     if !meta.is_file() {
-        return Err(err(format!("raster {} ({shown}) is not a file", quoted(&raster.file))));
+        return Err(err(format!(
+            "raster {} ({shown}) is not a file",
+            quoted(&raster.file)
+        )));
     }
     match kind {
         RasterKind::Png => {

@@ -229,7 +229,9 @@ pub fn is_summary_of(path: &Path, out: &Path) -> bool {
 /// The output folder name of a map as messages show it: its file stem, escaped losslessly
 /// ([`escape_os`]) when it is not UTF-8.
 pub fn stem(path: &Path) -> String {
-    path.file_stem().map(escape_os).unwrap_or_else(|| "map".to_string())
+    path.file_stem()
+        .map(escape_os)
+        .unwrap_or_else(|| "map".to_string())
 }
 
 /// The output folder of a map inside `out`: `out/<file stem>`, the stem's bytes as they are.
@@ -396,7 +398,12 @@ fn read_marker(dir: &Path) -> Option<DoneMarker> {
 /// with simulation the files of [`output::write_run`]; each one recorded in the folder's
 /// manifest before it is written. The map is checked as every command checks it
 /// ([`super::load_map`]).
-fn process_map(map: &Path, owned: &mut OwnedDir, options: &BatchOptions, outcome: &mut MapOutcome) -> Result<()> {
+fn process_map(
+    map: &Path,
+    owned: &mut OwnedDir,
+    options: &BatchOptions,
+    outcome: &mut MapOutcome,
+) -> Result<()> {
     let scene = super::load_map(map, &options.load)?;
     let grid = scene.grid;
     let t0 = Instant::now();

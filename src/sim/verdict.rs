@@ -27,7 +27,11 @@ pub fn check_map(path: &Path, options: &LoadOptions) -> (Option<Scene>, Vec<Erro
             Err(e) => problems.push(e.relabel(&scene.name, &file)),
         }
     }
-    if problems.is_empty() { (Some(scene), problems) } else { (None, problems) }
+    if problems.is_empty() {
+        (Some(scene), problems)
+    } else {
+        (None, problems)
+    }
 }
 
 /// The scene of the map at `path` when [`check_map`] finds no problem; the problems (one
