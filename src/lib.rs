@@ -22,11 +22,13 @@ pub mod io;
 pub mod local;
 pub mod map;
 pub mod neighbors;
+pub mod ownership;
 pub mod params;
 pub mod scene;
 pub mod sim;
 #[cfg(test)]
 mod test_rng;
+pub mod text;
 
 pub use error::{Error, Result};
 pub use grid::{Dir, Grid};

@@ -407,10 +407,14 @@ fn a_batch_never_deletes_files_it_did_not_write() {
     assert_eq!(row["status"], "failed");
     assert!(row["error"].as_str().unwrap().contains("did not write"), "{row}");
 
-    // A folder holding only an interrupted run's outputs is cleared and redone.
+    // A folder holding only an interrupted run's outputs is cleared and redone: what a run
+    // killed while writing leaves, its manifest naming the files it had begun.
     std::fs::remove_dir_all(out.join("plan")).unwrap();
-    std::fs::create_dir_all(out.join("plan")).unwrap();
-    std::fs::write(out.join("plan/potential_0.npy"), "half").unwrap();
+    let mut owned =
+        crowdfield::ownership::OwnedDir::open(&out.join("plan"), crowdfield::sim::batch::BATCH_WRITER, false)
+            .unwrap();
+    std::fs::write(owned.claim("potential_0.npy").unwrap(), "half").unwrap();
+    owned.claim("solve.json").unwrap();
     std::fs::write(out.join("plan/.solve.json.123.tmp"), "half").unwrap();
     let status = batch()
         .args(["batch", "--quiet", "--out"])

@@ -31,7 +31,8 @@ pub struct Args {
     /// Also simulate each map (report.json, plots) after solving it.
     #[arg(long)]
     pub simulate: bool,
-    /// Redo maps that are already complete.
+    /// Redo maps that are already complete, and write into map folders holding files the batch
+    /// did not write (files of the batch's own names there are replaced; others are kept).
     #[arg(long)]
     pub force: bool,
     /// Simulation time limit, seconds (with --simulate): each run stops after its last whole
@@ -45,6 +46,8 @@ pub struct Args {
     /// are still printed.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub read: super::MapReadArgs,
 }
 
 /// Prints `line` on stderr above the progress bar.
@@ -100,6 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             seed: args.seed,
             ..SimConfig::default()
         },
+        load: args.read.options(),
     };
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -17,7 +17,8 @@ pub struct Args {
     /// Speed array (.npy, 2-D, float32/float64/uint8; row index = y, column index = x).
     ///
     /// Cells whose speed is <= 0 or not finite are impassable, and so are speeds so small that
-    /// their inverse (the cell's cost, in f32) overflows: below about 3e-39 m/s. On
+    /// their inverse (the cell's cost, in f32) overflows: below about 3e-39 m/s. Speeds above
+    /// 2^126 (about 8.5e37 m/s), whose cost underflows f32, are refused: scale the speeds down. On
     /// `--backend gpu` speeds below 1e-12 m/s, or a cell size that puts potentials beyond
     /// f32's range, are refused (auto takes the CPU for them).
     #[arg(long, value_name = "SPEED.npy")]
@@ -30,6 +31,7 @@ pub struct Args {
     #[arg(long, value_name = "PHI.npy")]
     out: PathBuf,
     /// Edge length of one cell (metres); phi is in seconds when speed is in metres per second.
+    /// At most 1e100 (larger steps overflow the quadratic update's squares).
     #[arg(long, value_name = "H", default_value_t = 1.0, allow_negative_numbers = true)]
     cell_size: f64,
     /// Order of the fast-marching update: 1 or 2.
@@ -97,6 +99,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.cell_size > 0.0 && args.cell_size.is_finite()) {
         bail!("--cell-size: {} is not a positive finite length", args.cell_size);
     }
+    if args.cell_size > crowdfield::eikonal::MAX_CELL_SIZE {
+        bail!(
+            "--cell-size: {}: expected at most {:e} (the solver squares cell size times cost, which \
+             would overflow)",
+            crowdfield::error::num(args.cell_size),
+            crowdfield::eikonal::MAX_CELL_SIZE
+        );
+    }
+    let too_fast = |values: ArrayView2<f64>| {
+        crowdfield::eikonal::first_unrepresentable_speed(values).map(|((r, c), v)| {
+            anyhow::anyhow!(
+                "{}: speed {} at (row {r}, column {c}): expected at most {:.6e} (2^126), the fastest \
+                 speed the solver represents (its cost 1/speed would underflow f32); scale the speeds down",
+                args.speed.display(),
+                crowdfield::error::num(v),
+                crowdfield::eikonal::MAX_SPEED
+            )
+        })
+    };
     let order = super::order(args.order);
     // Before the speeds are read.
     crowdfield::gpu::check_order(args.backend, order)?;
@@ -116,13 +137,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         SpeedGrid::MAX_CELLS
                     )
                 })?;
+                if let Some(e) = too_fast(values) {
+                    return Err(e);
+                }
                 grid.speeds_mut().assign(&values);
                 Ok::<_, anyhow::Error>(grid)
             })
             .context("reading --speed")??,
         )
     } else {
-        Speeds::Array(read_npy_f64(&args.speed).context("reading --speed")?)
+        let speeds = read_npy_f64(&args.speed).context("reading --speed")?;
+        if let Some(e) = too_fast(speeds.view()) {
+            return Err(e);
+        }
+        Speeds::Array(speeds)
     };
     let (rows, cols) = speed.dim();
     let goal = read_npy_f64_with(&args.goal, |values| {

@@ -60,6 +60,25 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// What the maps a command loads may read (flattened into every command that loads maps).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct MapReadArgs {
+    /// Let maps read raster files outside their own folder (an absolute path, a path climbing
+    /// out with `..`, a symbolic link leading out). Off by default: a map reads rasters only
+    /// from its own folder and below.
+    #[arg(long)]
+    pub allow_outside_rasters: bool,
+}
+
+impl MapReadArgs {
+    /// The library's options for loading maps.
+    pub fn options(self) -> crowdfield::map::LoadOptions {
+        crowdfield::map::LoadOptions {
+            allow_outside_rasters: self.allow_outside_rasters,
+        }
+    }
+}
+
 /// `count` followed by `singular` or, for any count but 1, `plural`: "1 agent", "3 agents".
 fn count_of(count: usize, singular: &str, plural: &str) -> String {
     format!("{count} {}", if count == 1 { singular } else { plural })

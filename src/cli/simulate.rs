@@ -40,8 +40,10 @@ pub struct Args {
     /// Write trajectories.csv (t, id, group, x, y, vx, vy for every agent and step).
     #[arg(long)]
     pub trajectories: bool,
-    /// Write frames/frame_NNNNN.png every this many steps (an earlier run's frames in the
-    /// folder are removed, also by a run without --frames).
+    /// Write frames/frame_NNNNN.png every this many steps. They are written beside `frames`
+    /// and replace an earlier run's frames only when the run succeeds (a run without --frames
+    /// removes them then too); a `frames` that is a symbolic link is never written or deleted
+    /// through.
     #[arg(long, value_name = "EVERY", allow_negative_numbers = true)]
     pub frames: Option<usize>,
     /// What frames show under the agents.
@@ -79,6 +81,8 @@ pub struct Args {
     /// No progress bar and no summary on stderr.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub read: super::MapReadArgs,
 }
 
 /// `--local` values.
@@ -212,12 +216,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--frames 0: expected a number of steps of at least 1");
     }
     crowdfield::gpu::check_order(args.backend, super::order(args.order))?;
-    let mut scene = crowdfield::map::load(&args.map)?;
+    let mut scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     for w in crowdfield::map::warnings(&scene) {
         eprintln!("warning: {}: {w}", args.map.display());
-    }
-    if scene.groups.is_empty() {
-        return Err(crowdfield::map::no_groups_error(&args.map).into());
     }
     if let Some(law) = args.speed_law {
         scene.params.speed_law = match law {
@@ -313,17 +314,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(t) = traj.as_mut() {
         t.record(&sim)?;
     }
-    if args.frames.is_some() {
-        output::clear_frames(&args.out)?;
-    } else {
-        // An earlier run's frames would pass for this run's, as its trajectories would.
-        output::remove_stale_frames(&args.out)?;
-    }
-    if !args.trajectories {
-        // An earlier run's trajectories would pass for this run's.
-        output::remove_stale_trajectories(&args.out)?;
-    }
-    let out = args.out.clone();
+    // Frames go into a folder beside `frames` and replace it only once the run has
+    // succeeded: a killed run or a full disk leaves the earlier run's frames whole.
+    let frames_path = args.out.join("frames");
+    crowdfield::ownership::remove_stale_staging(&frames_path)?;
+    let staged = args
+        .frames
+        .map(|_| crowdfield::ownership::StagedDir::create(&frames_path))
+        .transpose()?;
     let mut frame_index = 0usize;
     sim.run(|s| {
         bar.set_position(s.arrivals.len() as u64);
@@ -334,7 +332,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(every) = args.frames
             && (s.steps - 1).is_multiple_of(every)
         {
-            output::write_frame(&out, frame_index, s, args.frame_field)?;
+            let frames = staged.as_ref().expect("staged when --frames is given");
+            output::write_frame_to(frames.path(), frame_index, s, args.frame_field)?;
             frame_index += 1;
         }
         Ok(())
@@ -344,6 +343,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         output::write_run(&args.out, &sim).with_context(|| format!("writing {}", args.out.display()))?;
     if let Some(t) = traj {
         t.finish()?;
+    } else {
+        // An earlier run's trajectories would pass for this run's.
+        output::remove_stale_trajectories(&args.out)?;
+    }
+    match staged {
+        Some(frames) => frames.commit(output::is_frame_name)?,
+        None if crowdfield::ownership::is_symlink(&frames_path) => eprintln!(
+            "warning: {} is a symbolic link: its frames (of another run) are left as they are",
+            frames_path.display()
+        ),
+        // An earlier run's frames would pass for this run's.
+        None => _ = output::remove_stale_frames(&args.out)?,
     }
     let inside = report.total.remaining.total - report.total.remaining.no_goal;
     if inside > 0 {

@@ -34,6 +34,8 @@ pub struct Args {
     /// Print no progress or timings to stderr.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub read: super::MapReadArgs,
 }
 
 /// Runs `crowdfield solve`.
@@ -47,10 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let order = super::order(args.order);
     crowdfield::gpu::check_order(args.backend, order)?;
-    let scene = crowdfield::map::load(&args.map)?;
-    if scene.groups.is_empty() {
-        return Err(crowdfield::map::no_groups_error(&args.map).into());
-    }
+    let scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     log(&format!(
         "loaded {} in {:.3} s",
         args.map.display(),

@@ -16,24 +16,8 @@ pub struct Args {
     /// Map files (JSON) to check. JSON Schemas (*.schema.json) are skipped, with a note.
     #[arg(required = true, value_name = "MAP")]
     maps: Vec<PathBuf>,
-}
-
-/// Whether the map has a group at all (the loader accepts `"groups": []`, a map being drawn in
-/// the editor, but `solve` and `simulate` refuse it) and whether its spawn areas hold their
-/// agents without overlap (a body radius larger than a cell, or spawn areas sharing cells, can
-/// fit fewer agents than free cells). Placed as `simulate` does with seed 0; empty when they fit.
-fn spawn_problems(path: &std::path::Path, scene: &crowdfield::Scene) -> Vec<crowdfield::error::Error> {
-    let file = path.display().to_string();
-    let result = if scene.groups.is_empty() {
-        Err(crowdfield::map::no_groups_error(path))
-    } else {
-        crowdfield::sim::spawn::spawn_agents(scene, 0).map_err(|e| e.relabel(&scene.name, &file))
-    };
-    match result {
-        Ok(_) => Vec::new(),
-        Err(crowdfield::error::Error::Many(errors)) => errors,
-        Err(e) => vec![e],
-    }
+    #[command(flatten)]
+    read: super::MapReadArgs,
 }
 
 /// Runs `crowdfield validate`.
@@ -42,14 +26,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut bad = 0;
     for path in &maps {
         // Read and compiled once (a large map's rasterisation is most of the time).
-        let (scene, mut problems) = crowdfield::map::check_file(path);
-        if let Some(scene) = &scene {
-            problems.extend(spawn_problems(path, scene));
-        }
+        // The check every command runs (one verdict for validate, solve, simulate and batch).
+        let (scene, problems) = crowdfield::sim::check_map(path, &args.read.options());
         if let (Some(scene), true) = (&scene, problems.is_empty()) {
-            println!("{}: ok", path.display());
+            let shown = crowdfield::text::show_path(path);
+            println!("{shown}: ok");
             for w in crowdfield::map::warnings(scene) {
-                println!("{}: warning: {w}", path.display());
+                println!("{shown}: warning: {w}");
             }
         } else {
             bad += 1;

@@ -203,6 +203,26 @@ pub fn solve_groups_near(
         .collect()
 }
 
+/// Fastest speed the solvers represent, 2^126 (about 8.5e37): above it the unit cost
+/// `1 / speed` falls below `f32`'s smallest normal number, where [`cell_cost_from_speed`] keeps
+/// it (so the cell stays passable) but the potential comes out too large. `crowdfield eikonal`
+/// refuses such speeds.
+pub const MAX_SPEED: f64 = 1.0 / f32::MIN_POSITIVE as f64;
+
+/// Largest cell edge `crowdfield eikonal` takes: the step cost (cell size times a cost of at most
+/// `f32::MAX`, about 3.4e38) squared, as the quadratic update squares it, stays finite in `f64`
+/// (1e100 × 3.4e38 = 3.4e138, whose square is about 1e277 < 1.8e308).
+pub const MAX_CELL_SIZE: f64 = 1e100;
+
+/// The first cell (row, column) whose speed is above [`MAX_SPEED`] (finite or `+inf` speeds
+/// only count as too fast when finite: `+inf` is impassable), with its speed.
+pub fn first_unrepresentable_speed(speed: ArrayView2<f64>) -> Option<((usize, usize), f64)> {
+    speed
+        .indexed_iter()
+        .find(|(_, v)| v.is_finite() && **v > MAX_SPEED)
+        .map(|(at, v)| (at, *v))
+}
+
 /// Unit cost `1 / speed` per cell; `+inf` where speed <= 0 or not finite (and where `1 / speed`
 /// overflows `f32`, i.e. speed below about `3e-39`). See [`isotropic`] to solve with it.
 pub fn cell_cost_from_speed(speed: ArrayView2<f64>) -> Array2<f32> {
@@ -262,5 +282,16 @@ mod tests {
         assert_eq!(unit_cost(f64::MAX), f32::MIN_POSITIVE);
         assert_eq!(unit_cost(1e-300), f32::INFINITY);
         assert_eq!(unit_cost(f64::MIN_POSITIVE), f32::INFINITY);
+    }
+
+    #[test]
+    fn the_fastest_speed_is_the_last_whose_cost_is_a_normal_f32() {
+        assert_eq!(unit_cost(super::MAX_SPEED), f32::MIN_POSITIVE);
+        assert!(((1.0 / (super::MAX_SPEED * 1.0001)) as f32) < f32::MIN_POSITIVE);
+        let speeds = ndarray::array![[1.0, f64::INFINITY], [1e39, 1e300]];
+        assert_eq!(
+            super::first_unrepresentable_speed(speeds.view()),
+            Some(((1, 0), 1e39))
+        );
     }
 }

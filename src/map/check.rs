@@ -5,6 +5,7 @@
 //! is acceptable. Each problem is recorded with its JSON path and the run goes on, so one pass
 //! reports everything that can be known.
 
+use super::LoadOptions;
 use super::format::{FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped};
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
 use super::{
@@ -16,6 +17,7 @@ use crate::error::Error;
 use crate::grid::{Dir, Grid};
 use crate::params::{BoidsParams, MAX_DENSITY_WINDOW_M2, OrcaParams, Params};
 use crate::scene::{Area, Group, Scene, Spawn};
+use crate::text::{name_too_long, quoted};
 use ndarray::Array2;
 use std::collections::{HashSet, VecDeque};
 use std::path::Path;
@@ -46,11 +48,20 @@ pub(crate) use crate::error::num;
 
 /// Checks `map` and builds its scene. Returns the scene when there is no problem, and every
 /// problem found.
-pub(crate) fn check(map: &MapFile, base_dir: &Path, file: &str) -> (Option<Scene>, Vec<Error>) {
+pub(crate) fn check(
+    map: &MapFile,
+    base_dir: &Path,
+    file: &str,
+    options: &LoadOptions,
+) -> (Option<Scene>, Vec<Error>) {
     let mut ck = Checker {
         file,
+        options: *options,
         errors: Vec::new(),
     };
+    if let Some(message) = name_too_long(&map.name) {
+        ck.push("name", message);
+    }
     if map.version != FORMAT_VERSION {
         ck.push(
             "version",
@@ -85,8 +96,8 @@ pub(crate) fn check(map: &MapFile, base_dir: &Path, file: &str) -> (Option<Scene
             ck.push(
                 &format!("{at}.name"),
                 format!(
-                    "{:?} is used by an earlier group: expected unique group names",
-                    g.name
+                    "{} is used by an earlier group: expected unique group names",
+                    quoted(&g.name)
                 ),
             );
         }
@@ -117,6 +128,8 @@ pub(crate) fn check(map: &MapFile, base_dir: &Path, file: &str) -> (Option<Scene
 /// Collects problems.
 struct Checker<'a> {
     file: &'a str,
+    /// What the map may read.
+    options: LoadOptions,
     errors: Vec<Error>,
 }
 
@@ -540,10 +553,25 @@ impl Checker<'_> {
         let Some(file_kind) = raster_kind(&raster.file) else {
             self.push(
                 &format!("{at}.file"),
-                format!("{:?}: expected a .png or .npy file name", raster.file),
+                format!("{}: expected a .png or .npy file name", quoted(&raster.file)),
             );
             return None;
         };
+        if !self.options.allow_outside_rasters
+            && let Some(why) = super::raster::outside_reason(&raster.file, base_dir)
+        {
+            // Said before the file is looked at: the message must not tell whether a file
+            // outside the map's folder exists.
+            self.push(
+                &format!("{at}.file"),
+                format!(
+                    "{}: {why}: a map reads rasters only from its own folder and below; pass \
+                     --allow-outside-rasters to the command to read it",
+                    quoted(&raster.file)
+                ),
+            );
+            return None;
+        }
         if let Some(range) = raster.range {
             if file_kind == RasterKind::Npy {
                 self.push(
@@ -586,8 +614,8 @@ impl Checker<'_> {
             self.push(
                 &format!("{at}.file"),
                 format!(
-                    "{:?} has {} at row {r}, column {c}: expected {expected}",
-                    raster.file,
+                    "{} has {} at row {r}, column {c}: expected {expected}",
+                    quoted(&raster.file),
                     num(*v)
                 ),
             );
@@ -610,8 +638,11 @@ impl Checker<'_> {
     ) -> Option<Group> {
         let before = self.errors.len();
         self.ensure(!g.name.trim().is_empty(), &format!("{at}.name"), || {
-            format!("{:?}: expected a non-empty name", g.name)
+            format!("{}: expected a non-empty name", quoted(&g.name))
         });
+        if let Some(message) = name_too_long(&g.name) {
+            self.push(&format!("{at}.name"), message);
+        }
         let color = match &g.color {
             None => PALETTE[index % PALETTE.len()],
             Some(s) => match parse_color(s) {
@@ -619,7 +650,7 @@ impl Checker<'_> {
                 None => {
                     self.push(
                         &format!("{at}.color"),
-                        format!("{s:?}: expected \"#rrggbb\" (hexadecimal)"),
+                        format!("{}: expected \"#rrggbb\" (hexadecimal)", quoted(s)),
                     );
                     [0, 0, 0]
                 }
@@ -671,6 +702,9 @@ impl Checker<'_> {
         let mut goals = Vec::new();
         for (k, goal) in g.goals.iter().enumerate() {
             let at = format!("{at}.goals[{k}]");
+            if let Some(message) = goal.name.as_deref().and_then(name_too_long) {
+                self.push(&format!("{at}.name"), message);
+            }
             let shape = self.shape(goal, &at, false);
             let mut ok = true;
             if let Some(w) = goal.width {
@@ -712,6 +746,9 @@ impl Checker<'_> {
         let mut spawns = Vec::new();
         for (k, spawn) in g.spawns.iter().enumerate() {
             let at = format!("{at}.spawns[{k}]");
+            if let Some(message) = spawn.name.as_deref().and_then(name_too_long) {
+                self.push(&format!("{at}.name"), message);
+            }
             let shape = self.shape(spawn, &at, false);
             let premovement = spawn.premovement.map_or([0.0, 0.0], |p| [p.min, p.max]);
             if let Some(p) = spawn.premovement {
@@ -747,6 +784,7 @@ impl Checker<'_> {
             self.ensure(spawn.count <= free, &format!("{at}.count"), || {
                 // Say how many bodies fit, the number a user can act on; one agent per free cell
                 // is the rule only where cells are larger than bodies.
+                let name = crate::text::truncate_for_message(&name);
                 let fit = crate::sim::spawn::area_capacity(grid, &mask, obstacle, g.radius);
                 let m2 = crate::sim::spawn::square_metres(free as f64 * grid.cell_size * grid.cell_size);
                 if fit > 0 && fit < free {
@@ -793,9 +831,9 @@ impl Checker<'_> {
                 let ok = s.area.mask.iter().zip(reached.iter()).any(|(&m, &r)| m && r);
                 self.ensure(ok, &format!("{at}.spawns[{k}]"), || {
                     format!(
-                        "no goal of group {:?} can be reached from this area: expected a path over free \
+                        "no goal of group {} can be reached from this area: expected a path over free \
                          cells (4-connected) to a goal cell",
-                        g.name
+                        quoted(&g.name)
                     )
                 });
             }

@@ -113,10 +113,30 @@ pub(crate) fn read_map_text(path: &Path) -> Result<String> {
     })
 }
 
-/// Loads, validates and compiles the map at `path` (rasters resolved relative to it).
+/// What a map may read besides its own file.
+///
+/// By default a raster path must stay inside the map's folder: a path that is absolute, climbs
+/// out with `..` or passes through a symbolic link leading out is refused (a map from someone
+/// else must not read, say, `~/.ssh` or another project's data), with a message that does not
+/// tell whether the outside file exists. `allow_outside_rasters` (the commands'
+/// `--allow-outside-rasters`) lifts that for maps one trusts. The permission is the reader's,
+/// not the map's: a map cannot grant it to itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LoadOptions {
+    /// Read raster files outside the map's folder too.
+    pub allow_outside_rasters: bool,
+}
+
+/// Loads, validates and compiles the map at `path` (rasters resolved relative to it and kept
+/// inside its folder: see [`LoadOptions`]).
 pub fn load(path: &Path) -> Result<Scene> {
+    load_with(path, &LoadOptions::default())
+}
+
+/// [`load`] with the given [`LoadOptions`].
+pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Scene> {
     let map = MapFile::from_path(path)?;
-    compile(&map, base_dir(path), &path.display().to_string())
+    compile_with(&map, base_dir(path), &crate::text::show_path(path), options)
 }
 
 /// Every problem found in the map at `path` (empty when it is valid).
@@ -127,13 +147,18 @@ pub fn validate(path: &Path) -> Vec<Error> {
 /// The map at `path` read and checked once: its scene when it has no problem, and every
 /// problem found.
 pub fn check_file(path: &Path) -> (Option<Scene>, Vec<Error>) {
-    let file = path.display().to_string();
+    check_file_with(path, &LoadOptions::default())
+}
+
+/// [`check_file`] with the given [`LoadOptions`].
+pub fn check_file_with(path: &Path, options: &LoadOptions) -> (Option<Scene>, Vec<Error>) {
+    let file = crate::text::show_path(path);
     let text = match read_map_text(path) {
         Ok(t) => t,
         Err(e) => return (None, vec![e]),
     };
     match parse::parse_map(&text, &file) {
-        Ok(map) => check::check(&map, base_dir(path), &file),
+        Ok(map) => check::check(&map, base_dir(path), &file, options),
         Err(errors) => (None, errors),
     }
 }
@@ -180,7 +205,17 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
 /// `base_dir`; `file_label` names the map in errors. Every problem is reported (an
 /// [`Error::Many`] when there are several).
 pub fn compile(map: &MapFile, base_dir: &Path, file_label: &str) -> Result<Scene> {
-    match check::check(map, base_dir, file_label) {
+    compile_with(map, base_dir, file_label, &LoadOptions::default())
+}
+
+/// [`compile`] with the given [`LoadOptions`].
+pub fn compile_with(
+    map: &MapFile,
+    base_dir: &Path,
+    file_label: &str,
+    options: &LoadOptions,
+) -> Result<Scene> {
+    match check::check(map, base_dir, file_label, options) {
         (Some(scene), errors) if errors.is_empty() => Ok(scene),
         (_, errors) if errors.is_empty() => Err(Error::invalid(file_label, "(root)", "the map is not valid")),
         (_, errors) => Err(many(errors)),
@@ -189,7 +224,7 @@ pub fn compile(map: &MapFile, base_dir: &Path, file_label: &str) -> Result<Scene
 
 /// Every problem found in an in-memory map (empty when it compiles).
 pub fn check(map: &MapFile, base_dir: &Path, file_label: &str) -> Vec<Error> {
-    check::check(map, base_dir, file_label).1
+    check::check(map, base_dir, file_label, &LoadOptions::default()).1
 }
 
 /// The error that `validate`, `solve`, `simulate` and `batch` give for a map with

@@ -195,8 +195,11 @@ impl Collector<'_> {
 
     fn push_de_error(&mut self, at: &str, e: &serde_path_to_error::Error<serde_json::Error>) {
         let path = join_path(at, &e.path().to_string());
-        self.errors
-            .push(Error::invalid(self.file, path, e.inner().to_string()));
+        self.errors.push(Error::invalid(
+            self.file,
+            path,
+            crate::text::shorten_quoted_value(&e.inner().to_string()),
+        ));
     }
 
     /// Deserialises one piece; records its error.
@@ -221,13 +224,14 @@ impl Collector<'_> {
         };
         for key in obj.keys() {
             if !known.contains(&key.as_str()) {
+                let key = crate::text::truncate_for_message(key);
                 let expected = known
                     .iter()
                     .map(|k| format!("`{k}`"))
                     .collect::<Vec<_>>()
                     .join(", ");
                 self.push(
-                    &join_path(at, key),
+                    &join_path(at, &key),
                     format!("unknown field `{key}`, expected one of {expected}"),
                 );
             }
@@ -319,7 +323,7 @@ fn kind(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("boolean `{b}`"),
         Value::Number(n) => format!("number `{n}`"),
-        Value::String(s) => format!("string {s:?}"),
+        Value::String(s) => format!("string {}", crate::text::quoted(s)),
         Value::Array(_) => "sequence".into(),
         Value::Object(_) => "map".into(),
     }

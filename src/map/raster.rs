@@ -7,6 +7,7 @@
 use super::format::{Raster, ShapeRef};
 use crate::error::Error;
 use crate::grid::Grid;
+use crate::text::quoted;
 use ndarray::Array2;
 use std::path::Path;
 
@@ -194,6 +195,48 @@ pub fn raster_kind(file: &str) -> Option<RasterKind> {
     }
 }
 
+/// Why the raster path `file` (as the map gives it) reaches outside `base_dir`, the map's
+/// folder, or `None` when it stays inside: an absolute path, a path that climbs above the
+/// folder with `..`, or one that passes through a symbolic link leading out of it (or
+/// dangling). The lexical reasons are found without touching the file system, so the answer
+/// never tells whether a file outside exists.
+pub fn outside_reason(file: &str, base_dir: &Path) -> Option<&'static str> {
+    use std::path::Component;
+    let rel = Path::new(file);
+    let mut depth = 0usize;
+    for part in rel.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => return Some("an absolute path"),
+            Component::ParentDir if depth == 0 => {
+                return Some("climbs out of the map's folder with `..`");
+            }
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+        }
+    }
+    let Ok(root) = std::fs::canonicalize(base_dir) else {
+        return None;
+    };
+    // Each step below the map's folder that is a link must resolve inside it.
+    let mut at = base_dir.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        let is_link = at.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            match std::fs::canonicalize(&at) {
+                Ok(target) if target.starts_with(&root) => {}
+                _ => {
+                    return Some(
+                        "passes through a symbolic link that leads out of the map's folder (or nowhere)",
+                    );
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Reads a raster layer file as values on the grid, shape `(rows, cols)`, row index = y.
 ///
 /// `file` names the map in errors and `at` is the JSON path of the `raster` object. The size is
@@ -210,10 +253,17 @@ pub fn read_raster(
     let at_file = format!("{at}.file");
     let err = |message: String| Error::invalid(file, at_file.clone(), message);
     let shown = path.display();
-    let meta = std::fs::metadata(&path)
-        .map_err(|e| err(format!("cannot read raster {:?} ({shown}): {e}", raster.file)))?;
+    let meta = std::fs::metadata(&path).map_err(|e| {
+        err(format!(
+            "cannot read raster {} ({shown}): {e}",
+            quoted(&raster.file)
+        ))
+    })?;
     if !meta.is_file() {
-        return Err(err(format!("raster {:?} ({shown}) is not a file", raster.file)));
+        return Err(err(format!(
+            "raster {} ({shown}) is not a file",
+            quoted(&raster.file)
+        )));
     }
     match kind {
         RasterKind::Png => {

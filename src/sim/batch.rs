@@ -1,11 +1,18 @@
 //! Batch runs over many maps: input expansion (files, folders, manifests), sharding, per-map
 //! solve (and optional simulation), completion markers and the batch summary.
 //!
-//! Each map writes into `OUT/<map stem>/`. The completion marker `done.json` is written last and
-//! records a hash of the map file's bytes and of the options; a rerun skips a map whose marker
-//! matches and redoes any other (an interrupted map has no marker: the outputs in its folder are removed and
-//! it runs again, which also removes temporary files a killed run left behind; a folder holding
-//! anything else fails the map and is left as it is).
+//! Each map writes into `OUT/<map stem>/` (the stem's bytes as they are, so two names that
+//! differ only in bytes that are not UTF-8 get two folders). The completion marker `done.json` is
+//! written last and records a hash of the map file's bytes and of the options; a rerun skips a
+//! map whose marker matches and redoes any other.
+//!
+//! A batch deletes or replaces only files it wrote itself: each map's folder is an
+//! [`OwnedDir`](crate::ownership::OwnedDir), whose manifest (`.crowdfield-batch.json`) lists
+//! every file the batch wrote there with its size. A rerun removes those (and the temporary
+//! files of a killed run) and nothing else; a folder holding any other entry (a `simulate` run's
+//! report, a user's file, a file of the batch's changed since) fails the map with a message
+//! naming the folder and that entry, and is left as it is, unless `--force`. A folder that is a
+//! symbolic link is refused.
 
 use super::output::{self, write_json};
 use super::{SimConfig, Simulation};
@@ -15,12 +22,17 @@ use crate::error::{Error, Result};
 use crate::export::bundle::GroupSolveSummary;
 use crate::fields::Fields;
 use crate::io::write_npy;
+use crate::ownership::OwnedDir;
+use crate::text::{escape_os, show_path};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Name of the per-map completion marker.
 pub const DONE_FILE: &str = "done.json";
+
+/// The writer named in each map folder's manifest (and in the messages about it).
+pub const BATCH_WRITER: &str = "crowdfield batch";
 
 /// One of `count` disjoint slices of the sorted input list; `index` is 0-based
 /// (`--shard 0/4` .. `--shard 3/4`), matching `SLURM_ARRAY_TASK_ID` with `--array=0-3` and
@@ -89,7 +101,7 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
             || lower.starts_with("summary-shard-");
         if clash {
             return Err(Error::invalid(
-                map.display().to_string(),
+                show_path(map),
                 "stem",
                 format!(
                     "{name:?}: outputs go to OUT/<stem>/, and this one would be OUT itself, its parent or \
@@ -105,12 +117,12 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     for w in stems.windows(2) {
         if w[0].0 == w[1].0 {
             return Err(Error::invalid(
-                w[1].1.display().to_string(),
+                show_path(w[1].1),
                 "stem",
                 format!(
                     "{:?} has the same file stem as {}; outputs go to OUT/<stem>/, so rename one",
                     w[0].0,
-                    w[0].1.display()
+                    show_path(w[0].1)
                 ),
             ));
         }
@@ -214,11 +226,24 @@ pub fn is_summary_of(path: &Path, out: &Path) -> bool {
     }
 }
 
-/// The output folder name of a map: its file stem.
+/// The output folder name of a map as messages show it: its file stem, escaped losslessly
+/// ([`escape_os`]) when it is not UTF-8.
 pub fn stem(path: &Path) -> String {
     path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
+        .map(escape_os)
         .unwrap_or_else(|| "map".to_string())
+}
+
+/// The output folder of a map inside `out`: `out/<file stem>`, the stem's bytes as they are.
+pub fn map_dir(out: &Path, map: &Path) -> PathBuf {
+    match path_stem(map) {
+        Some(s) => out.join(s),
+        None => out.join("map"),
+    }
+}
+
+fn path_stem(map: &Path) -> Option<&std::ffi::OsStr> {
+    map.file_stem()
 }
 
 /// What each map of a batch does.
@@ -228,6 +253,9 @@ pub struct BatchOptions {
     pub simulate: bool,
     /// Simulation settings (used with `simulate`).
     pub sim: SimConfig,
+    /// What the maps may read (rasters outside their folder or not).
+    #[serde(default)]
+    pub load: crate::map::LoadOptions,
 }
 
 /// How one map of a batch ended.
@@ -289,13 +317,15 @@ fn completion_key(map_bytes: &[u8], options: &BatchOptions) -> String {
     format!("{h:016x}")
 }
 
-/// Runs one map into `out/<stem>/`, skipping it when its marker matches (unless `force`).
-/// Never panics outward: a panic inside the pipeline is caught and reported as a failure.
+/// Runs one map into `out/<stem>/`, skipping it when its marker matches (unless `force`, which
+/// also lets the run write into a folder holding files the batch did not write: see the
+/// module documentation). Never panics outward: a panic inside the pipeline is caught and
+/// reported as a failure.
 pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> MapOutcome {
     let start = Instant::now();
-    let dir = out.join(stem(map));
+    let dir = map_dir(out, map);
     let mut outcome = MapOutcome {
-        map: map.display().to_string(),
+        map: show_path(map),
         status: "failed".into(),
         error: None,
         seconds: 0.0,
@@ -324,17 +354,23 @@ pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> M
         };
     }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        process_map(map, &dir, options, &mut outcome)
+        let mut owned = OwnedDir::open(&dir, BATCH_WRITER, force)?;
+        process_map(map, &mut owned, options, &mut outcome)?;
+        Ok::<_, Error>(owned)
     }));
     outcome.seconds = start.elapsed().as_secs_f64();
     match result {
-        Ok(Ok(())) => {
+        Ok(Ok(mut owned)) => {
             outcome.status = "ok".into();
             let marker = DoneMarker {
                 key,
                 outcome: outcome.clone(),
             };
-            if let Err(e) = write_json(&dir.join(DONE_FILE), &marker) {
+            let written = owned
+                .claim(DONE_FILE)
+                .and_then(|path| write_json(&path, &marker))
+                .and_then(|()| owned.finish());
+            if let Err(e) = written {
                 outcome.status = "failed".into();
                 outcome.error = Some(e.to_string());
             }
@@ -357,15 +393,18 @@ fn read_marker(dir: &Path) -> Option<DoneMarker> {
     serde_json::from_str(&text).ok()
 }
 
-/// Clears the map's folder, solves every group's potential on the empty map, and simulates
-/// when asked. Outputs: `potential_<group>.npy` (float64, row = y), `solve.json`, and with
-/// simulation the files of [`output::write_run`].
-fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut MapOutcome) -> Result<()> {
-    clear_map_dir(dir)?;
-    let scene = crate::map::load(map)?;
-    if scene.groups.is_empty() {
-        return Err(crate::map::no_groups_error(map));
-    }
+/// Solves every group's potential on the empty map into the map's (cleared) folder, and
+/// simulates when asked. Outputs: `potential_<group>.npy` (float64, row = y), `solve.json`, and
+/// with simulation the files of [`output::write_run`]; each one recorded in the folder's
+/// manifest before it is written. The map is checked as every command checks it
+/// ([`super::load_map`]).
+fn process_map(
+    map: &Path,
+    owned: &mut OwnedDir,
+    options: &BatchOptions,
+    outcome: &mut MapOutcome,
+) -> Result<()> {
+    let scene = super::load_map(map, &options.load)?;
     let grid = scene.grid;
     let t0 = Instant::now();
     let fields = Fields::compute(&scene, &Agents::default());
@@ -375,7 +414,7 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
     let mut groups = Vec::new();
     for (g, ((group, sol), goal)) in scene.groups.iter().zip(&solutions).zip(&goals).enumerate() {
         let file = format!("potential_{g}.npy");
-        write_npy(&dir.join(&file), sol.phi.view())?;
+        write_npy(&owned.claim(&file)?, sol.phi.view())?;
         // The same entry as `solve`'s summary.json (one builder, so the two cannot drift).
         groups.push(GroupSolveSummary::new(
             &scene,
@@ -392,85 +431,22 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
         "groups": groups,
         "solve_seconds": solve_seconds,
     });
-    write_json(&dir.join("solve.json"), &summary)?;
+    write_json(&owned.claim("solve.json")?, &summary)?;
     if options.simulate {
         outcome.warnings = crate::map::warnings(&scene);
         let name = scene.name.clone();
         let mut sim = Simulation::new(scene, options.sim.clone())
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;
-        let report = output::write_run(dir, &sim)?;
+        for name in output::RUN_FILES {
+            owned.claim(name)?;
+        }
+        let report = output::write_run(owned.path(), &sim)?;
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
         outcome.complete = Some(super::report::evacuation_complete(&report.total));
         outcome.warnings.extend(report.warnings);
-    }
-    Ok(())
-}
-
-/// Files a batch writes into a map's folder: `potential_<g>.npy`, the JSON and PNG outputs of
-/// [`process_map`] and [`output::write_run`], the marker, and the temporary files of
-/// [`crate::io::write_atomic`] (`.<name>.<pid>.tmp`) a killed run leaves behind.
-fn is_batch_output(name: &str) -> bool {
-    const FILES: [&str; 6] = [
-        "solve.json",
-        DONE_FILE,
-        "report.json",
-        "timings.json",
-        "arrivals.png",
-        "peak_density.png",
-    ];
-    FILES.contains(&name)
-        || (name.starts_with("potential_") && name.ends_with(".npy"))
-        || (name.starts_with('.') && name.ends_with(".tmp"))
-}
-
-/// Removes the outputs of an earlier (interrupted or outdated) run from a map's folder. Anything
-/// else in it (a file the user put there, a sub-folder) is left alone and the map fails with an
-/// error naming it, so a batch never deletes what it did not write.
-fn clear_map_dir(dir: &Path) -> Result<()> {
-    let io_err = |source| Error::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    if !dir.exists() {
-        return Ok(());
-    }
-    if !dir.is_dir() {
-        return Err(Error::invalid(
-            dir.display().to_string(),
-            "--out",
-            "exists and is not a folder: expected the map's output folder; move it or choose another --out",
-        ));
-    }
-    let mut ours = Vec::new();
-    let mut foreign = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io_err)? {
-        let entry = entry.map_err(io_err)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let is_file = entry.file_type().map_err(io_err)?.is_file();
-        if is_file && is_batch_output(&name) {
-            ours.push(entry.path());
-        } else {
-            foreign.push(name);
-        }
-    }
-    if !foreign.is_empty() {
-        foreign.sort();
-        return Err(Error::invalid(
-            dir.display().to_string(),
-            "--out",
-            format!(
-                "holds {} that batch did not write ({}): expected an empty folder or one from an earlier \
-                 batch; nothing was deleted, move them or choose another --out",
-                if foreign.len() == 1 { "an entry" } else { "entries" },
-                foreign.join(", ")
-            ),
-        ));
-    }
-    for path in ours {
-        std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
     }
     Ok(())
 }

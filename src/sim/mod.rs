@@ -24,6 +24,7 @@ pub mod measure;
 pub mod output;
 pub mod report;
 pub mod spawn;
+mod verdict;
 
 use crate::agents::Agents;
 use crate::eikonal::{self, Order};
@@ -41,6 +42,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use report::Report;
+pub use verdict::{check_map, load_map};
 
 /// Time step used when none is given, seconds; lowered automatically to respect the CFL bound.
 pub const DEFAULT_DT: f64 = 0.1;

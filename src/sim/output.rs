@@ -76,6 +76,16 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     write_bytes_atomic(path, text.as_bytes())
 }
 
+/// The files [`write_run`] writes (a batch records them in its manifest before they exist).
+pub const RUN_FILES: [&str; 4] = ["report.json", "timings.json", "arrivals.png", "peak_density.png"];
+
+/// Whether `name` is the name of a frame file, `frame_NNNNN.png` (five digits or more).
+pub fn is_frame_name(name: &str) -> bool {
+    name.strip_prefix("frame_")
+        .and_then(|n| n.strip_suffix(".png"))
+        .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Writes the end-of-run outputs into `dir`: `report.json`, `timings.json`, `arrivals.png`,
 /// `peak_density.png`.
 pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
@@ -130,7 +140,8 @@ impl TrajectoryRecorder {
 }
 
 /// Removes the frames (`frame_NNNNN.png`) an earlier run left in `dir/frames`, so that a
-/// shorter run does not leave stale frames after its own; anything else there is kept.
+/// shorter run does not leave stale frames after its own; anything else there is kept, and so
+/// is everything behind a `frames` that is a symbolic link (never followed to delete).
 /// Returns how many were removed.
 pub fn clear_frames(dir: &Path) -> Result<usize> {
     let frames = dir.join("frames");
@@ -138,7 +149,7 @@ pub fn clear_frames(dir: &Path) -> Result<usize> {
         path: frames.clone(),
         source,
     };
-    if !frames.is_dir() {
+    if !frames.is_dir() || crate::ownership::is_symlink(&frames) {
         return Ok(0);
     }
     let mut removed = 0;
@@ -146,11 +157,7 @@ pub fn clear_frames(dir: &Path) -> Result<usize> {
         let entry = entry.map_err(io_err)?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let is_frame = name
-            .strip_prefix("frame_")
-            .and_then(|n| n.strip_suffix(".png"))
-            .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()));
-        if is_frame && entry.file_type().map_err(io_err)?.is_file() {
+        if is_frame_name(&name) && entry.file_type().map_err(io_err)?.is_file() {
             std::fs::remove_file(entry.path()).map_err(|source| Error::Io {
                 path: entry.path(),
                 source,
@@ -188,8 +195,14 @@ pub fn remove_stale_trajectories(dir: &Path) -> Result<bool> {
 
 /// Writes frame number `index` of `sim` as `dir/frames/frame_NNNNN.png`.
 pub fn write_frame(dir: &Path, index: usize, sim: &Simulation, field: FrameField) -> Result<()> {
+    write_frame_to(&dir.join("frames"), index, sim, field)
+}
+
+/// Writes frame number `index` of `sim` as `frames/frame_NNNNN.png` (`frames` being the
+/// folder itself: `simulate` writes into a [`crate::ownership::StagedDir`]).
+pub fn write_frame_to(frames: &Path, index: usize, sim: &Simulation, field: FrameField) -> Result<()> {
     save_png(
-        &dir.join("frames").join(format!("frame_{index:05}.png")),
+        &frames.join(format!("frame_{index:05}.png")),
         &draw::frame(sim, field),
     )
 }

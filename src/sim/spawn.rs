@@ -132,7 +132,7 @@ fn place_in_area(
     let Some((bbox, free_cells)) = free_bounds(grid, &area.mask, &scene.obstacle) else {
         return Err(format!(
             "the area '{}' has no free cell (all are obstacles or outside the grid)",
-            area.name
+            crate::text::truncate_for_message(&area.name)
         ));
     };
     let h = grid.cell_size;
@@ -149,7 +149,7 @@ fn place_in_area(
         format!(
             "the area '{}' ({} m² of free cells) holds at most {best_fit} agents of radius {radius} m \
              {how}: lower the count to {best_fit} or enlarge the area",
-            area.name,
+            crate::text::truncate_for_message(&area.name),
             square_metres(area_m2)
         )
     };

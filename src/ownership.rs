@@ -1,0 +1,433 @@
+//! What crowdfield may delete or replace: only files it wrote itself.
+//!
+//! Two pieces keep that promise:
+//! - [`OwnedDir`]: a folder whose writer keeps a manifest (`.crowdfield-batch.json`) of the files
+//!   it wrote, with their sizes. A later run removes or replaces only files the manifest lists
+//!   (at the size it recorded); a folder holding anything else is refused, naming the first
+//!   foreign entry, unless the caller forces it. `batch` writes each map's folder this way.
+//! - [`StagedDir`]: a folder filled under a temporary name beside its final place and swapped in
+//!   at the end, so a killed run leaves the earlier folder whole. `simulate` writes `frames/`
+//!   this way.
+//!
+//! Neither follows a symbolic link to delete: a linked folder is refused, a linked entry is
+//! foreign.
+
+use crate::error::{Error, Result};
+use crate::text::{escape_os, show_path};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Name of the manifest an [`OwnedDir`] keeps of the files written into it.
+pub const MANIFEST_FILE: &str = ".crowdfield-batch.json";
+
+/// The manifest's contents: each file written, with its size once complete (`null` while it
+/// is being written: an interrupted run's file is still known by name).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Manifest {
+    /// What wrote the folder (`"crowdfield batch"`).
+    writer: String,
+    /// File name → size in bytes (`None` until the run completed).
+    files: BTreeMap<String, Option<u64>>,
+}
+
+/// Whether `path` is a symbolic link (not followed).
+pub fn is_symlink(path: &Path) -> bool {
+    path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// If `name` is the temporary file [`crate::io::AtomicFile`] writes for `target`
+/// (`.<target>.<pid>.tmp`), `target`.
+fn atomic_temp_target(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (target, pid) = rest.rsplit_once('.')?;
+    (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(target)
+}
+
+/// A folder written by one kind of run, which records every file it writes (see the module
+/// documentation).
+#[derive(Debug)]
+pub struct OwnedDir {
+    dir: PathBuf,
+    manifest: Manifest,
+}
+
+impl OwnedDir {
+    /// Opens `dir` for a new run by `writer`: creates it when missing, and otherwise removes
+    /// the files an earlier run of the same writer recorded (and the temporary files of its
+    /// atomic writes). With `force`, entries the manifest does not list are left in place (the
+    /// new run's files replace those of the same name); without it they refuse the folder.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming `dir` when it is a symbolic link or not a folder, or (without
+    /// `force`) when it holds an entry the manifest does not list (named: the first in name
+    /// order) or a listed file whose size changed since it was written; nothing is deleted
+    /// then. [`Error::Io`] when it cannot be read or written.
+    pub fn open(dir: &Path, writer: &str, force: bool) -> Result<OwnedDir> {
+        let shown = show_path(dir);
+        let io_err = |source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        if is_symlink(dir) {
+            return Err(Error::invalid(
+                shown,
+                "--out",
+                format!(
+                    "is a symbolic link: {writer} writes and deletes only inside real folders it \
+                     made, never through a link; remove the link or choose another --out"
+                ),
+            ));
+        }
+        if !dir.exists() {
+            std::fs::create_dir_all(dir).map_err(io_err)?;
+            let owned = OwnedDir {
+                dir: dir.to_path_buf(),
+                manifest: Manifest {
+                    writer: writer.to_string(),
+                    files: BTreeMap::new(),
+                },
+            };
+            owned.save()?;
+            return Ok(owned);
+        }
+        if !dir.is_dir() {
+            return Err(Error::invalid(
+                shown,
+                "--out",
+                "exists and is not a folder: expected the map's output folder; move it or choose another --out",
+            ));
+        }
+        let manifest_path = dir.join(MANIFEST_FILE);
+        let manifest = match std::fs::read(&manifest_path) {
+            Ok(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
+                Ok(m) if m.writer == writer && !is_symlink(&manifest_path) => Some(m),
+                _ => None,
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(Error::Io {
+                    path: manifest_path,
+                    source: e,
+                });
+            }
+        };
+        let known = manifest.clone().unwrap_or_default().files;
+        let mut ours = Vec::new();
+        let mut foreign: Vec<(String, &str)> = Vec::new();
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .map_err(io_err)?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<std::io::Result<_>>()
+            .map_err(io_err)?;
+        names.sort();
+        for os_name in names {
+            let path = dir.join(&os_name);
+            let meta = path.symlink_metadata().map_err(io_err)?;
+            let Some(name) = os_name.to_str() else {
+                foreign.push((escape_os(&os_name), "it did not write it"));
+                continue;
+            };
+            if name == MANIFEST_FILE && manifest.is_some() {
+                continue;
+            }
+            if !meta.file_type().is_file() {
+                foreign.push((name.to_string(), "not a file it wrote"));
+                continue;
+            }
+            match known.get(name) {
+                Some(Some(size)) if *size != meta.len() => {
+                    foreign.push((name.to_string(), "changed since it wrote it"));
+                }
+                Some(_) => ours.push(path),
+                None if atomic_temp_target(name).is_some_and(|t| known.contains_key(t)) => ours.push(path),
+                None => foreign.push((name.to_string(), "it did not write it")),
+            }
+        }
+        if let Some((first, why)) = foreign.first()
+            && !force
+        {
+            const NAMED: usize = 3;
+            let mut named = format!("{} ({why})", crate::text::quoted(first));
+            for (name, why) in foreign.iter().skip(1).take(NAMED - 1) {
+                named.push_str(&format!(", {} ({why})", crate::text::quoted(name)));
+            }
+            if foreign.len() > NAMED {
+                named.push_str(&format!(" and {} more", foreign.len() - NAMED));
+            }
+            let listed = if manifest.is_some() {
+                format!("its manifest {MANIFEST_FILE} does not list them")
+            } else {
+                format!("the folder has no manifest {MANIFEST_FILE} of what {writer} wrote")
+            };
+            return Err(Error::invalid(
+                shown,
+                "--out",
+                format!(
+                    "holds {named}; {listed}. {writer} deletes or replaces only files it wrote \
+                     itself, so nothing was deleted: move them, choose another --out, or pass --force \
+                     to write over them"
+                ),
+            ));
+        }
+        for path in ours {
+            std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+        }
+        let owned = OwnedDir {
+            dir: dir.to_path_buf(),
+            manifest: Manifest {
+                writer: writer.to_string(),
+                files: BTreeMap::new(),
+            },
+        };
+        owned.save()?;
+        Ok(owned)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Records that the run is about to write `name` (the manifest is saved before the file
+    /// exists, so a run killed while writing it still owns it) and returns its path.
+    pub fn claim(&mut self, name: &str) -> Result<PathBuf> {
+        if !self.manifest.files.contains_key(name) {
+            self.manifest.files.insert(name.to_string(), None);
+            self.save()?;
+        }
+        Ok(self.dir.join(name))
+    }
+
+    /// Records the sizes of the files written, once the run has completed them.
+    pub fn finish(&mut self) -> Result<()> {
+        for (name, size) in self.manifest.files.iter_mut() {
+            *size = std::fs::symlink_metadata(self.dir.join(name))
+                .ok()
+                .map(|m| m.len());
+        }
+        self.save()
+    }
+
+    fn save(&self) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(&self.manifest)
+            .map_err(|e| Error::invalid(show_path(&self.dir), MANIFEST_FILE, e.to_string()))?;
+        text.push('\n');
+        crate::io::write_bytes_atomic(&self.dir.join(MANIFEST_FILE), text.as_bytes())
+    }
+}
+
+/// A folder filled under a temporary name (`.<name>.<pid>.tmp` beside it) and put in place by
+/// [`StagedDir::commit`]; dropped without a commit, the temporary folder's files are removed and
+/// the folder in place is left as it was.
+#[derive(Debug)]
+pub struct StagedDir {
+    target: PathBuf,
+    staging: PathBuf,
+    committed: bool,
+}
+
+impl StagedDir {
+    /// Starts a staged folder for `target`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `target` is a symbolic link (its files are never replaced through
+    /// it) or exists and is not a folder; [`Error::Io`] when the temporary folder cannot be
+    /// made.
+    pub fn create(target: &Path) -> Result<StagedDir> {
+        let shown = show_path(target);
+        if is_symlink(target) {
+            return Err(Error::invalid(
+                shown,
+                "--out",
+                "is a symbolic link: its files are never replaced or deleted through the link; \
+                 remove the link or choose another --out",
+            ));
+        }
+        if target.exists() && !target.is_dir() {
+            return Err(Error::invalid(
+                shown,
+                "--out",
+                "exists and is not a folder: move it or choose another --out",
+            ));
+        }
+        let staging = staging_path(target, std::process::id());
+        if staging.exists() && !is_symlink(&staging) {
+            // A killed run of a process that had this same id left it.
+            remove_files_then_dir(&staging)?;
+        }
+        std::fs::create_dir_all(&staging).map_err(|source| Error::Io {
+            path: staging.clone(),
+            source,
+        })?;
+        Ok(StagedDir {
+            target: target.to_path_buf(),
+            staging,
+            committed: false,
+        })
+    }
+
+    /// Where the new files go until the commit.
+    pub fn path(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Puts the staged folder in place of the target. An earlier target folder is renamed aside
+    /// first; entries of it for which `is_replaced` is false (files the run did not write) are
+    /// moved into the new folder, then the rest of it is removed.
+    pub fn commit(mut self, is_replaced: impl Fn(&str) -> bool) -> Result<()> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Io { path, source }
+        };
+        if self.target.is_dir() {
+            let old = self.target.with_file_name(format!(
+                ".{}.{}.old",
+                self.target.file_name().map(escape_os).unwrap_or_default(),
+                std::process::id()
+            ));
+            std::fs::rename(&self.target, &old).map_err(io(&self.target))?;
+            std::fs::rename(&self.staging, &self.target).map_err(io(&self.target))?;
+            self.committed = true;
+            for entry in std::fs::read_dir(&old).map_err(io(&old))? {
+                let entry = entry.map_err(io(&old))?;
+                let name = entry.file_name();
+                let replaced =
+                    name.to_str().is_some_and(&is_replaced) && entry.file_type().map_err(io(&old))?.is_file();
+                if replaced {
+                    std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
+                } else {
+                    let to = self.target.join(&name);
+                    if !to.exists() {
+                        std::fs::rename(entry.path(), &to).map_err(io(&entry.path()))?;
+                    }
+                }
+            }
+            // Left in place (and harmless) if something could not be moved back.
+            let _ = std::fs::remove_dir(&old);
+        } else {
+            std::fs::rename(&self.staging, &self.target).map_err(io(&self.target))?;
+            self.committed = true;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = remove_files_then_dir(&self.staging);
+        }
+    }
+}
+
+/// Whether the process whose id ends the staging folder name `.<name>.<pid>.tmp` still runs
+/// (known on Linux through `/proc`; elsewhere taken as not running).
+fn owner_is_running(staging_name: &std::ffi::OsStr) -> bool {
+    let pid = staging_name
+        .to_str()
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .and_then(|n| n.rsplit_once('.'))
+        .map(|(_, pid)| pid);
+    pid.is_some_and(|pid| Path::new("/proc").join(pid).exists())
+}
+
+/// The temporary folder of a [`StagedDir`] for `target`, made by process `pid`.
+fn staging_path(target: &Path, pid: u32) -> PathBuf {
+    let name = target.file_name().map(escape_os).unwrap_or_default();
+    target.with_file_name(format!(".{name}.{pid}.tmp"))
+}
+
+/// Removes the plain files directly inside `dir` (a staging folder, which holds nothing else),
+/// then `dir` when that left it empty. Links are removed as links, never followed.
+fn remove_files_then_dir(dir: &Path) -> Result<()> {
+    let io_err = |source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let entry = entry.map_err(io_err)?;
+        let kind = entry.file_type().map_err(io_err)?;
+        if kind.is_file() || kind.is_symlink() {
+            std::fs::remove_file(entry.path()).map_err(io_err)?;
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+    Ok(())
+}
+
+/// Removes the staging folders of `target` that killed runs left beside it (`.<name>.<pid>.tmp`
+/// of a process no longer running): their files only, then the folder when empty. Returns how
+/// many were found.
+pub fn remove_stale_staging(target: &Path) -> Result<usize> {
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
+        return Ok(0);
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Ok(0);
+    };
+    let own = staging_path(target, std::process::id());
+    let mut found = 0;
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name();
+        let is_staging = entry_name
+            .to_str()
+            .and_then(atomic_temp_target)
+            .is_some_and(|t| t == name);
+        let real_dir = entry.file_type().is_ok_and(|k| k.is_dir());
+        if is_staging && real_dir && entry.path() != own && !owner_is_running(&entry_name) {
+            remove_files_then_dir(&entry.path())?;
+            found += 1;
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_recognised() {
+        assert_eq!(atomic_temp_target(".report.json.123.tmp"), Some("report.json"));
+        assert_eq!(atomic_temp_target(".frames.9.tmp"), Some("frames"));
+        assert_eq!(atomic_temp_target("report.json"), None);
+        assert_eq!(atomic_temp_target(".x.tmp"), None);
+    }
+
+    #[test]
+    fn an_owned_folder_removes_its_own_files_and_refuses_foreign_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("m");
+        let mut owned = OwnedDir::open(&dir, "crowdfield batch", false).unwrap();
+        std::fs::write(owned.claim("a.json").unwrap(), "a").unwrap();
+        owned.finish().unwrap();
+        OwnedDir::open(&dir, "crowdfield batch", false).unwrap();
+        assert!(!dir.join("a.json").exists(), "its own file is removed");
+        std::fs::write(dir.join("mine.txt"), "user").unwrap();
+        let e = OwnedDir::open(&dir, "crowdfield batch", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"mine.txt\"") && e.contains("--force"), "{e}");
+        assert!(dir.join("mine.txt").exists());
+        // A file it wrote but someone changed since is not its own any more.
+        std::fs::remove_file(dir.join("mine.txt")).unwrap();
+        let mut owned = OwnedDir::open(&dir, "crowdfield batch", false).unwrap();
+        std::fs::write(owned.claim("b.json").unwrap(), "b").unwrap();
+        owned.finish().unwrap();
+        std::fs::write(dir.join("b.json"), "edited by hand").unwrap();
+        let e = OwnedDir::open(&dir, "crowdfield batch", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"b.json\"") && e.contains("changed"), "{e}");
+        OwnedDir::open(&dir, "crowdfield batch", true).unwrap();
+        assert!(
+            dir.join("b.json").exists(),
+            "--force leaves it for the run to write over"
+        );
+    }
+}
