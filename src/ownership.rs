@@ -140,7 +140,11 @@ impl OwnedDir {
                     foreign.push((name.to_string(), "changed since it wrote it"));
                 }
                 Some(_) => ours.push(path),
-                None if atomic_temp_target(name).is_some_and(|t| known.contains_key(t)) => ours.push(path),
+                None if atomic_temp_target(name)
+                    .is_some_and(|t| t == MANIFEST_FILE || known.contains_key(t)) =>
+                {
+                    ours.push(path)
+                }
                 None => foreign.push((name.to_string(), "it did not write it")),
             }
         }

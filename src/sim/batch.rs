@@ -366,10 +366,12 @@ pub fn run_map(map: &Path, out: &Path, options: &BatchOptions, force: bool) -> M
                 key,
                 outcome: outcome.clone(),
             };
-            let written = owned
-                .claim(DONE_FILE)
-                .and_then(|path| write_json(&path, &marker))
-                .and_then(|()| owned.finish());
+            // The marker is written last: a run killed before it is redone, and the manifest
+            // (saved by `finish`) already lists it.
+            let written = owned.claim(DONE_FILE).and_then(|path| {
+                owned.finish()?;
+                write_json(&path, &marker)
+            });
             if let Err(e) = written {
                 outcome.status = "failed".into();
                 outcome.error = Some(e.to_string());
