@@ -124,7 +124,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 bar.inc(1);
                 // Printed even with --quiet: an error is never only in the summary file.
                 if o.status == "failed" {
-                    let error = o.error.as_deref().unwrap_or("unknown error");
+                    let error = super::flag_text(o.error.as_deref().unwrap_or("unknown error"));
+                    let error = error.as_str();
                     // Most errors already start with the map's path.
                     let line = if error.starts_with(&o.map) {
                         format!("failed: {error}")

@@ -9,11 +9,8 @@
 
 use super::output::{self, write_json};
 use super::{SimConfig, Simulation};
-use crate::agents::Agents;
-use crate::eikonal;
 use crate::error::{Error, Result};
 use crate::export::bundle::GroupSolveSummary;
-use crate::fields::Fields;
 use crate::io::write_npy;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -367,21 +364,22 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
         return Err(crate::map::no_groups_error(map));
     }
     let grid = scene.grid;
-    let t0 = Instant::now();
-    let fields = Fields::compute(&scene, &Agents::default());
-    let goals: Vec<_> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
-    let solutions = eikonal::solve_groups(fields.cost.view(), &goals, grid.cell_size, options.sim.order);
-    let solve_seconds = t0.elapsed().as_secs_f64();
+    let options_plan = crate::plan::PlanOptions {
+        order: options.sim.order,
+        ..Default::default()
+    };
+    let plan = crate::plan::plan(&scene, &options_plan)?;
+    let solve_seconds = plan.fields_seconds + plan.solve_seconds;
     let mut groups = Vec::new();
-    for (g, ((group, sol), goal)) in scene.groups.iter().zip(&solutions).zip(&goals).enumerate() {
+    for (g, (group, planned)) in scene.groups.iter().zip(&plan.groups).enumerate() {
         let file = format!("potential_{g}.npy");
-        write_npy(&dir.join(&file), sol.phi.view())?;
+        write_npy(&dir.join(&file), planned.potential().view())?;
         // The same entry as `solve`'s summary.json (one builder, so the two cannot drift).
         groups.push(GroupSolveSummary::new(
             &scene,
             group,
-            sol,
-            goal.view(),
+            &planned.solution,
+            planned.goal.view(),
             ".",
             &file,
         ));
@@ -396,7 +394,9 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
     if options.simulate {
         outcome.warnings = crate::map::warnings(&scene);
         let name = scene.name.clone();
-        let mut sim = Simulation::new(scene, options.sim.clone())
+        let mut sim = Simulation::builder(scene)
+            .config(options.sim.clone())
+            .build()
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;
         let report = output::write_run(dir, &sim)?;
