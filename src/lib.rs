@@ -39,11 +39,13 @@ pub mod gpu;
 pub mod gradient;
 pub mod grid;
 pub mod io;
+pub mod lattice;
 pub mod local;
 pub mod map;
 pub mod neighbors;
 pub mod params;
 pub mod plan;
+pub mod run;
 pub mod scene;
 pub mod sim;
 #[cfg(test)]

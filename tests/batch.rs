@@ -214,7 +214,7 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
     };
     let mut child = run().spawn().unwrap();
     // Kill it once the first map is done (its completion marker written), mid-batch.
-    let first_done = out.join("m0").join(crowdfield::sim::batch::DONE_FILE);
+    let first_done = out.join("m0").join(crowdfield::run::batch::DONE_FILE);
     let start = std::time::Instant::now();
     while !first_done.exists() {
         assert!(

@@ -57,7 +57,7 @@ fn evacuate(cell_size: f64, calibrated: bool) -> (f64, f64) {
     );
     assert_eq!(report.density_at_walker, calibrated);
     let door = &report.total.exits[0];
-    assert_eq!((door.arrivals(), door.width), (200, 1.0), "{what}");
+    assert_eq!((door.arrivals, door.width), (200, 1.0), "{what}");
     if calibrated {
         assert!(
             report.warnings.is_empty(),

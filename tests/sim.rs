@@ -8,8 +8,9 @@ use crowdfield::export::render::{INK, LEGEND_ROW_H, LegendEntry, MARGIN, OBSTACL
 use crowdfield::grid::Grid;
 use crowdfield::params::OrcaParams;
 use crowdfield::scene::{Area, Group, Scene, Spawn};
-use crowdfield::sim::draw::{self, FrameField, PlotLayout};
-use crowdfield::sim::{SEPARATION_SLACK, SimConfig, Simulation, output};
+use crowdfield::run::draw::{self, FrameField, PlotLayout};
+use crowdfield::run::output;
+use crowdfield::sim::{SEPARATION_SLACK, SimConfig, Simulation};
 use ndarray::Array2;
 
 /// Mask of the cells with columns `c0..c1` and rows `r0..r1`.
@@ -201,7 +202,7 @@ fn frame_titles_count_pre_movement_waiters_apart_from_walkers() {
         sim.step();
     }
     let waiting = sim
-        .agents
+        .agents()
         .start_time
         .iter()
         .filter(|&&t| sim.time() < t as f64)
@@ -616,8 +617,7 @@ fn a_walker_beyond_a_stopped_march_is_not_reported_unreachable() {
                 d(a).total_cmp(&d(b))
             })
             .unwrap();
-        sim.agents().x[i] = 30.7;
-        sim.agents().y[i] = 20.7;
+        sim.set_position(i, 30.7, 20.7);
         let far = sim.scene().grid.cell_of(30.7, 20.7).unwrap();
         (sim.report().total.remaining, sim.potentials()[0][far])
     };
@@ -700,7 +700,7 @@ fn a_time_step_crossing_more_than_a_cell_is_refused() {
         .err()
         .expect("dt 0.5 s at 1.34 m/s crosses 0.67 m > 0.5 m cells")
         .to_string();
-    assert!(e.contains("--dt") && e.contains("0.37"), "{e}");
+    assert!(e.contains("SimConfig.dt") && e.contains("0.37"), "{e}");
     let sim = Simulation::builder(corridor(1, 1.34)).build().unwrap();
     assert!(
         sim.dt() * 1.34 <= 0.5,
@@ -765,7 +765,7 @@ fn a_rerun_with_frames_removes_the_stale_frames_of_a_longer_run_and_nothing_else
     assert_eq!(output::clear_frames(&dir.path().join("none")).unwrap(), 0);
 }
 
-// ---- Images (sim::draw, drawn with export's layout, font, colour maps and colour bar) ----
+// ---- Images (run::draw, drawn with export's layout, font, colour maps and colour bar) ----
 
 fn rgb_at(img: &image::RgbaImage, x: u32, y: u32) -> [u8; 3] {
     let p = img.get_pixel(x, y);

@@ -1,7 +1,7 @@
 //! `crowdfield batch`: solve (and optionally simulate) many maps in parallel, resumably, with a
-//! summary of every map's outcome. See [`crowdfield::sim::batch`] for the layout of the outputs.
+//! summary of every map's outcome. See [`crowdfield::run::batch`] for the layout of the outputs.
 
-use crowdfield::sim::batch::{self, BatchOptions, MapOutcome, Shard};
+use crowdfield::run::batch::{self, BatchOptions, MapOutcome, Shard};
 use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;

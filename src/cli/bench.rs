@@ -12,7 +12,7 @@ use crate::cli::simulate::{LocalArg, LocalBackendArg};
 use crowdfield::eikonal::{cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::local::quality::CollisionCounter;
-use crowdfield::local::{LocalBackend, LocalLayer};
+use crowdfield::local::LocalBackend;
 use crowdfield::sim::Simulation;
 use ndarray::Array2;
 use std::path::PathBuf;
@@ -133,7 +133,7 @@ fn local(
         );
     }
     let backend = LocalBackend::from(backend);
-    let mut layer = LocalLayer::new(mode.mode(), backend)?;
+    let mut layer = crowdfield::gpu::open_local_layer(mode.mode(), backend)?;
     // CPU single runs on a pool of one thread, so nothing of it (the grid included) uses more.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(if backend == LocalBackend::CpuSingle { 1 } else { 0 })

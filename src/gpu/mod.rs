@@ -37,17 +37,18 @@ pub use fim::{
     solve_fim_cpu,
 };
 pub use local::{
+    open_local_layer,
     GPU_MAX_MOVERS, GPU_MAX_NEIGHBORS, GpuLocal, GpuLocalAgent, GpuLocalGroup, GpuLocalOut, GpuLocalParams,
     GpuLocalWork, GpuMover, GpuPackedAgent,
 };
-pub(crate) use local::{GPU_MODE_BOIDS, GPU_MODE_BOIDS_ORCA, GPU_MODE_NONE, GPU_MODE_ORCA, GpuLocalInput};
 pub use splat::{SPLAT_FIXED_SCALE, splat_twin};
 
 use crate::eikonal::{Order, Solution};
 use crate::error::{Error, Result};
 use ndarray::{Array2, ArrayView3};
 
-/// Where a solve runs.
+/// Where a solve runs ([`crate::plan::PlanOptions::backend`],
+/// [`crate::sim::SimulationBuilder::backend`]; see the [`crate::sim::builder`] example).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
 )]

@@ -58,6 +58,7 @@ impl SimulationBuilder {
     }
 
     /// The whole configuration at once (the setters below change one field of it).
+    /// See the [module example](self).
     pub fn config(mut self, config: SimConfig) -> Self {
         self.config = config;
         self
@@ -66,6 +67,7 @@ impl SimulationBuilder {
     /// The seed of the run ([`SimConfig::seed`]): it seeds the spawn positions, speeds and
     /// pre-movement times, and the local layer's symmetry-breaking perturbation
     /// ([`crate::local::LocalLayer::set_seed`]). The same seed repeats a run bit for bit.
+    /// See the [module example](self).
     pub fn seed(mut self, seed: u64) -> Self {
         self.config.seed = seed;
         self
@@ -73,36 +75,42 @@ impl SimulationBuilder {
 
     /// The time step, seconds ([`SimConfig::dt`]); without one the largest stable step is
     /// picked.
+    /// See the [module example](self).
     pub fn dt(mut self, dt: f64) -> Self {
         self.config.dt = Some(dt);
         self
     }
 
     /// The time limit, seconds ([`SimConfig::max_time`]).
+    /// See the [module example](self).
     pub fn max_time(mut self, seconds: f64) -> Self {
         self.config.max_time = seconds;
         self
     }
 
     /// Recompute the potentials every `steps` steps ([`SimConfig::replan_every`]).
+    /// See the [module example](self).
     pub fn replan_every(mut self, steps: usize) -> Self {
         self.config.replan_every = steps;
         self
     }
 
     /// The order of the fast-marching update ([`SimConfig::order`]).
+    /// See the [module example](self).
     pub fn order(mut self, order: Order) -> Self {
         self.config.order = order;
         self
     }
 
     /// Solve every potential over the whole grid ([`SimConfig::full_potentials`]).
+    /// See the [module example](self).
     pub fn full_potentials(mut self, whole: bool) -> Self {
         self.config.full_potentials = whole;
         self
     }
 
     /// Start from these agents (ids `0..n` in order) instead of spawning from the seed.
+    /// See the [module example](self).
     pub fn agents(mut self, agents: Agents) -> Self {
         self.agents = Some(agents);
         self
@@ -110,18 +118,21 @@ impl SimulationBuilder {
 
     /// The local layer between preferred and actual velocities ([`LocalMode`]; none by
     /// default). Groups without goals flock under the boids modes.
+    /// See the [module example](self).
     pub fn local(mut self, mode: LocalMode) -> Self {
         self.local = mode;
         self
     }
 
     /// Where the local layer runs ([`LocalBackend`]; all cores by default).
+    /// See the [module example](self).
     pub fn local_backend(mut self, backend: LocalBackend) -> Self {
         self.local_backend = backend;
         self
     }
 
     /// A hook of one's own in place of the local layer of [`SimulationBuilder::local`].
+    /// See the [module example](self).
     pub fn local_hook(mut self, hook: Box<dyn LocalHook>) -> Self {
         self.hook = Some(hook);
         self
@@ -131,6 +142,7 @@ impl SimulationBuilder {
     /// [`SimulationBuilder::build`] when none opens), or `Auto` (the GPU for grids of 512²
     /// cells and more when a hardware adapter opens, else the CPU, saying why in
     /// [`Simulation::solver_description`]).
+    /// See the [module example](self).
     pub fn backend(mut self, backend: Backend) -> Self {
         self.backend = backend;
         self
@@ -138,6 +150,7 @@ impl SimulationBuilder {
 
     /// The GPU context to run on with [`Backend::Gpu`] or [`Backend::Auto`] (instead of opening
     /// one), shared with other work.
+    /// See the [module example](self).
     pub fn gpu(mut self, ctx: Arc<GpuContext>) -> Self {
         self.gpu = Some(ctx);
         self

@@ -30,7 +30,7 @@ impl LocalBridge {
     /// A bridge running `mode` on `backend`.
     pub fn new(mode: LocalMode, backend: LocalBackend) -> crate::Result<Self> {
         Ok(Self {
-            layer: LocalLayer::new(mode, backend)?,
+            layer: crate::gpu::open_local_layer(mode, backend)?,
             scratch: Agents::default(),
             flock_scratch: Agents::default(),
             preferred: Vec::new(),

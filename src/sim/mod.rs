@@ -12,17 +12,14 @@
 //!    iterations over a [`NeighborGrid`]), walls still enforced;
 //! 6. agents standing on a goal cell of their group are removed and their arrival recorded.
 //!
-//! The simulation does no I/O: [`output`] writes the report, plots, frames and trajectories.
+//! The simulation does no I/O: [`crate::run::output`] writes the report, plots, frames and trajectories.
 //! Results depend only on the scene, the configuration and the seed, never on the thread count:
 //! every parallel loop computes per-agent values from the previous state and collects them in
 //! agent order.
 
-pub mod batch;
 pub mod builder;
-pub mod draw;
 pub mod local_bridge;
 pub mod measure;
-pub mod output;
 pub mod report;
 pub mod spawn;
 
@@ -78,7 +75,8 @@ pub const STUCK_TIME: f64 = 10.0;
 /// walkers must have accepted every cell; see `Simulation::needed_cells`.
 const NEEDED_REACH: usize = 2;
 
-/// What a run does, beyond the scene itself.
+/// What a run does, beyond the scene itself; [`SimulationBuilder`] sets it field by field (see
+/// its [example](builder)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimConfig {
     /// Time step, seconds; `None` picks `min(DEFAULT_DT, AUTO_DT_CFL * cell_size / v_max)`.
@@ -173,7 +171,8 @@ impl StageTimes {
     }
 }
 
-/// One arrival: which agent reached which exit of its group, and when.
+/// One arrival: which agent reached which exit of its group, and when
+/// ([`Simulation::arrivals`]; the [crate example](crate) counts them).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Arrival {
     /// Agent id.
@@ -927,6 +926,17 @@ impl Simulation {
             self.agents.retain(|i| keep[i]);
         }
         count
+    }
+
+    /// Puts agent `i` (an index into [`Simulation::agents`]) at `(x, y)` without walking there
+    /// (a scripted move): the next step starts from there, and the report reads it as where the
+    /// agent stands. Every cache that depends on positions is rebuilt by the step itself.
+    ///
+    /// # Panics
+    /// When `i` is not an index of [`Simulation::agents`].
+    pub fn set_position(&mut self, i: usize, x: f32, y: f32) {
+        self.agents.x[i] = x;
+        self.agents.y[i] = y;
     }
 
     /// Whether agent `i` (an index into [`Simulation::agents`]) is still waiting out its

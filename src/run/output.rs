@@ -3,7 +3,7 @@
 //! (temporary file, then rename), so an interrupted run never leaves a half-written file.
 
 use super::draw::{self, FrameField};
-use super::{Simulation, StageTimes};
+use crate::sim::{Simulation, StageTimes};
 use crate::error::{Error, Result};
 use crate::export::save_png;
 use crate::grid::Grid;
@@ -78,7 +78,7 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 
 /// Writes the end-of-run outputs into `dir`: `report.json`, `timings.json`, `arrivals.png`,
 /// `peak_density.png`.
-pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
+pub fn write_run(dir: &Path, sim: &Simulation) -> Result<crate::sim::Report> {
     let report = sim.report();
     write_json(&dir.join("report.json"), &report)?;
     write_json(&dir.join("timings.json"), &Timings::of(sim))?;

@@ -4,8 +4,8 @@
 //!
 //! Map images use [`Layout`] (y up: grid row 0 is the bottom row of the map area).
 
-use super::Simulation;
-use super::report::Report;
+use crate::sim::Simulation;
+use crate::sim::report::Report;
 use crate::export::render::{
     INK, LABEL_SIZE, LEGEND_ROW_H, Layout, MARGIN, OBSTACLE, SIDE_W, TICK_LEN, TITLE_H, WHITE, blank_canvas,
     draw_legend_at, fill_rect, ticks,

@@ -8,7 +8,7 @@
 //! anything else fails the map and is left as it is).
 
 use super::output::{self, write_json};
-use super::{SimConfig, Simulation};
+use crate::sim::{SimConfig, Simulation};
 use crate::error::{Error, Result};
 use crate::export::bundle::GroupSolveSummary;
 use crate::io::write_npy;
@@ -245,7 +245,7 @@ pub struct MapOutcome {
     /// Agents left at the time limit (simulation only).
     pub agents_remaining: Option<usize>,
     /// Whether every agent got out before the time limit (simulation only), as the report's
-    /// `complete` ([`super::report::evacuation_complete`]): a map whose run was cut short is
+    /// `complete` ([`crate::sim::report::evacuation_complete`]): a map whose run was cut short is
     /// `ok` (it ran) but not complete, and so is one with a group without goals (a flock never
     /// leaves).
     #[serde(default)]
@@ -403,7 +403,7 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
-        outcome.complete = Some(super::report::evacuation_complete(&report.total));
+        outcome.complete = Some(crate::sim::report::evacuation_complete(&report.total));
         outcome.warnings.extend(report.warnings);
     }
     Ok(())
