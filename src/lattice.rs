@@ -29,7 +29,13 @@ pub(crate) fn square_metres(v: f64) -> String {
 }
 
 /// Whether `(x, y)` (metres) lies in a cell of `mask` that is not an obstacle.
-pub(crate) fn cell_is_free(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>, x: f64, y: f64) -> bool {
+pub(crate) fn cell_is_free(
+    grid: &Grid,
+    mask: &Array2<bool>,
+    obstacle: &Array2<bool>,
+    x: f64,
+    y: f64,
+) -> bool {
     grid.cell_of(x, y).is_some_and(|(r, c)| {
         mask.get((r, c)).copied().unwrap_or(false) && !obstacle.get((r, c)).copied().unwrap_or(true)
     })
@@ -59,7 +65,11 @@ pub(crate) fn free_bounds(
 
 /// The points of a hexagonal lattice of `spacing` over the box `(x0, y0, x1, y1)` that `keep`
 /// accepts, row by row.
-pub(crate) fn lattice(bbox: (f64, f64, f64, f64), spacing: f64, keep: impl Fn(f64, f64) -> bool) -> Vec<(f64, f64)> {
+pub(crate) fn lattice(
+    bbox: (f64, f64, f64, f64),
+    spacing: f64,
+    keep: impl Fn(f64, f64) -> bool,
+) -> Vec<(f64, f64)> {
     let mut points = Vec::new();
     lattice_visit(bbox, spacing, |x, y| {
         if keep(x, y) {
@@ -70,7 +80,11 @@ pub(crate) fn lattice(bbox: (f64, f64, f64, f64), spacing: f64, keep: impl Fn(f6
 }
 
 /// Calls `visit(x, y)` for every point of the hexagonal lattice of [`lattice`], row by row.
-pub(crate) fn lattice_visit((x0, y0, x1, y1): (f64, f64, f64, f64), spacing: f64, mut visit: impl FnMut(f64, f64)) {
+pub(crate) fn lattice_visit(
+    (x0, y0, x1, y1): (f64, f64, f64, f64),
+    spacing: f64,
+    mut visit: impl FnMut(f64, f64),
+) {
     let row_step = spacing * 3f64.sqrt() / 2.0;
     let mut row = 0usize;
     loop {

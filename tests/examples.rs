@@ -45,8 +45,14 @@ fn the_potential_example_solves_round_the_wall_and_writes_a_png() {
     let centre = |i: usize| (i as f64 + 0.5) * cell;
     let (x0, y0) = (centre(cols - 1), centre(rows - 1));
     let detour = ((x0 - 30.5).hypot(y0 - 17.0) + 0.5 + (30.0 - centre(0))) / 1.34;
-    assert!(corner > straight + 1.0, "{corner} s vs {straight} s in a straight line");
-    assert!((corner - detour).abs() < 0.02 * detour, "{corner} s vs {detour} s round the wall");
+    assert!(
+        corner > straight + 1.0,
+        "{corner} s vs {straight} s in a straight line"
+    );
+    assert!(
+        (corner - detour).abs() < 0.02 * detour,
+        "{corner} s vs {detour} s round the wall"
+    );
     let img = image::open(&png).unwrap();
     assert!(img.width() as usize > cols && img.height() as usize > rows);
 }

@@ -7,9 +7,9 @@ use crowdfield::export::Colormap;
 use crowdfield::export::render::{INK, LEGEND_ROW_H, LegendEntry, MARGIN, OBSTACLE, TITLE_H};
 use crowdfield::grid::Grid;
 use crowdfield::params::OrcaParams;
-use crowdfield::scene::{Area, Group, Scene, Spawn};
 use crowdfield::run::draw::{self, FrameField, PlotLayout};
 use crowdfield::run::output;
+use crowdfield::scene::{Area, Group, Scene, Spawn};
 use crowdfield::sim::{SEPARATION_SLACK, SimConfig, Simulation};
 use ndarray::Array2;
 

@@ -486,9 +486,10 @@ impl EditorApp {
     pub fn apply(&mut self, command: Command) {
         match command {
             Command::Undo | Command::Redo => self.apply_history(command),
-            Command::Dab { .. } | Command::EndStroke | Command::WallRect { .. } | Command::WallPolygon { .. } => {
-                self.apply_paint(command)
-            }
+            Command::Dab { .. }
+            | Command::EndStroke
+            | Command::WallRect { .. }
+            | Command::WallPolygon { .. } => self.apply_paint(command),
             Command::AddGoal { .. }
             | Command::AddSpawn { .. }
             | Command::RemoveGoal { .. }

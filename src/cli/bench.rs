@@ -11,8 +11,8 @@
 use crate::cli::simulate::{LocalArg, LocalBackendArg};
 use crowdfield::eikonal::{cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
-use crowdfield::local::quality::CollisionCounter;
 use crowdfield::local::LocalBackend;
+use crowdfield::local::quality::CollisionCounter;
 use crowdfield::sim::Simulation;
 use ndarray::Array2;
 use std::path::PathBuf;

@@ -37,9 +37,8 @@ pub use fim::{
     solve_fim_cpu,
 };
 pub use local::{
-    open_local_layer,
     GPU_MAX_MOVERS, GPU_MAX_NEIGHBORS, GpuLocal, GpuLocalAgent, GpuLocalGroup, GpuLocalOut, GpuLocalParams,
-    GpuLocalWork, GpuMover, GpuPackedAgent,
+    GpuLocalWork, GpuMover, GpuPackedAgent, open_local_layer,
 };
 pub use splat::{SPLAT_FIXED_SCALE, splat_twin};
 

@@ -30,12 +30,12 @@
 //! their radii plus both steps apart, within one bin (bins are at least the ORCA neighbour
 //! distance, 3 m by default) as long as `r_i + r_j + (v_i + v_j) dt` stays below it.
 
+use super::LocalBackend;
 use super::PackedAgents;
 use super::move_pass::Moved;
 use super::orca::V2;
-use super::LocalBackend;
-use rayon::prelude::*;
 use crate::neighbors::NeighborGrid;
+use rayon::prelude::*;
 
 /// Gap (m) the contact pass leaves between two bodies it separates: 1 mm beyond touching, so
 /// that f32 rounding cannot leave them overlapping by a hair.
@@ -190,8 +190,8 @@ impl super::LocalLayer {
 
 #[cfg(test)]
 mod tests {
-    use crate::local::*;
     use super::*;
+    use crate::local::*;
 
     #[test]
     fn the_contact_pass_separates_overlapping_bodies_and_leaves_the_others() {

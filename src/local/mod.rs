@@ -338,7 +338,12 @@ pub(crate) struct DeviceStep<'a> {
 pub(crate) trait LocalDevice: Send + std::fmt::Debug {
     /// One step: bins `agents` into `grid` (whose dimensions the layer set), runs the passes
     /// and writes positions and velocities back into `agents`.
-    fn step(&mut self, agents: &mut Agents, grid: &mut NeighborGrid, step: &DeviceStep<'_>) -> Result<LocalStats>;
+    fn step(
+        &mut self,
+        agents: &mut Agents,
+        grid: &mut NeighborGrid,
+        step: &DeviceStep<'_>,
+    ) -> Result<LocalStats>;
     /// Where it runs, for messages (`gpu on <adapter>`).
     fn description(&self) -> String;
 }
@@ -812,5 +817,4 @@ mod tests {
         assert!((a.vx[0] - 0.6).abs() < 1e-6 && (a.vy[0] - 0.8).abs() < 1e-6);
         assert!((a.x[0] - 1.3).abs() < 1e-6 && (a.y[0] - 1.4).abs() < 1e-6);
     }
-
 }

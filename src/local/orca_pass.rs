@@ -366,9 +366,9 @@ impl super::LocalLayer {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::grid::Grid;
     use crate::local::*;
-    use super::*;
 
     #[test]
     fn nearest_neighbours_are_sorted_and_capped() {

@@ -107,8 +107,8 @@ pub(super) fn for_each_block<const B: usize, T: Send, S>(
 
 #[cfg(test)]
 mod tests {
-    use crate::local::*;
     use super::*;
+    use crate::local::*;
 
     #[test]
     fn scatter_to_slots_puts_each_agent_in_its_slot_on_every_backend() {

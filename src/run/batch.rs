@@ -8,10 +8,10 @@
 //! anything else fails the map and is left as it is).
 
 use super::output::{self, write_json};
-use crate::sim::{SimConfig, Simulation};
 use crate::error::{Error, Result};
 use crate::export::bundle::GroupSolveSummary;
 use crate::io::write_npy;
+use crate::sim::{SimConfig, Simulation};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

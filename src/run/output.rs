@@ -3,11 +3,11 @@
 //! (temporary file, then rename), so an interrupted run never leaves a half-written file.
 
 use super::draw::{self, FrameField};
-use crate::sim::{Simulation, StageTimes};
 use crate::error::{Error, Result};
 use crate::export::save_png;
 use crate::grid::Grid;
 use crate::io::{AtomicFile, write_bytes_atomic};
+use crate::sim::{Simulation, StageTimes};
 use serde::Serialize;
 use std::io::Write as _;
 use std::path::Path;

@@ -242,9 +242,9 @@ mod tests {
         assert_eq!(square_metres(0.00012345), "0.00012");
         assert_eq!(square_metres(0.0), "0");
     }
-        use crate::params::OrcaParams;
+    use crate::params::OrcaParams;
     use crate::scene::{Group, Spawn};
-    
+
     fn rect_mask(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
         Array2::from_shape_fn(grid.shape(), |(r, c)| {
             (r0..r1).contains(&r) && (c0..c1).contains(&c)
