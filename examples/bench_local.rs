@@ -132,7 +132,7 @@ fn measure(warm_up: usize, mut step: impl FnMut()) -> f64 {
 /// and unpacking).
 fn profile(n: usize, density: f32, dt: f32, backend: LocalBackend, mode: &str) -> anyhow::Result<()> {
     let (scene, mut a, pref) = setup(n, density);
-    let mut layer = LocalLayer::new(LocalMode::parse(mode)?, backend)?;
+    let mut layer = crowdfield::gpu::open_local_layer(LocalMode::parse(mode)?, backend)?;
     for _ in 0..WARM_UP_STEPS {
         layer.step(&scene, &mut a, &pref, dt)?;
     }

@@ -81,18 +81,20 @@ fn scene(n: usize, agents: usize) -> Scene {
 
 fn bench(n: usize, agents: usize, steps: usize) {
     let t = Instant::now();
-    let mut sim = Simulation::new(scene(n, agents), SimConfig::default()).expect("bench scene");
+    let mut sim = Simulation::builder(scene(n, agents))
+        .build()
+        .expect("bench scene");
     let spawn_s = t.elapsed().as_secs_f64();
     for _ in 0..WARMUP_STEPS {
         sim.step();
     }
-    let before = sim.times;
+    let before = *sim.times();
     let wall = Instant::now();
     for _ in 0..steps {
         sim.step();
     }
     let wall_s = wall.elapsed().as_secs_f64();
-    let d = sim.times;
+    let d = *sim.times();
     let per = |a: f64, b: f64| 1000.0 * (a - b) / steps as f64;
     let ms = StageTimes {
         splat: per(d.splat, before.splat),
@@ -110,7 +112,7 @@ fn bench(n: usize, agents: usize, steps: usize) {
         ms.potentials,
         ms.advection,
         ms.separation,
-        sim.agents.len(),
+        sim.agents().len(),
         spawn_s
     );
 }
@@ -172,15 +174,18 @@ fn replan_accuracy() {
             seed: 1,
             ..SimConfig::default()
         };
-        let mut sim = Simulation::new(four_exit_room(1000), config).expect("room scene");
+        let mut sim = Simulation::builder(four_exit_room(1000))
+            .config(config)
+            .build()
+            .expect("room scene");
         sim.run(|_| Ok(())).expect("run");
         let t = sim.report().total.evacuation_time.unwrap_or(f64::NAN);
         let t1 = *reference.get_or_insert(t);
         println!(
             "| {k} | {t:.1} | {:+.1} % | {:.2} | {:.1} |",
             100.0 * (t - t1) / t1,
-            1000.0 * sim.times.potentials / sim.steps as f64,
-            sim.steps as f64 / sim.times.total()
+            1000.0 * sim.times().potentials / sim.steps() as f64,
+            sim.steps() as f64 / sim.times().total()
         );
     }
 }

@@ -1,4 +1,4 @@
-// Local ORCA pass: half-planes of walls, moving obstacles and the nearest agents, then RVO2's 2-D linear program with its fallback (CPU twin: local::orca_agent, orca::solve).
+// Local ORCA pass: half-planes of walls, moving obstacles and the nearest agents, then RVO2's 2-D linear program with its fallback (CPU twin: local::orca_pass::orca_chunk, orca::solve).
 struct Line {
     point: vec2<f32>,
     dir: vec2<f32>,
@@ -276,7 +276,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let boids = params.mode == MODE_BOIDS_ORCA && g.has_boids != 0u;
     let dt = params.dt;
 
-    // Neighbour scan (CPU twin: scan_neighbors): the max_neighbors nearest within
+    // Neighbour scan (CPU twin: scan::scan): the max_neighbors nearest within
     // neighbor_dist, nearest first, ties in visiting order; boids sums over the whole 3x3.
     var acc = Accum(vec2<f32>(0.0), vec2<f32>(0.0), vec2<f32>(0.0), 0u, 0u, 0u);
     let max_n = g.max_neighbors;

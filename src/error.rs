@@ -15,7 +15,8 @@ fn source_prefix(file: &str) -> String {
 }
 
 /// Everything the library can fail with. Messages name the file, the place in it (a JSON path
-/// such as `groups[1].goals[0].rect.min`), the offending value and what was expected.
+/// such as `groups[1].goals[0].rect.min`), the offending value and what was expected. The
+/// [crate example](crate) passes them on with `?`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file could not be read or written.
@@ -74,7 +75,7 @@ impl Error {
     }
 }
 
-/// `Result` with the library's [`Error`].
+/// `Result` with the library's [`Error`] (see the [crate example](crate)).
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A number as messages show it: `0.5`, `2.0`, `1e300` (not three hundred digits), `NaN`.

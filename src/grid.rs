@@ -11,7 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Size and resolution of the regular grid.
+/// Size and resolution of the regular grid (a [`crate::Scene`]'s `grid`; the [crate example](crate)
+/// loads one with its map).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
     /// Number of columns (cells along x).

@@ -9,6 +9,26 @@
 //! [`map`] (JSON) → [`scene::Scene`] → [`fields`] (density, speed, cost) → [`eikonal`]
 //! (potential) → [`gradient`] (walking direction) → [`local`] (avoidance) → [`sim`] (step,
 //! report) → [`export`] (`.npy`, PNG).
+//!
+//! Two calls cover most uses: [`plan()`] turns a scene into every group's potential and
+//! gradient, and [`Simulation::builder`](sim::Simulation::builder) sets up a crowd run on it.
+//! [`prelude`] brings in the types both need:
+//!
+//! ```
+//! use crowdfield::prelude::*;
+//!
+//! let scene = crowdfield::map::load(concat!(env!("CARGO_MANIFEST_DIR"), "/maps/bottleneck.json"))?;
+//! let plan = plan(&scene, &PlanOptions::default())?;
+//! println!("{} groups planned on {}", plan.groups.len(), plan.solver);
+//! let mut sim = Simulation::builder(scene).seed(7).local(LocalMode::Orca).build()?;
+//! sim.run(|_| Ok(()))?;
+//! println!("{} of {} out by {:.1} s", sim.arrivals().len(), sim.spawned().iter().sum::<usize>(), sim.time());
+//! # assert!(sim.finished());
+//! # Ok::<(), crowdfield::Error>(())
+//! ```
+//!
+//! More in `examples/`: `embed_loop.rs` steps a simulation in a loop and reads the positions
+//! each step; `potential_png.rs` solves a potential from an `ndarray` and draws it as a PNG.
 
 pub mod agents;
 pub mod eikonal;
@@ -19,11 +39,14 @@ pub mod gpu;
 pub mod gradient;
 pub mod grid;
 pub mod io;
+pub mod lattice;
 pub mod local;
 pub mod map;
 pub mod neighbors;
 pub mod ownership;
 pub mod params;
+pub mod plan;
+pub mod run;
 pub mod scene;
 pub mod sim;
 #[cfg(test)]
@@ -32,4 +55,18 @@ pub mod text;
 
 pub use error::{Error, Result};
 pub use grid::{Dir, Grid};
+pub use plan::{Plan, PlanOptions, plan, plan_with_crowd};
 pub use scene::Scene;
+
+/// The types a program that plans and simulates needs, in one `use crowdfield::prelude::*;`
+/// (see the [crate example](crate)).
+pub mod prelude {
+    pub use crate::eikonal::Order;
+    pub use crate::error::{Error, Result};
+    pub use crate::gpu::Backend;
+    pub use crate::grid::Grid;
+    pub use crate::local::{LocalBackend, LocalMode};
+    pub use crate::plan::{GroupPlan, Plan, PlanOptions, plan, plan_with_crowd};
+    pub use crate::scene::Scene;
+    pub use crate::sim::{Arrival, SimConfig, Simulation, SimulationBuilder};
+}

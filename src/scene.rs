@@ -69,7 +69,8 @@ impl Group {
     }
 }
 
-/// A map compiled onto its grid.
+/// A map compiled onto its grid: what [`crate::map::load`] returns and [`crate::plan()`] and
+/// [`crate::sim::Simulation::builder`] take (see the [crate example](crate)).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scene {
     /// Map name.

@@ -214,7 +214,7 @@ fn a_killed_batch_reruns_to_completion_without_corrupt_files() {
     };
     let mut child = run().spawn().unwrap();
     // Kill it once the first map is done (its completion marker written), mid-batch.
-    let first_done = out.join("m0").join(crowdfield::sim::batch::DONE_FILE);
+    let first_done = out.join("m0").join(crowdfield::run::batch::DONE_FILE);
     let start = std::time::Instant::now();
     while !first_done.exists() {
         assert!(
@@ -411,7 +411,7 @@ fn a_batch_never_deletes_files_it_did_not_write() {
     // killed while writing leaves, its manifest naming the files it had begun.
     std::fs::remove_dir_all(out.join("plan")).unwrap();
     let mut owned =
-        crowdfield::ownership::OwnedDir::open(&out.join("plan"), crowdfield::sim::batch::BATCH_WRITER, false)
+        crowdfield::ownership::OwnedDir::open(&out.join("plan"), crowdfield::run::batch::BATCH_WRITER, false)
             .unwrap();
     std::fs::write(owned.claim("potential_0.npy").unwrap(), "half").unwrap();
     owned.claim("solve.json").unwrap();

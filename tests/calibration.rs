@@ -43,14 +43,17 @@ fn evacuate(cell_size: f64, calibrated: bool) -> (f64, f64) {
         max_time: MAX_TIME,
         ..SimConfig::default()
     };
-    let mut sim = Simulation::new(bottleneck(cell_size, calibrated), config).unwrap();
+    let mut sim = Simulation::builder(bottleneck(cell_size, calibrated))
+        .config(config)
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
     let what = format!("{cell_size} m cells, calibrated {calibrated}");
     assert!(
         report.complete,
         "{what}: {} left at {MAX_TIME} s",
-        sim.agents.len()
+        sim.agents().len()
     );
     assert_eq!(report.density_at_walker, calibrated);
     let door = &report.total.exits[0];

@@ -469,15 +469,15 @@ fn a_batch_writing_into_its_input_folder_skips_its_own_summary_on_a_rerun() {
     }
     // A file named like a summary outside the output folder is still a map input.
     let elsewhere = tempfile::tempdir().unwrap();
-    assert!(!crowdfield::sim::batch::is_summary_of(
+    assert!(!crowdfield::run::batch::is_summary_of(
         &dir.path().join("summary.json"),
         elsewhere.path()
     ));
-    assert!(crowdfield::sim::batch::is_summary_of(
+    assert!(crowdfield::run::batch::is_summary_of(
         &dir.path().join("summary-shard-0-of-4.json"),
         dir.path()
     ));
-    assert!(!crowdfield::sim::batch::is_summary_of(
+    assert!(!crowdfield::run::batch::is_summary_of(
         &dir.path().join("corridor.json"),
         dir.path()
     ));

@@ -437,7 +437,7 @@ fn inputs_beyond_the_gpus_f32_range_are_refused_or_go_to_the_cpu() {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("--backend") && e.contains("f32 range") || e.contains("above the GPU's limit"),
+            e.contains("backend") && e.contains("f32 range") || e.contains("above the GPU's limit"),
             "{e}"
         );
         let (sols, used) = gpu::solve_eikonal_speed(

@@ -31,10 +31,11 @@ fn run(
         replan_every,
         ..SimConfig::default()
     };
-    let mut sim = Simulation::new(scene, config).unwrap();
+    let mut builder = Simulation::builder(scene).config(config);
     if let Some(ctx) = ctx {
-        sim.set_gpu(ctx);
+        builder = builder.backend(crowdfield::gpu::Backend::Gpu).gpu(ctx);
     }
+    let mut sim = builder.build().unwrap();
     for _ in 0..steps {
         sim.step();
     }
@@ -56,35 +57,35 @@ fn gpu_continuum_steps_follow_the_cpu_run() {
         let cpu = run(map, steps, replan_every, calibrated, None);
         let gpu = run(map, steps, replan_every, calibrated, Some(ctx.clone()));
         let map = format!("{map}{}", if calibrated { " (calibrated)" } else { "" });
-        assert_eq!(gpu.gpu_fallback, None, "{map}: the GPU ran every step");
+        assert_eq!(gpu.gpu_fallback(), None, "{map}: the GPU ran every step");
         assert_eq!(gpu.solver_name(), "gpu-continuum");
         assert_eq!(cpu.solver_name(), "fmm-cpu");
         // Same agents left (nobody arrives in 4 s from these spawns, or both lose the same).
-        assert_eq!(gpu.agents.len(), cpu.agents.len(), "{map}");
+        assert_eq!(gpu.agents().len(), cpu.agents().len(), "{map}");
         // The GPU's fixed-point splat and f32 fields differ from the CPU's in the last bits;
         // after 40 steps the walkers are where the CPU put them to within centimetres, while
         // any wrong field (a flipped axis, a missing wall, a wrong speed law) moves them by
         // metres over the 4 s.
         let (mut worst, mut sum) = (0.0f32, 0.0f32);
-        for i in 0..cpu.agents.len() {
-            let (a, b) = (&cpu.agents, &gpu.agents);
+        for i in 0..cpu.agents().len() {
+            let (a, b) = (&cpu.agents(), &gpu.agents());
             assert_eq!(a.id[i], b.id[i]);
             let d = (a.x[i] - b.x[i]).hypot(a.y[i] - b.y[i]);
             worst = worst.max(d);
             sum += d;
         }
-        let mean = sum / cpu.agents.len() as f32;
+        let mean = sum / cpu.agents().len() as f32;
         println!(
             "{map}: {} agents, mean offset {mean:.4} m, worst {worst:.4} m",
-            cpu.agents.len()
+            cpu.agents().len()
         );
         assert!(mean < 0.05, "{map}: mean offset {mean} m");
         assert!(worst < 0.5, "{map}: worst offset {worst} m");
         // They did walk: a comparison of two frozen crowds would prove nothing.
-        let moved: f32 = (0..gpu.agents.len())
-            .map(|i| gpu.agents.vx[i].hypot(gpu.agents.vy[i]))
+        let moved: f32 = (0..gpu.agents().len())
+            .map(|i| gpu.agents().vx[i].hypot(gpu.agents().vy[i]))
             .sum::<f32>()
-            / gpu.agents.len() as f32;
+            / gpu.agents().len() as f32;
         assert!(moved > 0.3, "{map}: mean speed {moved} m/s");
     }
 }

@@ -7,9 +7,10 @@ use crowdfield::export::Colormap;
 use crowdfield::export::render::{INK, LEGEND_ROW_H, LegendEntry, MARGIN, OBSTACLE, TITLE_H};
 use crowdfield::grid::Grid;
 use crowdfield::params::OrcaParams;
+use crowdfield::run::draw::{self, FrameField, PlotLayout};
+use crowdfield::run::output;
 use crowdfield::scene::{Area, Group, Scene, Spawn};
-use crowdfield::sim::draw::{self, FrameField, PlotLayout};
-use crowdfield::sim::{SEPARATION_SLACK, SimConfig, Simulation, output};
+use crowdfield::sim::{SEPARATION_SLACK, SimConfig, Simulation};
 use ndarray::Array2;
 
 /// Mask of the cells with columns `c0..c1` and rows `r0..r1`.
@@ -55,7 +56,7 @@ fn config(max_time: f64, seed: u64) -> SimConfig {
 
 /// Smallest distance between two agents, relative to the sum of their radii.
 fn min_relative_distance(sim: &Simulation) -> f64 {
-    let a = &sim.agents;
+    let a = &sim.agents();
     let mut worst = f64::INFINITY;
     for i in 0..a.len() {
         for j in 0..i {
@@ -81,8 +82,11 @@ fn corridor(count: usize, speed: f64) -> Scene {
 #[test]
 fn single_walker_crosses_40_m_in_30_s() {
     let scene = corridor(1, 1.34);
-    let mut sim = Simulation::new(scene, config(60.0, 3)).unwrap();
-    let x0 = sim.agents.x[0] as f64;
+    let mut sim = Simulation::builder(scene)
+        .config(config(60.0, 3))
+        .build()
+        .unwrap();
+    let x0 = sim.agents().x[0] as f64;
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
     let t = report.total.evacuation_time.expect("the walker arrives");
@@ -105,14 +109,17 @@ fn a_pre_movement_time_delays_the_walker_and_not_its_walking_speed() {
     // RiMEA test 10's idea: the same walker, told to wait 10 s first, arrives 10 s later.
     let mut scene = corridor(1, 1.34);
     scene.groups[0].spawns[0].premovement = [10.0, 10.0];
-    let mut sim = Simulation::new(scene, config(60.0, 3)).unwrap();
-    let x0 = sim.agents.x[0] as f64;
-    assert_eq!(sim.agents.start_time, vec![10.0]);
+    let mut sim = Simulation::builder(scene)
+        .config(config(60.0, 3))
+        .build()
+        .unwrap();
+    let x0 = sim.agents().x[0] as f64;
+    assert_eq!(sim.agents().start_time, vec![10.0]);
     // Standing still through the wait (nothing else moves it).
     for _ in 0..50 {
         sim.step();
     }
-    assert_eq!(sim.agents.x[0] as f64, x0, "moved during its pre-movement time");
+    assert_eq!(sim.agents().x[0] as f64, x0, "moved during its pre-movement time");
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
     let t = report.total.evacuation_time.expect("the walker arrives");
@@ -142,7 +149,10 @@ fn pre_movement_times_spread_the_arrivals_and_unstarted_walkers_are_reported_wai
         let mut scene = corridor(20, 1.34);
         scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
         scene.groups[0].spawns[0].premovement = premovement;
-        let mut sim = Simulation::new(scene, config(200.0, 5)).unwrap();
+        let mut sim = Simulation::builder(scene)
+            .config(config(200.0, 5))
+            .build()
+            .unwrap();
         sim.run(|_| Ok(())).unwrap();
         let curve = &sim.report().total.arrival_curve;
         assert_eq!(curve.last().map(|p| p.1), Some(20), "everyone arrives");
@@ -161,7 +171,10 @@ fn pre_movement_times_spread_the_arrivals_and_unstarted_walkers_are_reported_wai
     // A run that stops before the waits end reports the walkers as waiting, not stuck.
     let mut scene = corridor(3, 1.34);
     scene.groups[0].spawns[0].premovement = [100.0, 120.0];
-    let mut sim = Simulation::new(scene, config(80.0, 1)).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(config(80.0, 1))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let remaining = sim.report().total.remaining;
     assert_eq!(
@@ -177,35 +190,38 @@ fn frame_titles_count_pre_movement_waiters_apart_from_walkers() {
     let mut scene = corridor(4, 1.34);
     scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
     scene.groups[0].spawns[0].premovement = [0.5, 4.0];
-    let mut sim = Simulation::new(scene, config(60.0, 2)).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(config(60.0, 2))
+        .build()
+        .unwrap();
     assert_eq!(
         draw::frame_title(&sim),
         "t = 0.0 s, 0 walking, 4 waiting (pre-movement): corridor"
     );
-    while sim.time < 2.0 {
+    while sim.time() < 2.0 {
         sim.step();
     }
     let waiting = sim
-        .agents
+        .agents()
         .start_time
         .iter()
-        .filter(|&&t| sim.time < t as f64)
+        .filter(|&&t| sim.time() < t as f64)
         .count();
     assert!(0 < waiting && waiting < 4, "seed 2 draws waits both sides of 2 s");
     assert_eq!(
         draw::frame_title(&sim),
         format!(
             "t = {:.1} s, {} walking, {waiting} waiting (pre-movement): corridor",
-            sim.time,
+            sim.time(),
             4 - waiting
         )
     );
-    while sim.time < 5.0 {
+    while sim.time() < 5.0 {
         sim.step();
     }
     assert_eq!(
         draw::frame_title(&sim),
-        format!("t = {:.1} s, 4 agents walking: corridor", sim.time)
+        format!("t = {:.1} s, 4 agents walking: corridor", sim.time())
     );
 }
 
@@ -229,12 +245,16 @@ fn hill(height: f32) -> Scene {
 
 /// Mean over agents of the closest approach to the hill top, metres, and whether all arrived.
 fn closest_approach_to_hill_top(height: f32) -> (f64, bool) {
-    let mut sim = Simulation::new(hill(height), config(120.0, 5)).unwrap();
-    let mut closest = vec![f64::INFINITY; sim.agents.len()];
+    let mut sim = Simulation::builder(hill(height))
+        .config(config(120.0, 5))
+        .build()
+        .unwrap();
+    let mut closest = vec![f64::INFINITY; sim.agents().len()];
     sim.run(|s| {
-        for i in 0..s.agents.len() {
-            let d = ((s.agents.x[i] as f64 - 15.0).powi(2) + (s.agents.y[i] as f64 - 10.0).powi(2)).sqrt();
-            let id = s.agents.id[i] as usize;
+        for i in 0..s.agents().len() {
+            let d =
+                ((s.agents().x[i] as f64 - 15.0).powi(2) + (s.agents().y[i] as f64 - 10.0).powi(2)).sqrt();
+            let id = s.agents().id[i] as usize;
             closest[id] = closest[id].min(d);
         }
         Ok(())
@@ -279,15 +299,18 @@ fn dense_block_disperses_without_overlap() {
         (1.2, 1.4),
         0.25,
     ));
-    let mut sim = Simulation::new(scene, config(60.0, 11)).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(config(60.0, 11))
+        .build()
+        .unwrap();
     let spread = |s: &Simulation| {
-        let n = s.agents.len() as f64;
+        let n = s.agents().len() as f64;
         let (cx, cy) = (
-            s.agents.x.iter().map(|&v| v as f64).sum::<f64>() / n,
-            s.agents.y.iter().map(|&v| v as f64).sum::<f64>() / n,
+            s.agents().x.iter().map(|&v| v as f64).sum::<f64>() / n,
+            s.agents().y.iter().map(|&v| v as f64).sum::<f64>() / n,
         );
-        (0..s.agents.len())
-            .map(|i| ((s.agents.x[i] as f64 - cx).powi(2) + (s.agents.y[i] as f64 - cy).powi(2)).sqrt())
+        (0..s.agents().len())
+            .map(|i| ((s.agents().x[i] as f64 - cx).powi(2) + (s.agents().y[i] as f64 - cy).powi(2)).sqrt())
             .sum::<f64>()
             / n
     };
@@ -296,10 +319,10 @@ fn dense_block_disperses_without_overlap() {
     let mut worst = f64::INFINITY;
     let mut spread_at_3s = None;
     sim.run(|s| {
-        if s.steps >= 2 && !s.agents.is_empty() {
+        if s.steps() >= 2 && !s.agents().is_empty() {
             worst = worst.min(min_relative_distance(s));
         }
-        if s.steps == 30 {
+        if s.steps() == 30 {
             spread_at_3s = Some(spread(s));
         }
         Ok(())
@@ -340,7 +363,10 @@ fn crossing(n: usize, count: usize, radius: f64) -> Scene {
 
 #[test]
 fn crossing_flows_both_arrive() {
-    let mut sim = Simulation::new(crossing(40, 40, 0.25), config(90.0, 2)).unwrap();
+    let mut sim = Simulation::builder(crossing(40, 40, 0.25))
+        .config(config(90.0, 2))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let r = sim.report();
     assert!(r.complete, "remaining: {:?}", r.total.remaining);
@@ -387,7 +413,10 @@ fn rimea_room(doors: &[usize], count: usize) -> Scene {
 #[test]
 fn closing_two_of_four_exits_takes_clearly_longer() {
     let run = |doors: &[usize]| {
-        let mut sim = Simulation::new(rimea_room(doors, 200), config(400.0, 9)).unwrap();
+        let mut sim = Simulation::builder(rimea_room(doors, 200))
+            .config(config(400.0, 9))
+            .build()
+            .unwrap();
         sim.run(|_| Ok(())).unwrap();
         let r = sim.report();
         r.total
@@ -417,7 +446,10 @@ fn a_wider_exit_gives_a_higher_flow() {
         scene
             .groups
             .push(group("occupants", vec![door], spawn, 120, (1.2, 1.4), 0.2));
-        let mut sim = Simulation::new(scene, config(300.0, 4)).unwrap();
+        let mut sim = Simulation::builder(scene)
+            .config(config(300.0, 4))
+            .build()
+            .unwrap();
         sim.run(|_| Ok(())).unwrap();
         let r = sim.report();
         assert!(r.complete, "{:?}", r.total.remaining);
@@ -434,7 +466,10 @@ fn a_wider_exit_gives_a_higher_flow() {
 fn same_seed_same_report_bytes_different_seed_different_report() {
     let dir = tempfile::tempdir().unwrap();
     let write = |seed: u64, name: &str| {
-        let mut sim = Simulation::new(rimea_room(&[0, 3], 40), config(30.0, seed)).unwrap();
+        let mut sim = Simulation::builder(rimea_room(&[0, 3], 40))
+            .config(config(30.0, seed))
+            .build()
+            .unwrap();
         sim.run(|_| Ok(())).unwrap();
         let out = dir.path().join(name);
         output::write_run(&out, &sim).unwrap();
@@ -459,15 +494,16 @@ fn same_seed_same_report_bytes_different_seed_different_report() {
 fn timings_describe_the_grid_as_the_solve_summary_does() {
     let dir = tempfile::tempdir().unwrap();
     let scene = rimea_room(&[0], 5);
+    let plan = crowdfield::plan(&scene, &crowdfield::PlanOptions::default()).unwrap();
     let summary = crowdfield::export::bundle::write_solve_bundle(
         &scene,
+        &plan,
         &dir.path().join("solve"),
-        crowdfield::eikonal::Order::First,
         &crowdfield::export::ImageOptions::default(),
         &mut |_| {},
     )
     .unwrap();
-    let mut sim = Simulation::new(scene, config(1.0, 1)).unwrap();
+    let mut sim = Simulation::builder(scene).config(config(1.0, 1)).build().unwrap();
     sim.step();
     output::write_run(&dir.path().join("run"), &sim).unwrap();
     let timings: serde_json::Value =
@@ -485,7 +521,10 @@ fn timings_describe_the_grid_as_the_solve_summary_does() {
 fn arrival_curve_counts_are_integers_in_the_report() {
     let mut scene = corridor(6, 1.34);
     scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
-    let mut sim = Simulation::new(scene, config(60.0, 3)).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(config(60.0, 3))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
     let json = serde_json::to_value(&report).unwrap();
@@ -523,16 +562,19 @@ fn marches_stopped_past_the_walkers_change_nothing_the_walkers_see() {
             full_potentials,
             ..config(20.0, 5)
         };
-        let mut sim = Simulation::new(rimea_room(&[0, 3], 60), config).unwrap();
+        let mut sim = Simulation::builder(rimea_room(&[0, 3], 60))
+            .config(config)
+            .build()
+            .unwrap();
         // Part of the way: the walkers queue at the doors, far from the room's back.
         let mut skipped = 0;
         for _ in 0..60 {
             sim.step();
-            skipped = skipped.max(sim.potentials[0].iter().filter(|v| v.is_infinite()).count());
+            skipped = skipped.max(sim.potentials()[0].iter().filter(|v| v.is_infinite()).count());
         }
         sim.run(|_| Ok(())).unwrap();
         let report = serde_json::to_string(&sim.report()).unwrap();
-        (report, sim.agents.x.clone(), sim.agents.y.clone(), skipped)
+        (report, sim.agents().x.clone(), sim.agents().y.clone(), skipped)
     };
     let (near, near_x, near_y, near_inf) = run(1, false);
     let (full, full_x, full_y, full_inf) = run(1, true);
@@ -560,21 +602,24 @@ fn a_walker_beyond_a_stopped_march_is_not_reported_unreachable() {
             full_potentials,
             ..config(3.0, 5)
         };
-        let mut sim = Simulation::new(rimea_room(&[0], 60), config).unwrap();
+        let mut sim = Simulation::builder(rimea_room(&[0], 60))
+            .config(config)
+            .build()
+            .unwrap();
         sim.run(|_| Ok(())).unwrap();
-        assert!(sim.agents.len() > 2, "walkers remain at the time limit");
+        assert!(sim.agents().len() > 2, "walkers remain at the time limit");
         // The walker nearest the door goes to the room's far corner.
         let door = (2.25f32, 0.75f32);
-        let i = (0..sim.agents.len())
+        let i = (0..sim.agents().len())
             .min_by(|&a, &b| {
-                let d = |k: usize| (sim.agents.x[k] - door.0).powi(2) + (sim.agents.y[k] - door.1).powi(2);
+                let d =
+                    |k: usize| (sim.agents().x[k] - door.0).powi(2) + (sim.agents().y[k] - door.1).powi(2);
                 d(a).total_cmp(&d(b))
             })
             .unwrap();
-        sim.agents.x[i] = 30.7;
-        sim.agents.y[i] = 20.7;
-        let far = sim.scene.grid.cell_of(30.7, 20.7).unwrap();
-        (sim.report().total.remaining, sim.potentials[0][far])
+        sim.set_position(i, 30.7, 20.7);
+        let far = sim.scene().grid.cell_of(30.7, 20.7).unwrap();
+        (sim.report().total.remaining, sim.potentials()[0][far])
     };
     let (near, near_phi) = remaining(false);
     let (full, full_phi) = remaining(true);
@@ -623,7 +668,10 @@ fn remaining_agents_are_classified_unreachable_stuck_or_walking() {
         (1.3, 1.3),
         0.2,
     ));
-    let mut sim = Simulation::new(scene, config(12.0, 1)).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(config(12.0, 1))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let r = sim.report();
     assert!(!r.complete);
@@ -643,29 +691,31 @@ fn remaining_agents_are_classified_unreachable_stuck_or_walking() {
 
 #[test]
 fn a_time_step_crossing_more_than_a_cell_is_refused() {
-    let e = Simulation::new(
-        corridor(1, 1.34),
-        SimConfig {
+    let e = Simulation::builder(corridor(1, 1.34))
+        .config(SimConfig {
             dt: Some(0.5),
             ..SimConfig::default()
-        },
-    )
-    .err()
-    .expect("dt 0.5 s at 1.34 m/s crosses 0.67 m > 0.5 m cells")
-    .to_string();
-    assert!(e.contains("--dt") && e.contains("0.37"), "{e}");
-    let sim = Simulation::new(corridor(1, 1.34), SimConfig::default()).unwrap();
+        })
+        .build()
+        .err()
+        .expect("dt 0.5 s at 1.34 m/s crosses 0.67 m > 0.5 m cells")
+        .to_string();
+    assert!(e.contains("SimConfig.dt") && e.contains("0.37"), "{e}");
+    let sim = Simulation::builder(corridor(1, 1.34)).build().unwrap();
     assert!(
-        sim.dt * 1.34 <= 0.5,
+        sim.dt() * 1.34 <= 0.5,
         "automatic dt {} breaks the CFL bound",
-        sim.dt
+        sim.dt()
     );
 }
 
 #[test]
 fn frames_and_trajectories_are_written() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sim = Simulation::new(corridor(3, 1.34), config(2.0, 1)).unwrap();
+    let mut sim = Simulation::builder(corridor(3, 1.34))
+        .config(config(2.0, 1))
+        .build()
+        .unwrap();
     let csv_path = dir.path().join("trajectories.csv");
     let mut traj = output::TrajectoryRecorder::create(&csv_path).unwrap();
     let mut frames = 0;
@@ -673,7 +723,7 @@ fn frames_and_trajectories_are_written() {
         traj.record(s)?;
         // Streamed to a temporary file: nothing at the final path before the end.
         assert!(!csv_path.exists());
-        if s.steps % 10 == 0 {
+        if s.steps() % 10 == 0 {
             output::write_frame(dir.path(), frames, s, Default::default())?;
             frames += 1;
         }
@@ -684,7 +734,7 @@ fn frames_and_trajectories_are_written() {
     let csv = std::fs::read_to_string(dir.path().join("trajectories.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("t,id,group,x,y,vx,vy"));
-    assert_eq!(lines.count(), 3 * sim.steps);
+    assert_eq!(lines.count(), 3 * sim.steps());
     assert_eq!(frames, 2);
     let img = image::open(dir.path().join("frames/frame_00001.png")).unwrap();
     assert!(img.width() >= 84 && img.height() >= 4);
@@ -715,7 +765,7 @@ fn a_rerun_with_frames_removes_the_stale_frames_of_a_longer_run_and_nothing_else
     assert_eq!(output::clear_frames(&dir.path().join("none")).unwrap(), 0);
 }
 
-// ---- Images (sim::draw, drawn with export's layout, font, colour maps and colour bar) ----
+// ---- Images (run::draw, drawn with export's layout, font, colour maps and colour bar) ----
 
 fn rgb_at(img: &image::RgbaImage, x: u32, y: u32) -> [u8; 3] {
     let p = img.get_pixel(x, y);
@@ -756,7 +806,10 @@ fn assert_colour_bar(img: &image::RgbaImage, l: &crowdfield::export::render::Lay
 fn arrivals_plot_has_title_axes_legend_and_every_curve_in_its_colour() {
     let scene = crossing(24, 6, 0.2);
     let colors: Vec<[u8; 3]> = scene.groups.iter().map(|g| g.color).collect();
-    let mut sim = Simulation::new(scene, config(40.0, 4)).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(config(40.0, 4))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
     assert!(report.complete);
@@ -852,7 +905,10 @@ fn peak_density_map_shows_the_peak_map_with_the_density_colour_bar_and_a_cross()
     assert!(ink >= 4, "cross at the peak ({ink} ink pixels)");
     // The run writes the same image.
     let dir = tempfile::tempdir().unwrap();
-    let mut sim = Simulation::new(rimea_room(&[0, 3], 10), config(2.0, 21)).unwrap();
+    let mut sim = Simulation::builder(rimea_room(&[0, 3], 10))
+        .config(config(2.0, 21))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     output::write_run(dir.path(), &sim).unwrap();
     let written = image::open(dir.path().join("peak_density.png")).unwrap();
@@ -870,12 +926,12 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
     for _ in 0..5 {
         sim.step();
     }
-    assert_eq!(sim.agents.len(), 3);
-    let color = sim.scene.groups[0].color;
+    assert_eq!(sim.agents().len(), 3);
+    let color = sim.scene().groups[0].color;
     let img = draw::frame(&sim, FrameField::Density);
     let l = draw::map_layout(
-        &sim.scene,
-        draw::frame_legend(&sim.scene, FrameField::Density).len(),
+        &sim.scene(),
+        draw::frame_legend(&sim.scene(), FrameField::Density).len(),
     );
     assert_eq!((img.width(), img.height()), (l.width, l.height));
     assert_colour_bar(&img, &l, draw::DENSITY_COLORMAP);
@@ -883,7 +939,7 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
         dark_pixels(&img, (0, 0), (img.width(), TITLE_H)) > 100,
         "title text"
     );
-    let a = &sim.agents;
+    let a = &sim.agents();
     // Pixels per metre; y up: y = 0 m is the map's bottom row.
     let ppm = l.scale as f64 / 0.5;
     let mut off_centre = 0;
@@ -912,14 +968,14 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
     assert_eq!(far, draw::DENSITY_COLORMAP.rgb(0.0));
     // The potential frame: viridis from 0 at the goal, two legend rows more ("unreachable",
     // and whose potential it is).
-    let legend = draw::frame_legend(&sim.scene, FrameField::Potential);
+    let legend = draw::frame_legend(&sim.scene(), FrameField::Potential);
     assert_eq!(legend.len(), 4);
     assert!(
-        matches!(&legend[2], LegendEntry::Ramp(map, text) if *map == draw::POTENTIAL_COLORMAP && text.contains(&sim.scene.groups[0].name)),
+        matches!(&legend[2], LegendEntry::Ramp(map, text) if *map == draw::POTENTIAL_COLORMAP && text.contains(&sim.scene().groups[0].name)),
         "{legend:?}"
     );
     let img = draw::frame(&sim, FrameField::Potential);
-    let l = draw::map_layout(&sim.scene, 4);
+    let l = draw::map_layout(&sim.scene(), 4);
     assert_eq!((img.width(), img.height()), (l.width, l.height));
     assert_colour_bar(&img, &l, draw::POTENTIAL_COLORMAP);
     let goal_centre = (l.map_x + l.map_w - l.scale - l.scale / 2, l.map_y + l.map_h / 2);
@@ -936,23 +992,24 @@ fn a_goal_less_boids_group_swims_under_the_boids_layer_and_stands_without_it() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/fish_tank.json");
     let run = |mode: Option<LocalMode>| {
         let scene = crowdfield::map::load(&path).unwrap();
-        let mut sim = Simulation::new(scene, config(60.0, 4)).unwrap();
+        let mut builder = Simulation::builder(scene).config(config(60.0, 4));
         if let Some(mode) = mode {
-            sim.set_local_layer(Box::new(LocalBridge::new(mode, LocalBackend::CpuMulti).unwrap()));
+            builder = builder.local_hook(Box::new(LocalBridge::new(mode, LocalBackend::CpuMulti).unwrap()));
         }
-        let start: Vec<(f32, f32)> = (0..sim.agents.len())
-            .map(|i| (sim.agents.x[i], sim.agents.y[i]))
+        let mut sim = builder.build().unwrap();
+        let start: Vec<(f32, f32)> = (0..sim.agents().len())
+            .map(|i| (sim.agents().x[i], sim.agents().y[i]))
             .collect();
         for _ in 0..100 {
             sim.step();
-            for i in 0..sim.agents.len() {
+            for i in 0..sim.agents().len() {
                 assert!(
-                    crowdfield::sim::passable(&sim.scene, sim.agents.x[i], sim.agents.y[i]),
+                    crowdfield::sim::passable(&sim.scene(), sim.agents().x[i], sim.agents().y[i]),
                     "a fish left the water"
                 );
             }
         }
-        let a = &sim.agents;
+        let a = &sim.agents();
         assert_eq!(a.len(), start.len(), "no fish leaves: there is no exit");
         let left = sim.report().total.remaining;
         assert_eq!(
@@ -989,7 +1046,10 @@ fn a_goal_less_boids_group_swims_under_the_boids_layer_and_stands_without_it() {
 fn implausible_door_flows_are_flagged_and_densities_are_per_square_metre() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
     let scene = crowdfield::map::load(&path).unwrap();
-    let mut sim = Simulation::new(scene, config(120.0, 1)).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(config(120.0, 1))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let r = sim.report();
     let fastest = r
@@ -1013,7 +1073,10 @@ fn implausible_door_flows_are_flagged_and_densities_are_per_square_metre() {
     let json = serde_json::to_value(&r).unwrap();
     assert!(json["warnings"].is_array());
 
-    let mut sim = Simulation::new(corridor(1, 1.34), config(60.0, 1)).unwrap();
+    let mut sim = Simulation::builder(corridor(1, 1.34))
+        .config(config(60.0, 1))
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let r = sim.report();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
@@ -1033,12 +1096,15 @@ fn frames_mark_waiting_walkers_and_name_the_potential_shown() {
     let mut scene = corridor(4, 1.34);
     scene.groups[0].spawns[0].area.mask = rect(&scene.grid, 1, 0, 8, 4);
     scene.groups[0].spawns[0].premovement = [0.5, 4.0];
-    let mut sim = Simulation::new(scene, config(60.0, 2)).unwrap();
-    while sim.time < 2.0 {
+    let mut sim = Simulation::builder(scene)
+        .config(config(60.0, 2))
+        .build()
+        .unwrap();
+    while sim.time() < 2.0 {
         sim.step();
     }
-    let legend = draw::frame_legend(&sim.scene, draw::FrameField::Potential);
-    let name = sim.scene.groups[0].name.clone();
+    let legend = draw::frame_legend(&sim.scene(), draw::FrameField::Potential);
+    let name = sim.scene().groups[0].name.clone();
     assert!(legend.contains(&LegendEntry::Ramp(
         crowdfield::export::Colormap::Viridis,
         format!("potential of {name}")
@@ -1049,14 +1115,14 @@ fn frames_mark_waiting_walkers_and_name_the_potential_shown() {
             .any(|e| matches!(e, LegendEntry::Ring(_, l) if l == "waiting to start"))
     );
     let img = draw::frame(&sim, draw::FrameField::Potential);
-    let layout = draw::map_layout(&sim.scene, legend.len());
+    let layout = draw::map_layout(&sim.scene(), legend.len());
     assert_eq!((img.width(), img.height()), (layout.width, layout.height));
     let mut seen = [false; 2];
-    for i in 0..sim.agents.len() {
+    for i in 0..sim.agents().len() {
         let (px, py) = layout.map_point(
-            sim.agents.x[i] as f64,
-            sim.agents.y[i] as f64,
-            sim.scene.grid.cell_size,
+            sim.agents().x[i] as f64,
+            sim.agents().y[i] as f64,
+            sim.scene().grid.cell_size,
         );
         let p = img
             .get_pixel(layout.map_x + px as u32, layout.map_y + py as u32)
@@ -1082,15 +1148,18 @@ fn the_local_layers_seed_makes_an_ensemble_and_repeats_a_run() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
     let run = |seed: u64| {
         let scene = crowdfield::map::load(&path).unwrap();
-        let mut sim = Simulation::new(scene, config(60.0, 4)).unwrap();
         let mut bridge = LocalBridge::new(LocalMode::Orca, LocalBackend::CpuMulti).unwrap();
         bridge.set_seed(seed);
         assert_eq!(bridge.layer().seed(), seed);
-        sim.set_local_layer(Box::new(bridge));
+        let mut sim = Simulation::builder(scene)
+            .config(config(60.0, 4))
+            .local_hook(Box::new(bridge))
+            .build()
+            .unwrap();
         for _ in 0..30 {
             sim.step();
         }
-        (sim.agents.x.clone(), sim.agents.y.clone())
+        (sim.agents().x.clone(), sim.agents().y.clone())
     };
     let first = run(3);
     assert_eq!(run(3), first, "the same seed repeats the run bit for bit");

@@ -5,6 +5,7 @@ use crowdfield::eikonal::Order;
 use crowdfield::export::ImageOptions;
 use crowdfield::export::bundle::{MAX_GROUP_DIR_LEN, sanitize_names, write_solve_bundle};
 use crowdfield::io::read_npy_f64;
+use crowdfield::plan::{PlanOptions, plan};
 use crowdfield::scene::{Area, Group};
 use crowdfield::{Grid, Scene};
 use ndarray::Array2;
@@ -46,7 +47,8 @@ fn bundle_writes_every_file_with_consistent_contents() {
     let s = corridor();
     let dir = tempfile::tempdir().unwrap();
     let mut lines = Vec::new();
-    let summary = write_solve_bundle(&s, dir.path(), Order::First, &ImageOptions::default(), &mut |l| {
+    let plan = plan(&s, &PlanOptions::default()).unwrap();
+    let summary = write_solve_bundle(&s, &plan, dir.path(), &ImageOptions::default(), &mut |l| {
         lines.push(l.to_string())
     })
     .unwrap();
@@ -124,7 +126,12 @@ fn group_names_become_distinct_safe_file_names() {
 
 /// `solve`'s files for `scene` in `dir`, first order, default images, no log.
 fn solve_quietly(scene: &Scene, dir: &std::path::Path) {
-    write_solve_bundle(scene, dir, Order::First, &ImageOptions::default(), &mut |_| {}).unwrap();
+    let options = PlanOptions {
+        order: Order::First,
+        ..PlanOptions::default()
+    };
+    let plan = plan(scene, &options).unwrap();
+    write_solve_bundle(scene, &plan, dir, &ImageOptions::default(), &mut |_| {}).unwrap();
 }
 
 #[test]

@@ -485,6 +485,39 @@ impl EditorApp {
     /// Applies one command. Every change of the map goes through here.
     pub fn apply(&mut self, command: Command) {
         match command {
+            Command::Undo | Command::Redo => self.apply_history(command),
+            Command::Dab { .. }
+            | Command::EndStroke
+            | Command::WallRect { .. }
+            | Command::WallPolygon { .. } => self.apply_paint(command),
+            Command::AddGoal { .. }
+            | Command::AddSpawn { .. }
+            | Command::RemoveGoal { .. }
+            | Command::RemoveSpawn { .. }
+            | Command::AddGroup
+            | Command::RemoveGroup(_)
+            | Command::SetGroup { .. } => self.apply_groups(command),
+            Command::New { .. }
+            | Command::Open(_)
+            | Command::DiscardAndContinue
+            | Command::SaveAndContinue
+            | Command::CancelDiscard
+            | Command::Save
+            | Command::SaveAs(_)
+            | Command::ReplaceFile
+            | Command::CancelReplace
+            | Command::Recover
+            | Command::DiscardRecovery
+            | Command::ExportView(_)
+            | Command::ExportFields(_) => self.apply_file(command),
+            Command::Quit { .. } | Command::CancelQuit => self.apply_quit(command),
+            Command::Sim(c) => self.sim_command(c),
+        }
+    }
+
+    /// Undo and redo.
+    fn apply_history(&mut self, command: Command) {
+        match command {
             Command::Undo => match self.history.undo(&mut self.doc) {
                 Some(l) => {
                     self.message = format!("Undid {l}");
@@ -499,6 +532,13 @@ impl EditorApp {
                 }
                 None => self.message = "Nothing to redo".into(),
             },
+            other => unreachable!("{other:?} is not a history command"),
+        }
+    }
+
+    /// Brush dabs, strokes and wall shapes: edits of the rasters.
+    fn apply_paint(&mut self, command: Command) {
+        match command {
             Command::Dab { tool, at, first } => self.dab(tool, at, first),
             Command::EndStroke => {
                 // Unless the live recompute of the stroke already has its final state.
@@ -520,6 +560,13 @@ impl EditorApp {
                 tools::fill_polygon(&self.doc.grid, &mut self.doc.obstacle, &points);
                 self.changed();
             }
+            other => unreachable!("{other:?} is not a paint command"),
+        }
+    }
+
+    /// Groups and their goal and spawn areas.
+    fn apply_groups(&mut self, command: Command) {
+        match command {
             Command::AddGoal { group, shape } => {
                 if self.ensure_group(group) {
                     self.record_groups("Goal area", None);
@@ -584,6 +631,13 @@ impl EditorApp {
                     self.changed();
                 }
             }
+            other => unreachable!("{other:?} is not a groups command"),
+        }
+    }
+
+    /// New, open, save, recovery and export, with the questions that guard unsaved work and other maps' files.
+    fn apply_file(&mut self, command: Command) {
+        match command {
             // A valid New, or an Open, over unsaved changes waits for the question's answer.
             Command::New {
                 cols,
@@ -681,6 +735,13 @@ impl EditorApp {
             }
             Command::ExportView(p) => self.export_view(&p),
             Command::ExportFields(dir) => self.export_fields(&dir),
+            other => unreachable!("{other:?} is not a file command"),
+        }
+    }
+
+    /// Quitting, saving first when asked.
+    fn apply_quit(&mut self, command: Command) {
+        match command {
             Command::Quit { save } => {
                 if save {
                     match self.path.clone() {
@@ -703,7 +764,7 @@ impl EditorApp {
                 self.pending_close = true;
             }
             Command::CancelQuit => self.quit_asked = false,
-            Command::Sim(c) => self.sim_command(c),
+            other => unreachable!("{other:?} is not a quit command"),
         }
     }
 

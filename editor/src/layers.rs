@@ -756,7 +756,7 @@ mod tests {
     fn cache_recomposes_changed_cells_like_a_full_compose() {
         use crate::tools::{self, BrushSettings, TerrainOp};
         let mut doc = Document::demo(40, 30);
-        let fields = crate::recompute::solve(&doc.to_scene(), &Default::default());
+        let fields = crate::recompute::solve(&doc.to_scene(), &Default::default()).unwrap();
         let brush = BrushSettings::default();
         let grid = doc.grid;
         fn at<'a>(

@@ -13,9 +13,9 @@
 use crate::doc::Document;
 use crate::layers::{LayerVisibility, Precomposed};
 use crowdfield::agents::Agents;
-use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::Fields;
-use crowdfield::gradient::{self, Gradient};
+use crowdfield::gradient::Gradient;
+use crowdfield::plan::{PlanOptions, plan_with_crowd};
 use crowdfield::scene::Scene;
 use ndarray::{Array2, Axis};
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -97,23 +97,23 @@ pub struct JobResult {
     pub seconds: f64,
 }
 
-/// Solves one job (on the worker thread; also callable directly).
-pub fn solve(scene: &Scene, agents: &Agents) -> FieldSet {
-    let fields = Fields::compute(scene, agents);
-    let goals: Vec<Array2<bool>> = scene.groups.iter().map(|g| g.goal_mask(&scene.grid)).collect();
-    let h = scene.grid.cell_size;
-    let solutions = if goals.is_empty() {
-        Vec::new()
-    } else {
-        eikonal::solve_groups(fields.cost.view(), &goals, h, Order::First)
-    };
-    let groups = solutions
+/// Solves one job (on the worker thread; also callable directly): the plan of `scene` with
+/// the density of `agents` ([`crowdfield::plan::plan_with_crowd`], first order, CPU), plus what
+/// the layers draw from it.
+///
+/// # Errors
+/// As [`crowdfield::plan::plan_with_crowd`] (the CPU plan the editor runs does not fail).
+pub fn solve(scene: &Scene, agents: &Agents) -> crowdfield::Result<FieldSet> {
+    let plan = plan_with_crowd(scene, agents, &PlanOptions::default())?;
+    let fields = plan.fields;
+    let groups = plan
+        .groups
         .into_iter()
-        .map(|s| GroupField {
-            grad: gradient::gradient(s.phi.view(), fields.cost.view(), h),
-            isolines: crate::layers::isoline_bands(s.phi.view()),
-            unreachable: s.unreachable,
-            phi: s.phi,
+        .map(|g| GroupField {
+            grad: g.gradient,
+            isolines: crate::layers::isoline_bands(g.solution.phi.view()),
+            unreachable: g.solution.unreachable,
+            phi: g.solution.phi,
         })
         .collect();
     let speed = fields.speed.map_axis(Axis(2), |faces| {
@@ -124,13 +124,13 @@ pub fn solve(scene: &Scene, agents: &Agents) -> FieldSet {
             finite.iter().sum::<f32>() / finite.len() as f32
         }
     });
-    FieldSet {
+    Ok(FieldSet {
         density: fields.density.rho.clone(),
         speed,
         fields,
         groups,
         precomposed: None,
-    }
+    })
 }
 
 /// The app's handle on the worker thread.
@@ -291,11 +291,11 @@ fn worker(jobs: Receiver<Job>, results: Sender<JobResult>, repaint: Option<egui:
             background_pool().install(|| match job.map {
                 JobMap::Scene(scene) => solve(&scene, &job.agents),
                 JobMap::Document(doc) => {
-                    let mut fields = solve(&doc.to_scene(), &job.agents);
+                    let mut fields = solve(&doc.to_scene(), &job.agents)?;
                     if let Some((vis, group)) = job.compose {
                         fields.precomposed = Some(Precomposed::new(*doc, &fields, vis, group));
                     }
-                    fields
+                    Ok(fields)
                 }
             })
         }))
@@ -306,7 +306,8 @@ fn worker(jobs: Receiver<Job>, results: Sender<JobResult>, repaint: Option<egui:
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
             format!("recompute failed: {msg}")
-        });
+        })
+        .and_then(|solved| solved.map_err(|e| format!("recompute failed: {e}")));
         let seconds = start.elapsed().as_secs_f64();
         if results
             .send(JobResult {

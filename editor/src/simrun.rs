@@ -11,8 +11,7 @@ use crate::panels::run::RunInfo;
 use crowdfield::agents::Agents;
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::scene::Scene;
-use crowdfield::sim::local_bridge::LocalBridge;
-use crowdfield::sim::{SimConfig, Simulation};
+use crowdfield::sim::Simulation;
 use ndarray::Array2;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
@@ -133,7 +132,7 @@ impl SimRunner {
 
 fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
     let exits = sim
-        .scene
+        .scene()
         .groups
         .iter()
         .enumerate()
@@ -144,7 +143,7 @@ fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
                 .enumerate()
                 .map(|(ei, goal)| {
                     let n = sim
-                        .arrivals
+                        .arrivals()
                         .iter()
                         .filter(|a| a.group as usize == gi && a.exit == ei)
                         .count();
@@ -155,13 +154,13 @@ fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
         })
         .collect();
     SimFrame {
-        agents: sim.agents.clone(),
-        density: sim.fields.as_ref().map(|f| f.density.rho.clone()),
+        agents: sim.agents().clone(),
+        density: sim.fields().map(|f| f.density.rho.clone()),
         info: RunInfo {
             exists: true,
-            time: sim.time,
-            steps: sim.steps,
-            walking: sim.agents.len(),
+            time: sim.time(),
+            steps: sim.steps(),
+            walking: sim.agents().len(),
             exits,
             local,
             quality: Some(sim.quality()),
@@ -173,12 +172,11 @@ fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
 
 /// A new run of `scene` with the local layer `mode` installed (none for [`LocalMode::None`]).
 fn start_run(scene: Scene, mode: LocalMode) -> crowdfield::Result<Simulation> {
-    let mut sim = Simulation::new(scene, SimConfig::default())?;
-    if mode != LocalMode::None {
-        // The multi-threaded CPU backend runs on the background pool the step runs in.
-        sim.set_local_layer(Box::new(LocalBridge::new(mode, LocalBackend::CpuMulti)?));
-    }
-    Ok(sim)
+    // The multi-threaded CPU backend runs on the background pool the step runs in.
+    Simulation::builder(scene)
+        .local(mode)
+        .local_backend(LocalBackend::CpuMulti)
+        .build()
 }
 
 fn error_frame(message: String) -> SimFrame {
@@ -267,7 +265,7 @@ fn worker(
             }
             Some(SimControl::Play(p)) => {
                 playing = p;
-                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time));
+                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time()));
             }
             Some(SimControl::Step) => {
                 playing = false;
@@ -275,7 +273,7 @@ fn worker(
             }
             Some(SimControl::Speed(s)) => {
                 speed = s;
-                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time));
+                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time()));
             }
             Some(SimControl::Reset) => {
                 sim = None;
@@ -285,7 +283,7 @@ fn worker(
         }
         let Some(s) = sim.as_mut() else { continue };
         let due = anchor.1 + anchor.0.elapsed().as_secs_f64() * speed as f64;
-        if step_once || (playing && !s.finished() && s.time < due) {
+        if step_once || (playing && !s.finished() && s.time() < due) {
             let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 crate::recompute::background_pool().install(|| s.step())
             }));
@@ -309,7 +307,7 @@ fn worker(
             }
         } else if playing {
             // Ahead of wall time: sleep until the next step is due (bounded by the poll).
-            let ahead = ((s.time - due) / speed.max(1e-3) as f64).clamp(0.0, IDLE_POLL.as_secs_f64());
+            let ahead = ((s.time() - due) / speed.max(1e-3) as f64).clamp(0.0, IDLE_POLL.as_secs_f64());
             std::thread::sleep(Duration::from_secs_f64(ahead.max(0.001)));
         }
     }

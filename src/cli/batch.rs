@@ -1,7 +1,7 @@
 //! `crowdfield batch`: solve (and optionally simulate) many maps in parallel, resumably, with a
-//! summary of every map's outcome. See [`crowdfield::sim::batch`] for the layout of the outputs.
+//! summary of every map's outcome. See [`crowdfield::run::batch`] for the layout of the outputs.
 
-use crowdfield::sim::batch::{self, BatchOptions, MapOutcome, Shard};
+use crowdfield::run::batch::{self, BatchOptions, MapOutcome, Shard};
 use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -128,7 +128,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 bar.inc(1);
                 // Printed even with --quiet: an error is never only in the summary file.
                 if o.status == "failed" {
-                    let error = o.error.as_deref().unwrap_or("unknown error");
+                    let error = super::flag_text(o.error.as_deref().unwrap_or("unknown error"));
+                    let error = error.as_str();
                     // Most errors already start with the map's path.
                     let line = if error.starts_with(&o.map) {
                         format!("failed: {error}")

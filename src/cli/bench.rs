@@ -8,12 +8,12 @@
 //! `bench/eikonal_vs_skfmm.py`; the GPU, local-layer and simulation sweeps are the examples in
 //! `examples/bench_*.rs`.
 
-use crate::cli::simulate::{LocalArg, LocalThreads};
+use crate::cli::simulate::{LocalArg, LocalBackendArg};
 use crowdfield::eikonal::{cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
+use crowdfield::local::LocalBackend;
 use crowdfield::local::quality::CollisionCounter;
-use crowdfield::local::{LocalBackend, LocalLayer};
-use crowdfield::sim::{SimConfig, Simulation};
+use crowdfield::sim::Simulation;
 use ndarray::Array2;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,8 +65,8 @@ enum What {
         #[arg(long, value_enum, default_value_t = LocalArg::BoidsOrca)]
         mode: LocalArg,
         /// Where it runs: cpu-single (one thread), cpu-multi (all cores) or gpu.
-        #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
-        backend: LocalThreads,
+        #[arg(long, value_enum, default_value_t = LocalBackendArg::CpuMulti)]
+        backend: LocalBackendArg,
         /// Steps timed per size (at least 1, after 8 warm-up steps).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         steps: u32,
@@ -102,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn local(
     sizes: &[usize],
     mode: LocalArg,
-    backend: LocalThreads,
+    backend: LocalBackendArg,
     steps: usize,
     density: f64,
 ) -> anyhow::Result<ExitCode> {
@@ -132,12 +132,8 @@ fn local(
             crowdfield::map::MAX_CELLS
         );
     }
-    let backend = match backend {
-        LocalThreads::CpuSingle => LocalBackend::CpuSingle,
-        LocalThreads::CpuMulti => LocalBackend::CpuMulti,
-        LocalThreads::Gpu => LocalBackend::Gpu,
-    };
-    let mut layer = LocalLayer::new(mode.mode(), backend)?;
+    let backend = LocalBackend::from(backend);
+    let mut layer = crowdfield::gpu::open_local_layer(mode.mode(), backend)?;
     // CPU single runs on a pool of one thread, so nothing of it (the grid included) uses more.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(if backend == LocalBackend::CpuSingle { 1 } else { 0 })
@@ -251,16 +247,17 @@ fn sim(map: &std::path::Path, steps: usize) -> anyhow::Result<ExitCode> {
     let scene = crowdfield::map::load(map)?;
     let cells = scene.grid.len();
     let name = scene.name.clone();
-    let mut sim = Simulation::new(scene, SimConfig::default())
+    let mut sim = Simulation::builder(scene)
+        .build()
         .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
-    let agents = sim.agents.len();
+    let agents = sim.agents().len();
     for _ in 0..5 {
         if sim.finished() {
             break;
         }
         sim.step();
     }
-    let before = sim.times;
+    let before = *sim.times();
     let start = Instant::now();
     let mut done = 0;
     while done < steps && !sim.finished() {
@@ -280,7 +277,7 @@ fn sim(map: &std::path::Path, steps: usize) -> anyhow::Result<ExitCode> {
         );
     }
     let ms = |a: f64, b: f64| (a - b) * 1000.0 / done as f64;
-    let t = sim.times;
+    let t = *sim.times();
     println!(
         "| map | cells | agents | steps/s | splat ms | fields ms | potentials ms | advection ms | separation ms |"
     );

@@ -54,7 +54,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", flag_text(&error_chain(&e)));
             ExitCode::FAILURE
         }
     }
@@ -116,6 +116,32 @@ fn error_chain(e: &anyhow::Error) -> String {
     text
 }
 
+/// The library's names for what the command line sets, and the flags that set them, in the
+/// order [`flag_text`] replaces them (longer phrases first). The library names its own fields
+/// (`SimConfig.dt`, `Order::Second`, `Backend::Gpu`); the command speaks of its flags.
+const FLAG_NAMES: &[(&str, &str)] = &[
+    ("order: Order::Second:", "--order: 2:"),
+    ("backend: Backend::Gpu:", "--backend: gpu:"),
+    ("leave SimConfig.dt unset", "leave --dt out"),
+    ("SimConfig.dt", "--dt"),
+    ("SimConfig.max_time", "--max-time"),
+    ("SimConfig.replan_every", "--replan-every"),
+    ("Order::First", "--order 1"),
+    ("Backend::Gpu", "--backend gpu"),
+    ("Backend::Cpu", "--backend cpu"),
+    ("Backend::Auto", "auto"),
+    ("Shard:", "--shard:"),
+];
+
+/// `text` (an error, a note from the library) with the library's names of settings replaced
+/// by the flags that set them ([`FLAG_NAMES`]): "SimConfig.dt: 0: expected a positive time
+/// step" reads "--dt: 0: expected a positive time step".
+fn flag_text(text: &str) -> String {
+    FLAG_NAMES
+        .iter()
+        .fold(text.to_string(), |t, (library, flag)| t.replace(library, flag))
+}
+
 /// The fast-marching order of an `--order` value (1 or 2: clap checks the range).
 fn order(n: u8) -> crowdfield::eikonal::Order {
     if n == 2 {
@@ -139,6 +165,25 @@ mod tests {
         assert_eq!(error_chain(&e), "writing out: out/x.json: disk full");
         let e = anyhow::anyhow!("plain");
         assert_eq!(error_chain(&e), "plain");
+    }
+
+    #[test]
+    fn library_names_read_as_flags() {
+        assert_eq!(
+            flag_text("SimConfig.dt: 2 s is too long: use SimConfig.dt <= 0.5 (or leave SimConfig.dt unset)"),
+            "--dt: 2 s is too long: use --dt <= 0.5 (or leave --dt out)"
+        );
+        assert_eq!(
+            flag_text(
+                "order: Order::Second: use Order::First with Backend::Gpu, or Backend::Cpu or Backend::Auto"
+            ),
+            "--order: 2: use --order 1 with --backend gpu, or --backend cpu or auto"
+        );
+        assert_eq!(flag_text("backend: Backend::Gpu: no"), "--backend: gpu: no");
+        assert_eq!(
+            flag_text("SimConfig.max_time: x; SimConfig.replan_every"),
+            "--max-time: x; --replan-every"
+        );
     }
 
     #[test]

@@ -2,18 +2,16 @@
 //! trajectories and frames.
 
 use anyhow::Context;
-use crowdfield::gpu::{Backend, GpuContext};
+use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::params::SpeedLaw;
+use crowdfield::run::draw::FrameField;
+use crowdfield::run::output::{self, TrajectoryRecorder};
 use crowdfield::scene::Scene;
-use crowdfield::sim::draw::FrameField;
-use crowdfield::sim::local_bridge::LocalBridge;
-use crowdfield::sim::output::{self, TrajectoryRecorder};
 use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// Arguments of `crowdfield simulate`.
 #[derive(clap::Args)]
@@ -76,8 +74,8 @@ pub struct Args {
     pub local: LocalArg,
     /// Where the local layer runs: cpu-multi (rayon) or cpu-single (identical results), or gpu
     /// (the same passes as compute shaders, equal to f32 rounding). The one used is printed.
-    #[arg(long, value_enum, default_value_t = LocalThreads::CpuMulti)]
-    pub local_backend: LocalThreads,
+    #[arg(long, value_enum, default_value_t = LocalBackendArg::CpuMulti)]
+    pub local_backend: LocalBackendArg,
     /// No progress bar and no summary on stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -190,15 +188,25 @@ fn no_boids_warning(scene: &Scene, map: &Path, asked: LocalMode) -> Option<Strin
     })
 }
 
-/// `--local-backend` values.
+/// `--local-backend` values: the CLI's spelling of [`LocalBackend`].
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum LocalThreads {
+pub enum LocalBackendArg {
     /// One thread.
     CpuSingle,
     /// All cores (rayon).
     CpuMulti,
     /// wgpu compute passes (an error when no GPU adapter opens).
     Gpu,
+}
+
+impl From<LocalBackendArg> for LocalBackend {
+    fn from(arg: LocalBackendArg) -> Self {
+        match arg {
+            LocalBackendArg::CpuSingle => LocalBackend::CpuSingle,
+            LocalBackendArg::CpuMulti => LocalBackend::CpuMulti,
+            LocalBackendArg::Gpu => LocalBackend::Gpu,
+        }
+    }
 }
 
 /// `--speed-law` values.
@@ -236,49 +244,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         full_potentials: args.frames.is_some() && args.frame_field == FrameField::Potential,
     };
     let scene_name = scene.name.clone();
-    let mut sim = Simulation::new(scene, config)
+    let asked = args.local.mode();
+    let local = effective_local(&scene, asked);
+    let mut sim = Simulation::builder(scene)
+        .config(config)
+        .backend(args.backend)
+        .local(local)
+        .local_backend(args.local_backend.into())
+        .build()
         .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
     // A mistyped or read-only --out fails now, not after the run.
     crowdfield::io::prepare_output_dir(&args.out)?;
-    // Why `auto` stays on the CPU before any adapter is looked for, if it does.
-    let auto_on_cpu = match args.backend {
-        // The GPU's update is first order: auto keeps a second-order run on the CPU.
-        Backend::Auto if args.order == 2 => Some("auto: second order runs on the CPU".to_string()),
-        Backend::Auto => crowdfield::gpu::auto_keeps_on_cpu(sim.scene.grid.len()),
-        _ => None,
-    };
-    let solver_note = match (args.backend, auto_on_cpu) {
-        (Backend::Cpu, _) => "cpu: fast marching".to_string(),
-        (_, Some(why)) => format!("cpu: fast marching ({why})"),
-        (Backend::Gpu | Backend::Auto, None) => match if args.backend == Backend::Gpu {
-            GpuContext::new()
-        } else {
-            GpuContext::for_auto()
-        } {
-            Ok(ctx) => {
-                let note = format!("gpu: splat, fields and block FIM on {}", ctx.adapter());
-                sim.set_gpu(Arc::new(ctx));
-                note
-            }
-            Err(e) if matches!(args.backend, Backend::Gpu) => return Err(e.into()),
-            Err(e) => format!("cpu: fast marching (auto: {e})"),
-        },
-    };
-    let mut local_note = String::new();
-    let asked = args.local.mode();
-    let local = effective_local(&sim.scene, asked);
-    if local != LocalMode::None {
-        let threads = match args.local_backend {
-            LocalThreads::CpuSingle => LocalBackend::CpuSingle,
-            LocalThreads::CpuMulti => LocalBackend::CpuMulti,
-            LocalThreads::Gpu => LocalBackend::Gpu,
-        };
-        let mut bridge = LocalBridge::new(local, threads)?;
-        bridge.set_seed(args.seed);
-        local_note = format!(" on {}", bridge.layer().backend_description());
-        sim.set_local_layer(Box::new(bridge));
-    }
-    if let Some(w) = no_boids_warning(&sim.scene, &args.map, asked) {
+    let solver_note = super::flag_text(sim.solver_description());
+    let local_note = sim
+        .local_description()
+        .map_or_else(String::new, |d| format!(" on {d}"));
+    if let Some(w) = no_boids_warning(sim.scene(), &args.map, asked) {
         // Said even with --quiet, as the other warnings.
         eprintln!("warning: {w}");
     }
@@ -286,10 +267,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!(
             "potentials: {solver_note}; local layer: {}{local_note}{}",
             local_name(local),
-            boids_groups_note(&sim.scene, local)
+            boids_groups_note(sim.scene(), local)
         );
         if !matches!(local, LocalMode::Boids | LocalMode::BoidsOrca) {
-            for g in sim.scene.groups.iter().filter(|g| g.goals.is_empty()) {
+            for g in sim.scene().groups.iter().filter(|g| g.goals.is_empty()) {
                 eprintln!(
                     "note: group {:?} has no goals: it moves only under a boids layer (--local boids)",
                     g.name
@@ -297,7 +278,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let total: usize = sim.spawned.iter().sum();
+    let total: usize = sim.spawned().iter().sum();
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
@@ -324,13 +305,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .transpose()?;
     let mut frame_index = 0usize;
     sim.run(|s| {
-        bar.set_position(s.arrivals.len() as u64);
-        bar.set_message(format!("t = {:.1} s", s.time));
+        bar.set_position(s.arrivals().len() as u64);
+        bar.set_message(format!("t = {:.1} s", s.time()));
         if let Some(t) = traj.as_mut() {
             t.record(s)?;
         }
         if let Some(every) = args.frames
-            && (s.steps - 1).is_multiple_of(every)
+            && (s.steps() - 1).is_multiple_of(every)
         {
             let frames = staged.as_ref().expect("staged when --frames is given");
             output::write_frame_to(frames.path(), frame_index, s, args.frame_field)?;
@@ -419,7 +400,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tm.stages_ms_per_step.advection,
             tm.stages_ms_per_step.separation
         );
-        if let Some(why) = &sim.gpu_fallback {
+        if let Some(why) = sim.gpu_fallback() {
             eprintln!("note: the GPU solver failed mid-run ({why}); the run finished on the CPU");
         }
         let q = &report.quality;

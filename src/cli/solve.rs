@@ -3,8 +3,9 @@
 //! images and `summary.json` (see [`crowdfield::export::bundle`]).
 
 use anyhow::Context;
-use crowdfield::export::{ImageOptions, bundle::write_solve_bundle_on};
+use crowdfield::export::{ImageOptions, bundle::write_solve_bundle};
 use crowdfield::gpu::Backend;
+use crowdfield::plan::{PlanOptions, plan};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -55,15 +56,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.map.display(),
         start.elapsed().as_secs_f64()
     ));
-    write_solve_bundle_on(
-        &scene,
-        &args.out,
+    // A mistyped or read-only --out fails now, not after the solve.
+    crowdfield::io::prepare_output_dir(&args.out)
+        .with_context(|| format!("solving {}", args.map.display()))?;
+    let options = PlanOptions {
         order,
-        args.backend,
-        &ImageOptions::default(),
-        &mut log,
-    )
-    .with_context(|| format!("solving {}", args.map.display()))?;
+        backend: args.backend,
+        gpu: None,
+    };
+    let plan = plan(&scene, &options).with_context(|| format!("solving {}", args.map.display()))?;
+    write_solve_bundle(&scene, &plan, &args.out, &ImageOptions::default(), &mut log)
+        .with_context(|| format!("solving {}", args.map.display()))?;
     log(&format!(
         "wrote {} in {:.3} s total",
         args.out.display(),

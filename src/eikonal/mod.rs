@@ -44,7 +44,8 @@ use ndarray::{Array2, Array3, ArrayView2, ArrayView3};
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// Order of accuracy of the fast-marching update.
+/// Order of accuracy of the fast-marching update ([`crate::plan::PlanOptions::order`]; see the
+/// [`crate::plan`] example).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Order {
     /// First-order upwind update.

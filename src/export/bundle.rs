@@ -1,21 +1,19 @@
 //! The full output set of `crowdfield solve` for one scene: per group the potential and
 //! gradient as `.npy` and PNG, the static field images, and `summary.json`.
 //!
-//! The fields are computed for an EMPTY crowd: the static planning field made of terrain slope,
-//! obstacles and discomfort only (density 0 everywhere, so every face walks at terrain speed).
-//! This is the field a walker would follow before any crowd is simulated.
+//! The plan it writes is [`crate::plan::plan`]'s, for an EMPTY crowd: the static planning field
+//! made of terrain slope, obstacles and discomfort only (density 0 everywhere, so every face
+//! walks at terrain speed). This is the field a walker would follow before any crowd is
+//! simulated. Writing solves nothing.
 
 use super::{
     Colormap, ImageOptions, field_png, gradient_png, mean_finite_over_dirs, mean_open_over_dirs,
     potential_png,
 };
-use crate::agents::Agents;
 use crate::eikonal::{Order, Solution};
 use crate::error::Result;
-use crate::fields::Fields;
-use crate::gpu::Backend;
-use crate::gradient::gradient;
 use crate::io::write_npy;
+use crate::plan::Plan;
 use crate::scene::{Group, Scene};
 use ndarray::ArrayView2;
 use serde::Serialize;
@@ -128,62 +126,60 @@ impl GroupSolveSummary {
     }
 }
 
-/// Computes the static fields of `scene`, solves every group's potential with CPU fast marching
-/// (groups in parallel) and writes everything under `out`:
+/// Writes the plan of `scene` ([`crate::plan::plan`]: its static fields and every group's
+/// potential and gradient) under `out`, solving nothing:
 /// `<group>/potential.npy` (f64, `+inf` unreachable), `<group>/gradient_x.npy`,
 /// `<group>/gradient_y.npy` (f32, per metre), `<group>/potential.png`, `<group>/gradient.png`,
 /// `density.png`, `speed.png` (mean over open directions), `cost.png`, `height.png` (only when
-/// the terrain is not flat) and `summary.json`, which is also returned.
-/// `log` receives one line per stage with its timing.
+/// the terrain is not flat) and `summary.json`, which is also returned; `summary.json` and the
+/// log say which solver ran. `log` receives one line per stage with its timing.
+///
+/// ```
+/// use crowdfield::prelude::*;
+/// use crowdfield::export::{ImageOptions, bundle::write_solve_bundle};
+///
+/// let scene = crowdfield::map::load(concat!(env!("CARGO_MANIFEST_DIR"), "/maps/corridor.json"))?;
+/// let plan = plan(&scene, &PlanOptions::default())?;
+/// let out = std::env::temp_dir().join(format!("crowdfield-doc-bundle-{}", std::process::id()));
+/// let summary = write_solve_bundle(&scene, &plan, &out, &ImageOptions::default(), &mut |_| {})?;
+/// assert_eq!(summary["order"], 1);
+/// # std::fs::remove_dir_all(&out).ok();
+/// # Ok::<(), crowdfield::Error>(())
+/// ```
+///
+/// # Errors
+/// [`crate::Error::Io`] naming the file that could not be written.
 pub fn write_solve_bundle(
     scene: &Scene,
+    plan: &Plan,
     out: &Path,
-    order: Order,
-    opts: &ImageOptions,
-    log: &mut dyn FnMut(&str),
-) -> Result<serde_json::Value> {
-    write_solve_bundle_on(scene, out, order, Backend::Cpu, opts, log)
-}
-
-/// [`write_solve_bundle`] with the Eikonal solves on the chosen backend (see
-/// [`crate::gpu::solve_eikonal`]); `summary.json` and the log say which solver ran.
-pub fn write_solve_bundle_on(
-    scene: &Scene,
-    out: &Path,
-    order: Order,
-    backend: Backend,
     opts: &ImageOptions,
     log: &mut dyn FnMut(&str),
 ) -> Result<serde_json::Value> {
     crate::io::prepare_output_dir(out)?;
     let grid = scene.grid;
-    let t = Instant::now();
-    let fields = Fields::compute(scene, &Agents::default());
-    let fields_seconds = t.elapsed().as_secs_f64();
+    let fields = &plan.fields;
+    let fields_seconds = plan.fields_seconds;
     log(&format!(
         "fields ({} x {} cells, empty crowd): {:.3} s",
         grid.cols, grid.rows, fields_seconds
     ));
-
-    let goals: Vec<_> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
-    let t = Instant::now();
-    let (solutions, backend_used) =
-        crate::gpu::solve_eikonal(backend, None, fields.cost.view(), &goals, grid.cell_size, order)?;
-    let solve_wall = t.elapsed().as_secs_f64();
+    let solve_wall = plan.solve_seconds;
+    let backend_used = &plan.solver;
     log(&format!(
         "solved {} {} in {:.3} s on {backend_used}",
-        solutions.len(),
-        if solutions.len() == 1 { "group" } else { "groups" },
+        plan.groups.len(),
+        if plan.groups.len() == 1 { "group" } else { "groups" },
         solve_wall
     ));
 
     let names: Vec<&str> = scene.groups.iter().map(|g| g.name.as_str()).collect();
     let dirs = sanitize_names(&names);
     let mut groups_json = Vec::new();
-    for (((group, sol), goal), dir) in scene.groups.iter().zip(&solutions).zip(&goals).zip(&dirs) {
+    for ((group, planned), dir) in scene.groups.iter().zip(&plan.groups).zip(&dirs) {
         let t = Instant::now();
         let gdir = out.join(dir);
-        let grad = gradient(sol.phi.view(), fields.cost.view(), grid.cell_size);
+        let (sol, goal, grad) = (&planned.solution, &planned.goal, &planned.gradient);
         write_npy(&gdir.join("potential.npy"), sol.phi.view())?;
         write_npy(&gdir.join("gradient_x.npy"), grad.gx.view())?;
         write_npy(&gdir.join("gradient_y.npy"), grad.gy.view())?;
@@ -199,7 +195,7 @@ pub fn write_solve_bundle_on(
             &gdir.join("gradient.png"),
             scene,
             sol.phi.view(),
-            &grad,
+            grad,
             goal.view(),
             &format!("{}: walking direction", group.name),
             opts,
@@ -274,11 +270,14 @@ pub fn write_solve_bundle_on(
     )?;
     log(&format!("field images: {:.3} s", t.elapsed().as_secs_f64()));
 
-    let order_number = match order {
+    let order_number = match plan.order {
         Order::First => 1,
         Order::Second => 2,
     };
-    let solver = solutions.first().map_or(crate::eikonal::FMM_CPU, |s| s.solver);
+    let solver = plan
+        .groups
+        .first()
+        .map_or(crate::eikonal::FMM_CPU, |g| g.solution.solver);
     let summary = json!({
         "map": scene.name,
         "grid": grid,

@@ -191,7 +191,7 @@ impl GpuContext {
             if adapters.is_empty() && !software.is_empty() {
                 return Err(Error::Gpu(format!(
                     "only a software GPU was found ({}), which is slower than the CPU path \
-                     (--backend gpu uses it anyway)",
+                     (Backend::Gpu uses it anyway)",
                     software.join(", ")
                 )));
             }

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::gpu::context::{GpuContext, Slot, bind_group, dispatch_linear, layout, pipeline};
 use crate::gpu::shaders;
 use crate::local::obstacles::WallMap;
-use crate::local::{LocalStats, MovingObstacle};
+use crate::local::{LocalBackend, LocalLayer, LocalMode, LocalStats, MovingObstacle};
 use crate::neighbors::NeighborGrid;
 use bytemuck::{Pod, Zeroable};
 use std::sync::Arc;
@@ -277,6 +277,60 @@ pub struct GpuLocal {
     /// The contact pass: even sweeps, odd sweeps, the results.
     contact: [wgpu::ComputePipeline; 3],
     bufs: Option<LocalBuffers>,
+}
+
+impl crate::local::LocalDevice for GpuLocal {
+    fn step(
+        &mut self,
+        agents: &mut Agents,
+        grid: &mut NeighborGrid,
+        step: &crate::local::DeviceStep<'_>,
+    ) -> Result<LocalStats> {
+        let mode = match step.mode {
+            LocalMode::None => GPU_MODE_NONE,
+            LocalMode::Boids => GPU_MODE_BOIDS,
+            LocalMode::Orca => GPU_MODE_ORCA,
+            LocalMode::BoidsOrca => GPU_MODE_BOIDS_ORCA,
+        };
+        let input = GpuLocalInput {
+            preferred: step.preferred,
+            dt: step.dt,
+            mode,
+            groups: Self::group_records(step.groups),
+            walls: step.walls,
+            movers: step.movers,
+            step: step.step,
+        };
+        GpuLocal::step(self, agents, grid, &input)
+    }
+
+    fn description(&self) -> String {
+        format!("gpu on {}", self.ctx.adapter())
+    }
+}
+
+impl LocalLayer {
+    /// A layer doing `mode` on the GPU of `ctx` ([`LocalBackend::Gpu`]): the passes of
+    /// [`GpuLocal`].
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] when the local passes' pipelines fail to build.
+    pub fn with_gpu(mode: LocalMode, ctx: Arc<GpuContext>) -> Result<Self> {
+        Ok(Self::with_device(mode, Box::new(GpuLocal::new(ctx)?)))
+    }
+}
+
+/// A local layer doing `mode` on `backend`, whichever it is: [`LocalLayer::new`] for the CPU
+/// ones, and for [`LocalBackend::Gpu`] a GPU context of its own ([`GpuContext::new`]; see
+/// [`LocalLayer::with_gpu`] to share one).
+///
+/// # Errors
+/// [`Error::Gpu`] when the GPU backend finds no adapter or its pipelines fail to build.
+pub fn open_local_layer(mode: LocalMode, backend: LocalBackend) -> Result<LocalLayer> {
+    match backend {
+        LocalBackend::Gpu => LocalLayer::with_gpu(mode, Arc::new(GpuContext::new()?)),
+        cpu => LocalLayer::new(mode, cpu),
+    }
 }
 
 impl std::fmt::Debug for GpuLocal {
@@ -673,5 +727,23 @@ mod tests {
         assert_eq!(size_of::<GpuMover>(), 32);
         assert_eq!(size_of::<GpuLocalWork>(), 32);
         assert_eq!(size_of::<GpuLocalOut>(), 32);
+    }
+
+    #[test]
+    fn gpu_backend_opens_or_reports_why_not() {
+        match open_local_layer(LocalMode::Orca, LocalBackend::Gpu) {
+            Ok(l) => {
+                assert_eq!(l.backend(), LocalBackend::Gpu);
+                assert!(l.backend_description().starts_with("gpu on "));
+            }
+            Err(e) => {
+                assert!(matches!(e, Error::Gpu(_)), "{e}");
+                // Where a GPU must be there (CI runs lavapipe), not opening it is a failure.
+                assert!(
+                    !std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1"),
+                    "CROWDFIELD_REQUIRE_GPU is set and no adapter opened: {e}"
+                );
+            }
+        }
     }
 }

@@ -38,16 +38,16 @@ pub use fim::{
 };
 pub use local::{
     GPU_MAX_MOVERS, GPU_MAX_NEIGHBORS, GpuLocal, GpuLocalAgent, GpuLocalGroup, GpuLocalOut, GpuLocalParams,
-    GpuLocalWork, GpuMover, GpuPackedAgent,
+    GpuLocalWork, GpuMover, GpuPackedAgent, open_local_layer,
 };
-pub(crate) use local::{GPU_MODE_BOIDS, GPU_MODE_BOIDS_ORCA, GPU_MODE_NONE, GPU_MODE_ORCA, GpuLocalInput};
 pub use splat::{SPLAT_FIXED_SCALE, splat_twin};
 
 use crate::eikonal::{Order, Solution};
 use crate::error::{Error, Result};
 use ndarray::{Array2, ArrayView3};
 
-/// Where a solve runs.
+/// Where a solve runs ([`crate::plan::PlanOptions::backend`],
+/// [`crate::sim::SimulationBuilder::backend`]; see the [`crate::sim::builder`] example).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
 )]
@@ -81,7 +81,7 @@ pub fn auto_keeps_on_cpu(cells: usize) -> Option<String> {
     (cells < AUTO_GPU_MIN_CELLS).then(|| {
         format!(
             "auto: {cells} cells, fewer than the {AUTO_GPU_MIN_CELLS} (512²) from which the GPU \
-             overtakes the CPU; --backend gpu forces it"
+             overtakes the CPU; Backend::Gpu forces it"
         )
     })
 }
@@ -237,9 +237,9 @@ pub fn check_order(backend: Backend, order: Order) -> Result<()> {
     if backend == Backend::Gpu && order == Order::Second {
         return Err(Error::invalid(
             crate::error::OPTIONS,
-            "--order",
-            "2: the GPU solver is first order only; use --order 1 with --backend gpu, or --backend cpu \
-             or auto (which run second order on the CPU)",
+            "order",
+            "Order::Second: the GPU solver is first order only; use Order::First with Backend::Gpu, or \
+             Backend::Cpu or Backend::Auto (which run second order on the CPU)",
         ));
     }
     Ok(())
@@ -271,9 +271,11 @@ fn dispatch(
             check_order(backend, order)?;
             if let Some(problem) = gpu_range_problem() {
                 return Err(Error::invalid(
-                    "<command line>",
-                    "--backend",
-                    format!("gpu: {problem}; use --backend cpu (or auto, which takes the CPU here)"),
+                    crate::error::OPTIONS,
+                    "backend",
+                    format!(
+                        "Backend::Gpu: {problem}; use Backend::Cpu (or Backend::Auto, which takes the CPU here)"
+                    ),
                 ));
             }
             match ctx {

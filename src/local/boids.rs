@@ -15,7 +15,7 @@
 
 use super::orca::V2;
 use super::scan::Scratch;
-use super::{Frame, PackedAgent};
+use super::{PackedAgent, PackedAgents};
 use crate::neighbors::NeighborGrid;
 use crate::params::BoidsParams;
 
@@ -165,7 +165,13 @@ impl Accum {
 
 /// The boids steering of packed agent `k` (before clamping to `a_max`, so a caller can add
 /// wall terms first), reading the previous state in `frame`; `s` is the worker's scratch.
-pub(crate) fn steer(frame: &Frame, grid: &NeighborGrid, k: usize, p: &BoidsF32, s: &mut Scratch) -> V2 {
+pub(crate) fn steer(
+    frame: &PackedAgents,
+    grid: &NeighborGrid,
+    k: usize,
+    p: &BoidsF32,
+    s: &mut Scratch,
+) -> V2 {
     super::scan::scan(frame, grid, k, Some(p), 0.0, 0, s).steer(p, &frame.agents[k])
 }
 
@@ -173,7 +179,7 @@ pub(crate) fn steer(frame: &Frame, grid: &NeighborGrid, k: usize, p: &BoidsF32, 
 mod tests {
     use super::*;
 
-    fn frame(ps: &[(f32, f32, f32, f32)]) -> (Frame, NeighborGrid) {
+    fn frame(ps: &[(f32, f32, f32, f32)]) -> (PackedAgents, NeighborGrid) {
         let xs: Vec<f32> = ps.iter().map(|p| p.0).collect();
         let ys: Vec<f32> = ps.iter().map(|p| p.1).collect();
         let mut g = NeighborGrid::new(20.0, 20.0, 3.0);
@@ -193,7 +199,7 @@ mod tests {
                 }
             })
             .collect();
-        (Frame::of(agents), g)
+        (PackedAgents::of(agents), g)
     }
 
     fn packed_of(g: &NeighborGrid, agent: u32) -> usize {

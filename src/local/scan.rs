@@ -27,7 +27,7 @@
 
 use super::boids::{self, BoidsF32};
 use super::orca::V2;
-use super::{Frame, PackedAgent};
+use super::{PackedAgent, PackedAgents};
 use crate::neighbors::NeighborGrid;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -144,7 +144,7 @@ pub(crate) fn bin_rows(grid: &NeighborGrid, p: super::orca::V2) -> [Range<usize>
 /// first, ties in visiting order.
 #[inline(always)]
 pub(crate) fn scan(
-    frame: &Frame,
+    frame: &PackedAgents,
     grid: &NeighborGrid,
     k: usize,
     boids: Option<&BoidsF32>,
@@ -300,7 +300,7 @@ pub(crate) struct GroupScratch {
 /// leaves them as the scalar scan's `-0.0` does, see `keep` below).
 #[inline(always)]
 pub(crate) fn scan_group(
-    frame: &Frame,
+    frame: &PackedAgents,
     grid: &NeighborGrid,
     k0: usize,
     agents: &[GroupAgent],
@@ -537,7 +537,7 @@ mod tests {
     use crate::local::orca::V2;
 
     /// A frame of `n` agents scattered over a 20 m square (two groups), and its grid.
-    fn frame(n: usize, bin: f32) -> (Frame, NeighborGrid) {
+    fn frame(n: usize, bin: f32) -> (PackedAgents, NeighborGrid) {
         let xs: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 50.0).collect();
         let ys: Vec<f32> = (0..n).map(|i| ((i * 104729) % 1000) as f32 / 50.0).collect();
         let mut g = NeighborGrid::new(20.0, 20.0, bin);
@@ -556,13 +556,13 @@ mod tests {
                 }
             })
             .collect();
-        (Frame::of(agents), g)
+        (PackedAgents::of(agents), g)
     }
 
     /// The scalar scan the vectorised one replaces: visiting order, sums neighbour by
     /// neighbour, insertion as it goes.
     fn reference(
-        frame: &Frame,
+        frame: &PackedAgents,
         grid: &NeighborGrid,
         k: usize,
         b: &BoidsF32,

@@ -785,8 +785,8 @@ impl Checker<'_> {
                 // Say how many bodies fit, the number a user can act on; one agent per free cell
                 // is the rule only where cells are larger than bodies.
                 let name = crate::text::truncate_for_message(&name);
-                let fit = crate::sim::spawn::area_capacity(grid, &mask, obstacle, g.radius);
-                let m2 = crate::sim::spawn::square_metres(free as f64 * grid.cell_size * grid.cell_size);
+                let fit = crate::lattice::area_capacity(grid, &mask, obstacle, g.radius);
+                let m2 = crate::lattice::square_metres(free as f64 * grid.cell_size * grid.cell_size);
                 if fit > 0 && fit < free {
                     format!(
                         "{}: the area '{name}' ({m2} m² of free cells) holds at most {fit} agents of radius {} m \

@@ -1,5 +1,5 @@
 //! Connects the local layer ([`crate::local::LocalLayer`]: boids offsets, ORCA) to the
-//! simulation's hook ([`super::LocalLayer`]).
+//! simulation's hook ([`super::LocalHook`]).
 //!
 //! The local layer computes new velocities from the preferred ones (and would move the agents
 //! itself); the simulation keeps its own integration, walls and separation, so the bridge runs
@@ -10,7 +10,7 @@
 //! changed by the boids steering and wall probes, bounced off walls), so `crowdfield simulate
 //! maps/fish_tank.json --local boids` swims. With `--local none` or `orca` they stand still.
 
-use super::LocalLayer as SimHook;
+use super::LocalHook;
 use crate::agents::Agents;
 use crate::local::{LocalBackend, LocalLayer, LocalMode};
 use crate::scene::Scene;
@@ -30,7 +30,7 @@ impl LocalBridge {
     /// A bridge running `mode` on `backend`.
     pub fn new(mode: LocalMode, backend: LocalBackend) -> crate::Result<Self> {
         Ok(Self {
-            layer: LocalLayer::new(mode, backend)?,
+            layer: crate::gpu::open_local_layer(mode, backend)?,
             scratch: Agents::default(),
             flock_scratch: Agents::default(),
             preferred: Vec::new(),
@@ -49,7 +49,7 @@ impl LocalBridge {
     }
 }
 
-impl SimHook for LocalBridge {
+impl LocalHook for LocalBridge {
     fn adjust(&mut self, scene: &Scene, agents: &Agents, dt: f64, vx: &mut [f32], vy: &mut [f32]) {
         let goal_less: Vec<bool> = scene.groups.iter().map(|g| g.goals.is_empty()).collect();
         let flocking = matches!(self.layer.mode(), LocalMode::Boids | LocalMode::BoidsOrca)

@@ -6,22 +6,20 @@
 //! 3. **potentials**: one Eikonal solve per group ([`eikonal::solve_groups`], groups in
 //!    parallel) and its upwind gradient, every step by default or every `replan_every` steps;
 //! 4. **advection**: each agent's preferred velocity is the field velocity at its position
-//!    ([`gradient::velocity_at`]) capped at its maximum speed; the optional [`LocalLayer`] turns
+//!    ([`gradient::velocity_at`]) capped at its maximum speed; the optional [`LocalHook`] turns
 //!    preferred into actual velocities; positions are integrated, sliding along walls;
 //! 5. **separation**: pairs closer than the sum of their radii are pushed apart (Jacobi
 //!    iterations over a [`NeighborGrid`]), walls still enforced;
 //! 6. agents standing on a goal cell of their group are removed and their arrival recorded.
 //!
-//! The simulation does no I/O: [`output`] writes the report, plots, frames and trajectories.
+//! The simulation does no I/O: [`crate::run::output`] writes the report, plots, frames and trajectories.
 //! Results depend only on the scene, the configuration and the seed, never on the thread count:
 //! every parallel loop computes per-agent values from the previous state and collects them in
 //! agent order.
 
-pub mod batch;
-pub mod draw;
+pub mod builder;
 pub mod local_bridge;
 pub mod measure;
-pub mod output;
 pub mod report;
 pub mod spawn;
 mod verdict;
@@ -41,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use builder::SimulationBuilder;
 pub use report::Report;
 pub use verdict::{check_map, load_map};
 
@@ -78,7 +77,8 @@ pub const STUCK_TIME: f64 = 10.0;
 /// walkers must have accepted every cell; see `Simulation::needed_cells`.
 const NEEDED_REACH: usize = 2;
 
-/// What a run does, beyond the scene itself.
+/// What a run does, beyond the scene itself; [`SimulationBuilder`] sets it field by field (see
+/// its [example](builder)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimConfig {
     /// Time step, seconds; `None` picks `min(DEFAULT_DT, AUTO_DT_CFL * cell_size / v_max)`.
@@ -116,9 +116,11 @@ impl Default for SimConfig {
     }
 }
 
-/// The hook where preferred velocities become actual velocities (boids offsets, ORCA).
+/// The hook where preferred velocities become actual velocities (boids offsets, ORCA: the
+/// [`crate::local::LocalLayer`] through [`local_bridge::LocalBridge`], installed by
+/// [`SimulationBuilder::local`], or one's own through [`SimulationBuilder::local_hook`]).
 /// Without one, agents walk at their preferred velocity.
-pub trait LocalLayer: Send {
+pub trait LocalHook: Send {
     /// Writes the actual velocity of every agent into `vx, vy`, which hold the preferred
     /// velocities on entry. `agents.vx, agents.vy` still hold the previous step's velocities.
     fn adjust(&mut self, scene: &Scene, agents: &Agents, dt: f64, vx: &mut [f32], vy: &mut [f32]);
@@ -171,7 +173,8 @@ impl StageTimes {
     }
 }
 
-/// One arrival: which agent reached which exit of its group, and when.
+/// One arrival: which agent reached which exit of its group, and when
+/// ([`Simulation::arrivals`]; the [crate example](crate) counts them).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Arrival {
     /// Agent id.
@@ -211,45 +214,54 @@ pub(crate) struct DensityLog {
 }
 
 /// A running simulation: the scene, its agents and everything recorded so far.
+///
+/// Set one up with [`Simulation::builder`] (see [`builder`] for an example), step it with
+/// [`Simulation::step`] or [`Simulation::run`], and read it through its methods: the state is
+/// kept in step with the simulation's caches (goal masks, neighbour grid, potentials), so it is
+/// not open to changes from outside.
 pub struct Simulation {
     /// The scene (its `params.speed_law` selects the speed–density law).
-    pub scene: Scene,
+    pub(crate) scene: Scene,
     /// The agents still walking.
-    pub agents: Agents,
+    pub(crate) agents: Agents,
     /// The configuration.
-    pub config: SimConfig,
+    pub(crate) config: SimConfig,
     /// Time step, seconds (validated against the CFL bound).
-    pub dt: f64,
+    pub(crate) dt: f64,
     /// Simulated time, seconds.
-    pub time: f64,
+    pub(crate) time: f64,
     /// Steps done.
-    pub steps: usize,
+    pub(crate) steps: usize,
     /// Number of agents spawned, per group.
-    pub spawned: Vec<usize>,
+    pub(crate) spawned: Vec<usize>,
     /// Every arrival so far, in order.
-    pub arrivals: Vec<Arrival>,
+    pub(crate) arrivals: Vec<Arrival>,
     /// Fields of the last step (`None` before the first step).
-    pub fields: Option<Fields>,
+    pub(crate) fields: Option<Fields>,
     /// Potential of each group from the last solve (empty before the first step); `+inf` beyond
     /// the walkers when the marches stopped there (see [`SimConfig::full_potentials`] and
     /// [`Simulation::whole_potential_at`]).
-    pub potentials: Vec<Array2<f64>>,
+    pub(crate) potentials: Vec<Array2<f64>>,
     /// Whether the last solve stopped its marches past the walkers.
     potentials_partial: bool,
     /// Per group, the whole-grid march of the last solve, solved on first need by
     /// [`Simulation::whole_potential_at`] (at most once per group and solve).
     whole_potentials: Vec<std::sync::OnceLock<Array2<f64>>>,
     /// Wall time per stage.
-    pub times: StageTimes,
+    pub(crate) times: StageTimes,
     goal_masks: Vec<Array2<bool>>,
     /// The scene's part of the speed and cost fields, computed once.
     faces: fields::SceneFaces,
     gradients: Vec<Gradient>,
-    local: Option<Box<dyn LocalLayer>>,
+    local: Option<Box<dyn LocalHook>>,
+    /// What solves the potentials, in words ([`Simulation::solver_description`]).
+    solver_description: String,
+    /// Where the local layer runs, in words, when there is one.
+    local_description: Option<String>,
     neighbors: NeighborGrid,
     gpu: Option<Arc<GpuContext>>,
     /// Why the GPU solver was given up for the CPU one, when it was.
-    pub gpu_fallback: Option<String>,
+    pub(crate) gpu_fallback: Option<String>,
     preferred: Vec<[f32; 2]>,
     collisions: CollisionCounter,
     jams: JamTracker,
@@ -259,26 +271,28 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Spawns the agents of `scene` with `config.seed` and checks the time step.
+    /// Spawns the agents of `scene` with `config.seed` and checks the time step: a run with no
+    /// local layer, on the CPU; the same as `Simulation::builder(scene).config(config).build()`
+    /// ([`Simulation::builder`] sets up everything else).
     pub fn new(scene: Scene, config: SimConfig) -> Result<Self> {
-        let agents = spawn::spawn_agents(&scene, config.seed)?;
-        Self::with_agents(scene, config, agents)
+        Self::builder(scene).config(config).build()
     }
 
-    /// A simulation of the given agents (ids must be `0..n`).
+    /// A simulation of the given agents (ids must be `0..n`); [`SimulationBuilder::agents`]
+    /// does the same with everything else a run may need.
     pub fn with_agents(scene: Scene, config: SimConfig, agents: Agents) -> Result<Self> {
         let grid = scene.grid;
         if config.replan_every == 0 {
             return Err(Error::invalid(
                 crate::error::OPTIONS,
-                "--replan-every",
+                "SimConfig.replan_every",
                 "0: expected at least 1",
             ));
         }
         if !(config.max_time.is_finite() && config.max_time > 0.0) {
             return Err(Error::invalid(
                 crate::error::OPTIONS,
-                "--max-time",
+                "SimConfig.max_time",
                 format!("{}: expected a positive number of seconds", config.max_time),
             ));
         }
@@ -299,17 +313,18 @@ impl Simulation {
                 if !(dt.is_finite() && dt > 0.0) {
                     return Err(Error::invalid(
                         crate::error::OPTIONS,
-                        "--dt",
+                        "SimConfig.dt",
                         format!("{dt}: expected a positive time step"),
                     ));
                 }
                 if dt * v_max > grid.cell_size {
                     return Err(Error::invalid(
                         crate::error::OPTIONS,
-                        "--dt",
+                        "SimConfig.dt",
                         format!(
                             "{dt} s lets the fastest walker ({v_max:.3} m/s) move {:.3} m per step, more than \
-                             one cell ({} m): use --dt <= {:.4} (or leave --dt out to pick it automatically)",
+                             one cell ({} m): use SimConfig.dt <= {:.4} (or leave SimConfig.dt unset to pick it \
+                             automatically)",
                             dt * v_max,
                             grid.cell_size,
                             grid.cell_size / v_max
@@ -323,10 +338,10 @@ impl Simulation {
             // No whole step fits: the run would either do nothing or end past the limit.
             return Err(Error::invalid(
                 crate::error::OPTIONS,
-                "--max-time",
+                "SimConfig.max_time",
                 format!(
                     "{} s is shorter than one time step ({dt} s): expected at least the step; raise \
-                     --max-time or lower --dt",
+                     SimConfig.max_time or lower SimConfig.dt",
                     config.max_time
                 ),
             ));
@@ -336,17 +351,17 @@ impl Simulation {
             // The automatic step is already within 10 % of the largest the map allows (one cell
             // per step for the fastest walker): only a shorter run helps.
             let remedy = if config.dt.is_some() {
-                "lower --max-time or raise --dt".to_string()
+                "lower SimConfig.max_time or raise SimConfig.dt".to_string()
             } else {
                 format!(
-                    "lower --max-time (the time step is this map's automatic one: {} of the {} m \
+                    "lower SimConfig.max_time (the time step is this map's automatic one: {} of the {} m \
                      cells per step for its fastest walker, {v_max:.3} m/s, at most {DEFAULT_DT} s)",
                     AUTO_DT_CFL, grid.cell_size
                 )
             };
             return Err(Error::invalid(
                 crate::error::OPTIONS,
-                "--max-time",
+                "SimConfig.max_time",
                 format!(
                     "{:e} s at a time step of {dt:e} s is {steps:e} steps: expected at most {MAX_STEPS:e} \
                      steps; {remedy}",
@@ -394,6 +409,8 @@ impl Simulation {
             faces,
             gradients: Vec::new(),
             local: None,
+            solver_description: "cpu: fast marching".to_string(),
+            local_description: None,
             neighbors,
             gpu: None,
             gpu_fallback: None,
@@ -407,16 +424,101 @@ impl Simulation {
         })
     }
 
-    /// Installs a local layer (boids, ORCA) between preferred and actual velocities.
-    pub fn set_local_layer(&mut self, layer: Box<dyn LocalLayer>) {
-        self.local = Some(layer);
+    /// The scene (its `params.speed_law` selects the speed–density law).
+    pub fn scene(&self) -> &Scene {
+        &self.scene
     }
 
-    /// Solves the potentials on this GPU (block fast iterative method) instead of the CPU fast
-    /// marching. If a GPU solve fails, the run goes on with the CPU and says why in
-    /// [`Simulation::gpu_fallback`].
-    pub fn set_gpu(&mut self, ctx: Arc<GpuContext>) {
-        self.gpu = Some(ctx);
+    /// The agents still walking (structure of arrays, in the simulation's order; arrived
+    /// agents are removed).
+    pub fn agents(&self) -> &Agents {
+        &self.agents
+    }
+
+    /// The positions of the agents still walking, metres: `(x, y)`, one entry per agent in
+    /// [`Simulation::agents`]' order. See `examples/embed_loop.rs`.
+    pub fn positions(&self) -> (&[f32], &[f32]) {
+        (&self.agents.x, &self.agents.y)
+    }
+
+    /// The velocities of the last step, m/s: `(vx, vy)`, in [`Simulation::positions`]' order.
+    pub fn velocities(&self) -> (&[f32], &[f32]) {
+        (&self.agents.vx, &self.agents.vy)
+    }
+
+    /// The group index of each agent still walking, in [`Simulation::positions`]' order.
+    pub fn groups(&self) -> &[u32] {
+        &self.agents.group
+    }
+
+    /// The id of each agent still walking (ids are `0..n` at spawn and stay with the agent).
+    pub fn ids(&self) -> &[u32] {
+        &self.agents.id
+    }
+
+    /// Every arrival so far, in order.
+    pub fn arrivals(&self) -> &[Arrival] {
+        &self.arrivals
+    }
+
+    /// The simulated time, seconds.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// The steps taken.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// The time step, seconds (the given one, or the automatic one).
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    /// The configuration the run was built with.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    /// The number of agents spawned, per group.
+    pub fn spawned(&self) -> &[usize] {
+        &self.spawned
+    }
+
+    /// The fields of the last step (`None` before the first step).
+    pub fn fields(&self) -> Option<&Fields> {
+        self.fields.as_ref()
+    }
+
+    /// The potential of each group from the last solve (empty before the first step); `+inf`
+    /// beyond the walkers when the marches stopped there (see [`SimConfig::full_potentials`]
+    /// and [`Simulation::whole_potential_at`]).
+    pub fn potentials(&self) -> &[Array2<f64>] {
+        &self.potentials
+    }
+
+    /// The wall time spent in each stage so far.
+    pub fn times(&self) -> &StageTimes {
+        &self.times
+    }
+
+    /// Why the GPU solver was given up for the CPU one mid-run, when it was.
+    pub fn gpu_fallback(&self) -> Option<&str> {
+        self.gpu_fallback.as_deref()
+    }
+
+    /// What solves the potentials, in words: `cpu: fast marching`, `gpu: splat, fields and
+    /// block FIM on <adapter>`, or for [`crate::gpu::Backend::Auto`] on the CPU the reason in
+    /// parentheses.
+    pub fn solver_description(&self) -> &str {
+        &self.solver_description
+    }
+
+    /// Where the local layer runs, in words (`cpu-multi (N threads)`, `cpu-single`,
+    /// `gpu on <adapter>`), or `None` without a local layer.
+    pub fn local_description(&self) -> Option<&str> {
+        self.local_description.as_deref()
     }
 
     /// Name of the Eikonal solver in use.
@@ -451,7 +553,7 @@ impl Simulation {
 
     /// One step of SPEC §1. Returns the number of agents that arrived during it.
     ///
-    /// With a GPU context ([`Simulation::set_gpu`]) the splat, the speed and cost fields and
+    /// With a GPU ([`SimulationBuilder::backend`]) the splat, the speed and cost fields and
     /// (on replanning steps) the potentials run as one GPU submission
     /// ([`GpuContext::continuum_step`]); the fields are read back for the advection and the
     /// reports, and the whole of it is timed under "potentials". A GPU error switches the run
@@ -826,6 +928,17 @@ impl Simulation {
             self.agents.retain(|i| keep[i]);
         }
         count
+    }
+
+    /// Puts agent `i` (an index into [`Simulation::agents`]) at `(x, y)` without walking there
+    /// (a scripted move): the next step starts from there, and the report reads it as where the
+    /// agent stands. Every cache that depends on positions is rebuilt by the step itself.
+    ///
+    /// # Panics
+    /// When `i` is not an index of [`Simulation::agents`].
+    pub fn set_position(&mut self, i: usize, x: f32, y: f32) {
+        self.agents.x[i] = x;
+        self.agents.y[i] = y;
     }
 
     /// Whether agent `i` (an index into [`Simulation::agents`]) is still waiting out its

@@ -2,7 +2,7 @@
 //! each exit, peak density, speeds, and the agents left at the time limit with the reason.
 //!
 //! The report holds no wall-clock figure, so the same scene, options and seed give the same
-//! `report.json` byte for byte (timings go to `timings.json`, see [`super::output`]).
+//! `report.json` byte for byte (timings go to `timings.json`, see [`crate::run::output`]).
 
 use super::{STUCK_TIME, Simulation};
 use crate::params::{Params, SpeedLaw};

@@ -4,8 +4,6 @@
 //!
 //! Map images use [`Layout`] (y up: grid row 0 is the bottom row of the map area).
 
-use super::Simulation;
-use super::report::Report;
 use crate::export::render::{
     INK, LABEL_SIZE, LEGEND_ROW_H, Layout, MARGIN, OBSTACLE, SIDE_W, TICK_LEN, TITLE_H, WHITE, blank_canvas,
     draw_legend_at, fill_rect, ticks,
@@ -15,6 +13,8 @@ use crate::export::{
     Colormap, FieldSpec, ImageOptions, LegendEntry, draw_area_outline, draw_map_line, field_image_with,
 };
 use crate::scene::Scene;
+use crate::sim::Simulation;
+use crate::sim::report::Report;
 use image::RgbaImage;
 use ndarray::Array2;
 

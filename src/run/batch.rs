@@ -15,14 +15,11 @@
 //! symbolic link is refused.
 
 use super::output::{self, write_json};
-use super::{SimConfig, Simulation};
-use crate::agents::Agents;
-use crate::eikonal;
 use crate::error::{Error, Result};
 use crate::export::bundle::GroupSolveSummary;
-use crate::fields::Fields;
 use crate::io::write_npy;
 use crate::ownership::OwnedDir;
+use crate::sim::{SimConfig, Simulation};
 use crate::text::{escape_os, show_path};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -276,7 +273,7 @@ pub struct MapOutcome {
     /// Agents left at the time limit (simulation only).
     pub agents_remaining: Option<usize>,
     /// Whether every agent got out before the time limit (simulation only), as the report's
-    /// `complete` ([`super::report::evacuation_complete`]): a map whose run was cut short is
+    /// `complete` ([`crate::sim::report::evacuation_complete`]): a map whose run was cut short is
     /// `ok` (it ran) but not complete, and so is one with a group without goals (a flock never
     /// leaves).
     #[serde(default)]
@@ -406,23 +403,24 @@ fn process_map(
     options: &BatchOptions,
     outcome: &mut MapOutcome,
 ) -> Result<()> {
-    let scene = super::load_map(map, &options.load)?;
+    let scene = crate::sim::load_map(map, &options.load)?;
     let grid = scene.grid;
-    let t0 = Instant::now();
-    let fields = Fields::compute(&scene, &Agents::default());
-    let goals: Vec<_> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
-    let solutions = eikonal::solve_groups(fields.cost.view(), &goals, grid.cell_size, options.sim.order);
-    let solve_seconds = t0.elapsed().as_secs_f64();
+    let options_plan = crate::plan::PlanOptions {
+        order: options.sim.order,
+        ..Default::default()
+    };
+    let plan = crate::plan::plan(&scene, &options_plan)?;
+    let solve_seconds = plan.fields_seconds + plan.solve_seconds;
     let mut groups = Vec::new();
-    for (g, ((group, sol), goal)) in scene.groups.iter().zip(&solutions).zip(&goals).enumerate() {
+    for (g, (group, planned)) in scene.groups.iter().zip(&plan.groups).enumerate() {
         let file = format!("potential_{g}.npy");
-        write_npy(&owned.claim(&file)?, sol.phi.view())?;
+        write_npy(&owned.claim(&file)?, planned.potential().view())?;
         // The same entry as `solve`'s summary.json (one builder, so the two cannot drift).
         groups.push(GroupSolveSummary::new(
             &scene,
             group,
-            sol,
-            goal.view(),
+            &planned.solution,
+            planned.goal.view(),
             ".",
             &file,
         ));
@@ -437,7 +435,9 @@ fn process_map(
     if options.simulate {
         outcome.warnings = crate::map::warnings(&scene);
         let name = scene.name.clone();
-        let mut sim = Simulation::new(scene, options.sim.clone())
+        let mut sim = Simulation::builder(scene)
+            .config(options.sim.clone())
+            .build()
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;
         for name in output::RUN_FILES {
@@ -447,7 +447,7 @@ fn process_map(
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
-        outcome.complete = Some(super::report::evacuation_complete(&report.total));
+        outcome.complete = Some(crate::sim::report::evacuation_complete(&report.total));
         outcome.warnings.extend(report.warnings);
     }
     Ok(())

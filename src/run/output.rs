@@ -3,11 +3,11 @@
 //! (temporary file, then rename), so an interrupted run never leaves a half-written file.
 
 use super::draw::{self, FrameField};
-use super::{Simulation, StageTimes};
 use crate::error::{Error, Result};
 use crate::export::save_png;
 use crate::grid::Grid;
 use crate::io::{AtomicFile, write_bytes_atomic};
+use crate::sim::{Simulation, StageTimes};
 use serde::Serialize;
 use std::io::Write as _;
 use std::path::Path;
@@ -88,7 +88,7 @@ pub fn is_frame_name(name: &str) -> bool {
 
 /// Writes the end-of-run outputs into `dir`: `report.json`, `timings.json`, `arrivals.png`,
 /// `peak_density.png`.
-pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
+pub fn write_run(dir: &Path, sim: &Simulation) -> Result<crate::sim::Report> {
     let report = sim.report();
     write_json(&dir.join("report.json"), &report)?;
     write_json(&dir.join("timings.json"), &Timings::of(sim))?;
