@@ -10,6 +10,9 @@
 
 pub mod bundle;
 pub mod colormap;
+pub mod html;
+pub mod jupedsim;
+pub mod planner;
 pub mod render;
 pub mod text;
 

@@ -400,6 +400,14 @@ fn process_map(map: &Path, dir: &Path, options: &BatchOptions, outcome: &mut Map
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;
         let report = output::write_run(dir, &sim)?;
+        crate::export::planner::write_report_page(
+            dir,
+            &report,
+            &sim.scene.grid,
+            &map.display().to_string(),
+            &crate::export::html::sha256_hex(&crate::io::read_input_file(map)?),
+            Vec::new(),
+        )?;
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
@@ -422,6 +430,8 @@ fn is_batch_output(name: &str) -> bool {
         "peak_density.png",
     ];
     FILES.contains(&name)
+        || crate::export::planner::PLANNER_FILES.contains(&name)
+        || name == "report.html"
         || (name.starts_with("potential_") && name.ends_with(".npy"))
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }

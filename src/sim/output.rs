@@ -77,7 +77,8 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 }
 
 /// Writes the end-of-run outputs into `dir`: `report.json`, `timings.json`, `arrivals.png`,
-/// `peak_density.png`.
+/// `peak_density.png`, and the planner's maps and plots
+/// ([`crate::export::planner::write_planner_outputs`]).
 pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
     let report = sim.report();
     write_json(&dir.join("report.json"), &report)?;
@@ -89,6 +90,7 @@ pub fn write_run(dir: &Path, sim: &Simulation) -> Result<super::Report> {
         &dir.join("peak_density.png"),
         &draw::peak_density_map(&sim.scene, &sim.density_log.peak_map, peak),
     )?;
+    crate::export::planner::write_planner_outputs(dir, sim)?;
     Ok(report)
 }
 
