@@ -50,7 +50,11 @@ fn the_sqlite_file_has_jupedsims_schema_and_the_csvs_rows() {
             .map(|r| r.unwrap())
             .collect()
     };
-    let names = |cols: Vec<(String, String)>| cols.into_iter().map(|c| format!("{} {}", c.0, c.1)).collect::<Vec<_>>();
+    let names = |cols: Vec<(String, String)>| {
+        cols.into_iter()
+            .map(|c| format!("{} {}", c.0, c.1))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         names(columns("trajectory_data")),
         [
@@ -64,7 +68,10 @@ fn the_sqlite_file_has_jupedsims_schema_and_the_csvs_rows() {
     );
     assert_eq!(names(columns("metadata")), ["key TEXT", "value TEXT"]);
     assert_eq!(names(columns("geometry")), ["hash INTEGER", "wkt TEXT"]);
-    assert_eq!(names(columns("frame_data")), ["frame INTEGER", "geometry_hash INTEGER"]);
+    assert_eq!(
+        names(columns("frame_data")),
+        ["frame INTEGER", "geometry_hash INTEGER"]
+    );
     let meta = |key: &str| -> String {
         db.query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| r.get(0))
             .unwrap()
@@ -72,7 +79,9 @@ fn the_sqlite_file_has_jupedsims_schema_and_the_csvs_rows() {
     assert_eq!(meta("version"), "2");
     let fps: f64 = meta("fps").parse().unwrap();
     assert!((fps - 1.0 / (3.0 * dt)).abs() < 1e-9, "fps {fps}, dt {dt}");
-    let wkt: String = db.query_row("SELECT wkt FROM geometry", [], |r| r.get(0)).unwrap();
+    let wkt: String = db
+        .query_row("SELECT wkt FROM geometry", [], |r| r.get(0))
+        .unwrap();
     assert!(wkt.starts_with("POLYGON (("), "{wkt}");
 
     // Row for row the CSV: same agents, same positions, frame = t * fps.
@@ -83,14 +92,21 @@ fn the_sqlite_file_has_jupedsims_schema_and_the_csvs_rows() {
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
             let t: f64 = f[0].parse().unwrap();
-            ((t * fps).round() as i64, f[1].parse().unwrap(), f[3].parse().unwrap(), f[4].parse().unwrap())
+            (
+                (t * fps).round() as i64,
+                f[1].parse().unwrap(),
+                f[3].parse().unwrap(),
+                f[4].parse().unwrap(),
+            )
         })
         .collect();
     let mut st = db
         .prepare("SELECT frame, id, pos_x, pos_y, ori_x, ori_y FROM trajectory_data ORDER BY rowid")
         .unwrap();
     let db_rows: Vec<(i64, i64, f64, f64, f64, f64)> = st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        })
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
@@ -98,8 +114,14 @@ fn the_sqlite_file_has_jupedsims_schema_and_the_csvs_rows() {
     assert!(db_rows.len() > 200 * 3, "several frames of 200 agents");
     for (d, c) in db_rows.iter().zip(&csv_rows) {
         assert_eq!((d.0, d.1), (c.0, c.1));
-        assert!((d.2 - c.2).abs() < 1e-4 && (d.3 - c.3).abs() < 1e-4, "{d:?} vs {c:?}");
-        assert!(((d.4 * d.4 + d.5 * d.5).sqrt() - 1.0).abs() < 1e-6, "unit orientation {d:?}");
+        assert!(
+            (d.2 - c.2).abs() < 1e-4 && (d.3 - c.3).abs() < 1e-4,
+            "{d:?} vs {c:?}"
+        );
+        assert!(
+            ((d.4 * d.4 + d.5 * d.5).sqrt() - 1.0).abs() < 1e-6,
+            "unit orientation {d:?}"
+        );
     }
     let frames: i64 = db
         .query_row("SELECT COUNT(*) FROM frame_data", [], |r| r.get(0))
@@ -117,11 +139,15 @@ fn one_walkers_clear_time_is_when_it_left_each_cell() {
     let mut sim = Simulation::new(scene, SimConfig::default()).unwrap();
     // The time each cell was left: the first sample at which the walker is elsewhere.
     let mut left = std::collections::HashMap::new();
-    let mut cell = grid.cell_of(sim.agents.x[0] as f64, sim.agents.y[0] as f64).unwrap();
+    let mut cell = grid
+        .cell_of(sim.agents.x[0] as f64, sim.agents.y[0] as f64)
+        .unwrap();
     while !sim.finished() {
         sim.step();
-        let now = (!sim.agents.is_empty())
-            .then(|| grid.cell_of(sim.agents.x[0] as f64, sim.agents.y[0] as f64).unwrap());
+        let now = (!sim.agents.is_empty()).then(|| {
+            grid.cell_of(sim.agents.x[0] as f64, sim.agents.y[0] as f64)
+                .unwrap()
+        });
         if now != Some(cell) {
             left.insert(cell, sim.time);
             match now {
@@ -166,14 +192,27 @@ fn exit_usage_sums_to_the_arrivals() {
     }
     // The CSV's last row holds the same counts.
     let csv = crowdfield::export::planner::exit_usage_csv(&curves, sim.dt, sim.time);
-    let last: Vec<f64> = csv.lines().last().unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+    let last: Vec<f64> = csv
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
     let counted: f64 = last[1..].iter().step_by(2).sum();
     assert_eq!(counted as usize, sim.arrivals.len());
 }
 
 /// A run of `maps/bottleneck.json` into `out` with the default outputs.
 fn bottleneck_run(out: &Path) {
-    let o = crowdfield(&[s(&map("bottleneck.json")), "--out", s(out), "--max-time", "20", "--quiet"]);
+    let o = crowdfield(&[
+        s(&map("bottleneck.json")),
+        "--out",
+        s(out),
+        "--max-time",
+        "20",
+        "--quiet",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -219,14 +258,24 @@ fn a_killed_run_leaves_no_half_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let mut child = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
-        .args([s(&map("hall.json")), "--out", s(&out), "--trajectories", "--quiet"])
+        .args([
+            s(&map("hall.json")),
+            "--out",
+            s(&out),
+            "--trajectories",
+            "--quiet",
+        ])
         .spawn()
         .unwrap();
     // Until the trajectories are being written (their temporary files exist), then a kill.
     let started = std::time::Instant::now();
     let streaming = || {
         std::fs::read_dir(&out)
-            .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).count())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+                    .count()
+            })
             .unwrap_or(0)
             >= 2
     };
@@ -237,7 +286,13 @@ fn a_killed_run_leaves_no_half_file() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
-    for f in ["trajectories.sqlite", "trajectories.csv", "report.json", "report.html", "clear_time.npy"] {
+    for f in [
+        "trajectories.sqlite",
+        "trajectories.csv",
+        "report.json",
+        "report.html",
+        "clear_time.npy",
+    ] {
         assert!(!out.join(f).exists(), "{f} exists after a kill");
     }
 }
@@ -251,9 +306,17 @@ fn browser_required() -> bool {
 fn the_report_page_renders_in_headless_chromium() {
     let browser = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
     let Some(browser) = browser else {
-        assert!(!browser_required(), "no Chromium, and CROWDFIELD_REQUIRE_BROWSER=1");
+        assert!(
+            !browser_required(),
+            "no Chromium, and CROWDFIELD_REQUIRE_BROWSER=1"
+        );
         eprintln!("skipped: no Chromium (scripts/test.sh installs it)");
         return;
     };
@@ -295,7 +358,11 @@ fn the_report_page_renders_in_headless_chromium() {
     let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:#?}");
     // The page's own check: every image decoded (naturalWidth > 0).
-    assert!(dom.contains("data-images-loaded=\"7 of 7\""), "{}", &dom[..dom.len().min(400)]);
+    assert!(
+        dom.contains("data-images-loaded=\"7 of 7\""),
+        "{}",
+        &dom[..dom.len().min(400)]
+    );
     let shot_arg = format!("--screenshot={}", shot.display());
     run(&[&shot_arg]);
     let img = image::open(&shot).unwrap().to_rgba8();

@@ -2,13 +2,13 @@
 //! trajectories and frames.
 
 use anyhow::Context;
+use crowdfield::export::jupedsim::SqliteTrajectories;
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::params::SpeedLaw;
 use crowdfield::scene::Scene;
 use crowdfield::sim::draw::FrameField;
 use crowdfield::sim::local_bridge::LocalBridge;
-use crowdfield::export::jupedsim::SqliteTrajectories;
 use crowdfield::sim::output::{self, TrajectoryRecorder};
 use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};

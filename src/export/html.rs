@@ -27,7 +27,10 @@ pub fn escape(text: &str) -> String {
 /// SHA-256 of `bytes`, lower-case hex (the map's fingerprint on the page).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Standard base64 (RFC 4648, with padding), for `data:` URIs.
@@ -135,7 +138,8 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
          <tr><th>worst level of service</th><td>{}</td></tr>\
          <tr><th>peak density</th><td class=\"n\">{:.2} persons/m² at ({:.1}, {:.1}) m, {:.1} s</td></tr>\
          <tr><th>mean walking speed</th><td class=\"n\">{:.2} m/s</td></tr></table>\n",
-        t.evacuation_time.map_or_else(|| "not complete".to_string(), |e| format!("{e:.1} s")),
+        t.evacuation_time
+            .map_or_else(|| "not complete".to_string(), |e| format!("{e:.1} s")),
         t.arrived,
         t.agents,
         escape(&worst_level(report)),
@@ -154,21 +158,33 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
         ("crowdfield".into(), env!("CARGO_PKG_VERSION").to_string()),
         (
             "grid".into(),
-            format!("{cols} × {rows} cells of {h_cell} m ({:.1} × {:.1} m)", cols as f64 * h_cell, rows as f64 * h_cell),
+            format!(
+                "{cols} × {rows} cells of {h_cell} m ({:.1} × {:.1} m)",
+                cols as f64 * h_cell,
+                rows as f64 * h_cell
+            ),
         ),
         ("seed".into(), report.seed.to_string()),
         ("time step".into(), format!("{} s", report.dt)),
         ("time limit".into(), format!("{} s", report.max_time)),
         ("steps".into(), report.steps.to_string()),
         ("end time".into(), format!("{:.1} s", report.end_time)),
-        ("speed law".into(), format!("{:?}", report.speed_law).to_lowercase()),
+        (
+            "speed law".into(),
+            format!("{:?}", report.speed_law).to_lowercase(),
+        ),
         ("replan every".into(), format!("{} steps", report.replan_every)),
         ("density window".into(), format!("{} m²", report.density_window)),
     ];
     params.extend(input.parameters.iter().cloned());
     h.push_str("<h2>Map and parameters</h2><table id=\"parameters\">");
     for (k, v) in &params {
-        let _ = write!(h, "<tr><th>{}</th><td><code>{}</code></td></tr>", escape(k), escape(v));
+        let _ = write!(
+            h,
+            "<tr><th>{}</th><td><code>{}</code></td></tr>",
+            escape(k),
+            escape(v)
+        );
     }
     h.push_str("</table>\n");
 
@@ -350,7 +366,10 @@ pub fn index_page(title: &str, rows: &[IndexRow]) -> String {
         } else {
             format!(
                 "<ul>{}</ul>",
-                r.warnings.iter().map(|w| format!("<li>{}</li>", escape(w))).collect::<String>()
+                r.warnings
+                    .iter()
+                    .map(|w| format!("<li>{}</li>", escape(w)))
+                    .collect::<String>()
             )
         };
         let _ = write!(
@@ -358,13 +377,17 @@ pub fn index_page(title: &str, rows: &[IndexRow]) -> String {
             "<tr><td data-v=\"{}\">{name}</td><td class=\"n\" data-v=\"{evac_v}\">{}</td><td data-v=\"{exit_v}\">{exit_text}</td>\
              <td data-v=\"{}\">{}</td><td data-v=\"{}\">{warn}</td></tr>\n",
             escape(&r.name),
-            r.evacuation_time.map_or_else(|| "not complete".to_string(), |e| format!("{e:.1}")),
+            r.evacuation_time
+                .map_or_else(|| "not complete".to_string(), |e| format!("{e:.1}")),
             escape(&level),
             escape(&level),
             r.warnings.len()
         );
     }
-    let _ = write!(h, "</tbody></table>\n<script>{SORT_SCRIPT}</script>\n</body></html>\n");
+    let _ = write!(
+        h,
+        "</tbody></table>\n<script>{SORT_SCRIPT}</script>\n</body></html>\n"
+    );
     h
 }
 
@@ -389,6 +412,9 @@ mod tests {
 
     #[test]
     fn escape_covers_markup() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

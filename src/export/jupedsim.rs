@@ -93,8 +93,11 @@ impl SqliteTrajectories {
              INSERT INTO metadata VALUES ('version', '{DATABASE_VERSION}');"
         );
         conn.execute_batch(&schema).map_err(|e| this.error(e))?;
-        conn.execute("INSERT INTO metadata VALUES ('fps', ?1)", params![fps.to_string()])
-            .map_err(|e| this.error(e))?;
+        conn.execute(
+            "INSERT INTO metadata VALUES ('fps', ?1)",
+            params![fps.to_string()],
+        )
+        .map_err(|e| this.error(e))?;
         conn.execute(
             "INSERT INTO geometry VALUES (?1, ?2)",
             params![GEOMETRY_HASH, walkable_wkt(grid, obstacle)],
@@ -124,7 +127,8 @@ impl SqliteTrajectories {
         let result = (|| {
             let tx = conn.transaction()?;
             {
-                let mut rows = tx.prepare_cached("INSERT INTO trajectory_data VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+                let mut rows =
+                    tx.prepare_cached("INSERT INTO trajectory_data VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
                 for i in 0..a.len() {
                     let (vx, vy) = (a.vx[i] as f64, a.vy[i] as f64);
                     let speed = vx.hypot(vy);
@@ -140,7 +144,10 @@ impl SqliteTrajectories {
                     let b = &mut self.bounds;
                     (b[0], b[1], b[2], b[3]) = (b[0].min(x), b[1].max(x), b[2].min(y), b[3].max(y));
                 }
-                tx.execute("INSERT INTO frame_data VALUES (?1, ?2)", params![frame, GEOMETRY_HASH])?;
+                tx.execute(
+                    "INSERT INTO frame_data VALUES (?1, ?2)",
+                    params![frame, GEOMETRY_HASH],
+                )?;
             }
             tx.commit()
         })();
@@ -172,7 +179,9 @@ impl SqliteTrajectories {
             path: self.path.clone(),
             source,
         };
-        std::fs::File::open(&self.tmp).and_then(|f| f.sync_all()).map_err(io)?;
+        std::fs::File::open(&self.tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(io)?;
         std::fs::rename(&self.tmp, &self.path).map_err(|source| {
             let _ = std::fs::remove_file(&self.tmp);
             Error::Io {
@@ -209,7 +218,8 @@ pub fn walkable_wkt(grid: &Grid, obstacle: ArrayView2<bool>) -> String {
         s.push(')');
         s
     };
-    let polygon = |p: &Vec<Vec<(usize, usize)>>| format!("({})", p.iter().map(ring).collect::<Vec<_>>().join(", "));
+    let polygon =
+        |p: &Vec<Vec<(usize, usize)>>| format!("({})", p.iter().map(ring).collect::<Vec<_>>().join(", "));
     match polygons.len() {
         0 => "POLYGON EMPTY".to_string(),
         1 => format!("POLYGON {}", polygon(&polygons[0])),

@@ -166,7 +166,14 @@ fn draw_axes(img: &mut RgbaImage, l: &PlotLayout, x_max: f64, y_max: f64, x_name
     fill_rect(img, left, bottom, l.plot_w, 1, INK);
     let x_name_x = left as f32 + (l.plot_w as f32 - text_width(x_name, LABEL_SIZE)) / 2.0;
     draw_text(img, x_name_x, (bottom + 30) as f32, LABEL_SIZE, x_name, INK);
-    draw_text(img, crate::export::render::MARGIN as f32, (l.plot_y - 22) as f32, LABEL_SIZE, y_name, INK);
+    draw_text(
+        img,
+        crate::export::render::MARGIN as f32,
+        (l.plot_y - 22) as f32,
+        LABEL_SIZE,
+        y_name,
+        INK,
+    );
 }
 
 /// A polyline 2 px wide through `points` (pixels).
@@ -273,7 +280,14 @@ pub fn exit_usage_plot(map: &str, curves: &[ExitCurve], dt: f64, end: f64) -> Rg
     let f_max = flows.iter().flatten().fold(0.0f64, |m, &v| m.max(v)).max(0.1);
     // Two plots stacked: the N-t curves, then the flows, each on PlotLayout's frame.
     let mut upper = blank_canvas(l.width, l.height, &format!("{map}: persons through each exit"));
-    draw_axes(&mut upper, &l, t_max, n_max, "time, s", "persons through the exit");
+    draw_axes(
+        &mut upper,
+        &l,
+        t_max,
+        n_max,
+        "time, s",
+        "persons through the exit",
+    );
     let mut lower = blank_canvas(
         l.width,
         l.height,
@@ -309,7 +323,12 @@ pub fn exit_usage_plot(map: &str, curves: &[ExitCurve], dt: f64, end: f64) -> Rg
 
 /// The histogram of individual evacuation times (time from the start of the run to the
 /// arrival, pre-movement included), bars stacked by group in the groups' colours.
-pub fn evacuation_histogram(map: &str, names: &[String], colors: &[[u8; 3]], times: &[(usize, f64)]) -> RgbaImage {
+pub fn evacuation_histogram(
+    map: &str,
+    names: &[String],
+    colors: &[[u8; 3]],
+    times: &[(usize, f64)],
+) -> RgbaImage {
     let l = PlotLayout::new(names.len());
     let t_end = times.iter().fold(0.0f64, |m, &(_, t)| m.max(t)).max(1.0);
     let width = crate::export::render::nice_step(t_end / HISTOGRAM_BINS);
@@ -318,7 +337,12 @@ pub fn evacuation_histogram(map: &str, names: &[String], colors: &[[u8; 3]], tim
     for &(g, t) in times {
         counts[((t / width).floor() as usize).min(bins - 1)][g] += 1;
     }
-    let c_max = counts.iter().map(|b| b.iter().sum::<usize>()).max().unwrap_or(0).max(1) as f64;
+    let c_max = counts
+        .iter()
+        .map(|b| b.iter().sum::<usize>())
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
     let t_max = bins as f64 * width;
     let mut img = blank_canvas(
         l.width,
@@ -327,7 +351,10 @@ pub fn evacuation_histogram(map: &str, names: &[String], colors: &[[u8; 3]], tim
     );
     draw_axes(&mut img, &l, t_max, c_max, "time to exit, s", "persons per bar");
     for (b, per_group) in counts.iter().enumerate() {
-        let (x0, x1) = (l.x_of(b as f64 * width, t_max), l.x_of((b + 1) as f64 * width, t_max));
+        let (x0, x1) = (
+            l.x_of(b as f64 * width, t_max),
+            l.x_of((b + 1) as f64 * width, t_max),
+        );
         let mut base = 0usize;
         for (g, &n) in per_group.iter().enumerate() {
             if n == 0 {
@@ -335,7 +362,14 @@ pub fn evacuation_histogram(map: &str, names: &[String], colors: &[[u8; 3]], tim
             }
             let (y_top, y_bottom) = (l.y_of((base + n) as f64, c_max), l.y_of(base as f64, c_max));
             let c = colors.get(g).copied().unwrap_or(INK);
-            fill_rect(&mut img, x0 + 1, y_top, (x1 - x0).saturating_sub(1).max(1), y_bottom - y_top, c);
+            fill_rect(
+                &mut img,
+                x0 + 1,
+                y_top,
+                (x1 - x0).saturating_sub(1).max(1),
+                y_bottom - y_top,
+                c,
+            );
             base += n;
         }
     }
@@ -367,10 +401,16 @@ pub const PLANNER_FILES: [&str; 10] = [
 pub fn write_planner_outputs(dir: &Path, sim: &Simulation) -> Result<()> {
     let scene = &sim.scene;
     let places = sim.places();
-    save_png(&dir.join("los_worst.png"), &los_map(scene, places.worst_level.view()))?;
+    save_png(
+        &dir.join("los_worst.png"),
+        &los_map(scene, places.worst_level.view()),
+    )?;
     write_npy(&dir.join("los_worst.npy"), places.worst_level.view())?;
     let crowded = places.seconds_crowded();
-    save_png(&dir.join("los_crowded_seconds.png"), &crowded_time_map(scene, crowded.view()))?;
+    save_png(
+        &dir.join("los_crowded_seconds.png"),
+        &crowded_time_map(scene, crowded.view()),
+    )?;
     write_npy(&dir.join("los_crowded_seconds.npy"), crowded.view())?;
     let clear: Array2<f64> = places.clear_time();
     save_png(&dir.join("clear_time.png"), &clear_time_map(scene, clear.view()))?;
@@ -388,7 +428,15 @@ pub fn write_planner_outputs(dir: &Path, sim: &Simulation) -> Result<()> {
         let group = &scene.groups[a.group as usize];
         let exit = group.goals.get(a.exit).map_or("", |e| e.name.as_str());
         let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-        writeln!(csv, "{},{},{},{:.3}", a.id, quote(&group.name), quote(exit), a.time).expect("writing to a String");
+        writeln!(
+            csv,
+            "{},{},{},{:.3}",
+            a.id,
+            quote(&group.name),
+            quote(exit),
+            a.time
+        )
+        .expect("writing to a String");
     }
     write_bytes_atomic(&dir.join("evacuation_times.csv"), csv.as_bytes())?;
 
@@ -406,7 +454,11 @@ pub fn write_planner_outputs(dir: &Path, sim: &Simulation) -> Result<()> {
 
 /// The images of `report.html`, in page order: (file in the run's folder, heading, caption).
 pub const PAGE_IMAGES: [(&str, &str, &str); 7] = [
-    ("arrivals.png", "Persons out over time", "Arrival curve per group."),
+    (
+        "arrivals.png",
+        "Persons out over time",
+        "Arrival curve per group.",
+    ),
     (
         "exit_usage.png",
         "Exit usage",

@@ -36,7 +36,10 @@ pub fn fruin_upper_bounds() -> [f64; 5] {
 /// The level of service (index into [`LEVELS`]) of a density in persons/m².
 pub fn level_of(density: f64) -> usize {
     let bounds = fruin_upper_bounds();
-    bounds.iter().position(|&b| density <= b).unwrap_or(LEVELS.len() - 1)
+    bounds
+        .iter()
+        .position(|&b| density <= b)
+        .unwrap_or(LEVELS.len() - 1)
 }
 
 /// The level of service of a measured density held in f32 (as the density maps are): the

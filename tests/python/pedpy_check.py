@@ -2,7 +2,7 @@
 
 Usage: python3 pedpy_check.py RUN_FOLDER. Loads trajectories.sqlite (trajectories and walkable
 area) as PedPy loads JuPedSim's output, computes the classic density in a 2 m x 2 m measurement
-area in front of the door and the N-t curve at a measurement line across the door's mouth, and
+area in front of the door and the N-t curve at a measurement line across the room before the door, and
 prints the figures as one JSON object for the Rust test (tests/pedpy_client.rs) to compare with
 report.json.
 """
@@ -19,9 +19,11 @@ traj = pedpy.load_trajectory_from_jupedsim_sqlite(trajectory_file=db)
 walkable = pedpy.load_walkable_area_from_jupedsim_sqlite(trajectory_file=db)
 
 # The door of maps/bottleneck.json spans y 7.5..8.5 m in the wall at x = 19.5 m; walkers are
-# counted out once they stand in it. The line lies across its mouth, the area in front of it.
-line = pedpy.MeasurementLine([(19.4, 7.5), (19.4, 8.5)])
-area = pedpy.MeasurementArea([(17.4, 7.0), (19.4, 7.0), (19.4, 9.0), (17.4, 9.0)])
+# counted out, and leave the trajectories, once they stand in it (a step before any line drawn
+# in its mouth). The line spans the room 1 m before the wall, which every walker crosses on the
+# way to the door; the area is the 2 m x 2 m in front of the door.
+line = pedpy.MeasurementLine([(18.5, 0.0), (18.5, 16.0)])
+area = pedpy.MeasurementArea([(17.5, 7.0), (19.5, 7.0), (19.5, 9.0), (17.5, 9.0)])
 
 density = pedpy.compute_classic_density(traj_data=traj, measurement_area=area)
 nt, crossings = pedpy.compute_n_t(traj_data=traj, measurement_line=line)
