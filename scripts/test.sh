@@ -11,6 +11,25 @@ if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
 fi
+# == Report clients: PedPy (PyPI) reads the SQLite trajectories, headless Chromium renders
+# report.html (tests/pedpy_client.rs, tests/planner_outputs.rs). Installed only when missing;
+# pip keeps its wheel cache (~/.cache/pip), so a cached CI machine skips the downloads.
+if ! python3 -c "import pedpy" >/dev/null 2>&1; then
+  echo "== installing PedPy (PyPI)" >&2
+  # A Debian-managed Python refuses a plain install (PEP 668); then the flag that allows it.
+  python3 -m pip install -q --disable-pip-version-check pedpy >/dev/null 2>&1 \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages pedpy >/dev/null
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== installing Chromium (Debian)" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+export CROWDFIELD_REQUIRE_PEDPY="${CROWDFIELD_REQUIRE_PEDPY:-1}"
+export CROWDFIELD_REQUIRE_BROWSER="${CROWDFIELD_REQUIRE_BROWSER:-1}"
+# == end of report clients
+
 export CROWDFIELD_REQUIRE_GPU="${CROWDFIELD_REQUIRE_GPU:-1}"
 export RUST_BACKTRACE=1
 # Headless machines have no XDG_RUNTIME_DIR; the Vulkan driver's Wayland library then prints a

@@ -149,6 +149,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let suffix = shard.map_or_else(String::new, |s| format!("-shard-{}-of-{}", s.index, s.count));
     batch::write_summary(&args.out, &suffix, &outcomes)?;
+    if args.simulate {
+        crowdfield::run::planner::write_index(&args.out, &suffix, &outcomes)?;
+    }
     let failed = outcomes.iter().filter(|o| o.status == "failed").count();
     let skipped = outcomes.iter().filter(|o| o.status == "skipped").count();
     if !args.quiet || failed > 0 {

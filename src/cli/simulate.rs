@@ -2,6 +2,7 @@
 //! trajectories and frames.
 
 use anyhow::Context;
+use crowdfield::export::jupedsim::SqliteTrajectories;
 use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::params::SpeedLaw;
@@ -35,9 +36,21 @@ pub struct Args {
     /// Seed of the spawn positions and speeds.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
-    /// Write trajectories.csv (t, id, group, x, y, vx, vy for every agent and step).
-    #[arg(long)]
-    pub trajectories: bool,
+    /// Trajectories to write: sqlite (trajectories.sqlite, JuPedSim's layout, read by PedPy),
+    /// csv (trajectories.csv: t, id, group, x, y, vx, vy), both, or none.
+    ///
+    /// Without the flag a run writes trajectories.sqlite (what PedPy and JuPedSim's tools
+    /// read, a fraction of the CSV's size); `--trajectories` alone writes both, so scripts
+    /// reading trajectories.csv keep working. A value needs `=` (`--trajectories=csv`). An
+    /// earlier run's trajectory file of a format not written is removed.
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "both",
+          value_name = "FORMAT")]
+    pub trajectories: Option<TrajectoryFormat>,
+    /// Trajectory sampling: every N steps (`5`) or every so many seconds of simulated time
+    /// (`0.5s`, rounded to a whole number of steps, at least one), so the files have a stable
+    /// frame rate (stored as `fps` in the SQLite file).
+    #[arg(long, value_name = "STEPS|SECONDSs", default_value = "1")]
+    pub trajectory_every: String,
     /// Write frames/frame_NNNNN.png every this many steps. They are written beside `frames`
     /// and replace an earlier run's frames only when the run succeeds (a run without --frames
     /// removes them then too); a `frames` that is a symbolic link is never written or deleted
@@ -81,6 +94,56 @@ pub struct Args {
     pub quiet: bool,
     #[command(flatten)]
     pub read: super::MapReadArgs,
+}
+
+/// `--trajectories` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TrajectoryFormat {
+    /// trajectories.sqlite (JuPedSim's SQLite layout, read by PedPy).
+    Sqlite,
+    /// trajectories.csv.
+    Csv,
+    /// Both files.
+    Both,
+    /// No trajectories.
+    None,
+}
+
+impl TrajectoryFormat {
+    /// Whether this writes trajectories.sqlite.
+    fn sqlite(self) -> bool {
+        matches!(self, Self::Sqlite | Self::Both)
+    }
+
+    /// Whether this writes trajectories.csv.
+    fn csv(self) -> bool {
+        matches!(self, Self::Csv | Self::Both)
+    }
+}
+
+/// Steps between trajectory samples for `--trajectory-every` (`N` steps or `Xs` seconds) at a
+/// time step of `dt` seconds.
+pub(crate) fn trajectory_every_steps(text: &str, dt: f64) -> anyhow::Result<usize> {
+    let bad = |why: &str| anyhow::anyhow!("--trajectory-every {text}: {why}");
+    let t = text.trim();
+    if let Some(seconds) = t.strip_suffix('s') {
+        let v: f64 = seconds
+            .trim()
+            .parse()
+            .map_err(|_| bad("expected a number of steps (`5`) or of seconds (`0.5s`)"))?;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(bad("expected a positive number of seconds"));
+        }
+        Ok(((v / dt).round() as usize).max(1))
+    } else {
+        let n: usize = t
+            .parse()
+            .map_err(|_| bad("expected a number of steps (`5`) or of seconds (`0.5s`)"))?;
+        if n == 0 {
+            return Err(bad("expected at least 1 step"));
+        }
+        Ok(n)
+    }
 }
 
 /// `--local` values.
@@ -288,12 +351,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} agents out  {msg}  [{elapsed_precise}]")
             .expect("static progress template"),
     );
-    let mut traj = match args.trajectories {
+    let format = args.trajectories.unwrap_or(TrajectoryFormat::Sqlite);
+    let every = trajectory_every_steps(&args.trajectory_every, sim.dt())?;
+    let mut traj = match format.csv() {
         true => Some(TrajectoryRecorder::create(&args.out.join("trajectories.csv"))?),
         false => None,
     };
     if let Some(t) = traj.as_mut() {
         t.record(&sim)?;
+    }
+    let mut db = match format.sqlite() {
+        true => Some(SqliteTrajectories::create(
+            &args.out.join("trajectories.sqlite"),
+            1.0 / (every as f64 * sim.dt()),
+            &sim.scene().grid,
+            sim.scene().obstacle.view(),
+        )?),
+        false => None,
+    };
+    if let Some(d) = db.as_mut() {
+        d.record(&sim)?;
     }
     // Frames go into a folder beside `frames` and replace it only once the run has
     // succeeded: a killed run or a full disk leaves the earlier run's frames whole.
@@ -307,8 +384,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     sim.run(|s| {
         bar.set_position(s.arrivals().len() as u64);
         bar.set_message(format!("t = {:.1} s", s.time()));
-        if let Some(t) = traj.as_mut() {
-            t.record(s)?;
+        if s.steps().is_multiple_of(every) {
+            if let Some(t) = traj.as_mut() {
+                t.record(s)?;
+            }
+            if let Some(d) = db.as_mut() {
+                d.record(s)?;
+            }
         }
         if let Some(every) = args.frames
             && (s.steps() - 1).is_multiple_of(every)
@@ -337,6 +419,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // An earlier run's frames would pass for this run's.
         None => _ = output::remove_stale_frames(&args.out)?,
     }
+    match db {
+        Some(d) => d.finish()?,
+        None => {
+            // An earlier run's trajectories would pass for this run's.
+            let stale = args.out.join("trajectories.sqlite");
+            if stale.is_file() {
+                std::fs::remove_file(&stale).with_context(|| format!("removing {}", stale.display()))?;
+            }
+        }
+    }
+    let map_bytes = std::fs::read(&args.map).with_context(|| format!("reading {}", args.map.display()))?;
+    let mut parameters = vec![
+        ("potentials".to_string(), solver_note.clone()),
+        ("local layer".to_string(), local_name(local).to_string()),
+    ];
+    if format != TrajectoryFormat::None {
+        parameters.push((
+            "trajectories".to_string(),
+            format!("{format:?}, every {every} step(s)").to_lowercase(),
+        ));
+    }
+    crowdfield::run::planner::write_report_page(
+        &args.out,
+        &report,
+        &sim.scene().grid,
+        &args.map.display().to_string(),
+        &crowdfield::export::html::sha256_hex(&map_bytes),
+        parameters,
+    )?;
     let inside = report.total.remaining.total - report.total.remaining.no_goal;
     if inside > 0 {
         // Said even with --quiet: a run cut short is not an evacuation time.

@@ -10,6 +10,8 @@
 
 pub mod bundle;
 pub mod colormap;
+pub mod html;
+pub mod jupedsim;
 pub mod render;
 pub mod text;
 

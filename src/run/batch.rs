@@ -440,10 +440,22 @@ fn process_map(
             .build()
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;
-        for name in output::RUN_FILES {
+        for name in output::RUN_FILES
+            .iter()
+            .chain(crate::run::planner::PLANNER_FILES.iter())
+            .chain(std::iter::once(&crate::run::planner::REPORT_PAGE))
+        {
             owned.claim(name)?;
         }
         let report = output::write_run(owned.path(), &sim)?;
+        crate::run::planner::write_report_page(
+            owned.path(),
+            &report,
+            &sim.scene().grid,
+            &map.display().to_string(),
+            &crate::export::html::sha256_hex(&crate::io::read_input_file(map)?),
+            Vec::new(),
+        )?;
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);

@@ -6,3 +6,4 @@
 pub mod batch;
 pub mod draw;
 pub mod output;
+pub mod planner;

@@ -87,7 +87,8 @@ pub fn is_frame_name(name: &str) -> bool {
 }
 
 /// Writes the end-of-run outputs into `dir`: `report.json`, `timings.json`, `arrivals.png`,
-/// `peak_density.png`.
+/// `peak_density.png`, and the planner's maps and plots
+/// ([`crate::run::planner::write_planner_outputs`]).
 pub fn write_run(dir: &Path, sim: &Simulation) -> Result<crate::sim::Report> {
     let report = sim.report();
     write_json(&dir.join("report.json"), &report)?;
@@ -99,6 +100,7 @@ pub fn write_run(dir: &Path, sim: &Simulation) -> Result<crate::sim::Report> {
         &dir.join("peak_density.png"),
         &draw::peak_density_map(&sim.scene, &sim.density_log.peak_map, peak),
     )?;
+    crate::run::planner::write_planner_outputs(dir, sim)?;
     Ok(report)
 }
 

@@ -18,6 +18,7 @@
 //! agent order.
 
 pub mod builder;
+pub mod levels;
 pub mod local_bridge;
 pub mod measure;
 pub mod report;
@@ -268,6 +269,8 @@ pub struct Simulation {
     pub(crate) quality: QualityLog,
     pub(crate) log: AgentLog,
     pub(crate) density_log: DensityLog,
+    /// Level of service and clear time per cell ([`levels`]).
+    place_log: levels::PlaceLog,
 }
 
 impl Simulation {
@@ -391,6 +394,8 @@ impl Simulation {
             group_peak: vec![(0.0, (0, 0), 0.0); groups],
             speed_sum: vec![(0.0, 0); groups],
         };
+        let mut place_log = levels::PlaceLog::new(&grid, dt);
+        place_log.record_occupancy(&grid, &agents.x, &agents.y, 0.0);
         Ok(Self {
             scene,
             agents,
@@ -421,6 +426,7 @@ impl Simulation {
             quality: QualityLog::default(),
             log,
             density_log,
+            place_log,
         })
     }
 
@@ -634,6 +640,8 @@ impl Simulation {
         self.steps += 1;
         self.track_motion(&old_x, &old_y, step_began);
         let arrived = self.remove_arrivals();
+        self.place_log
+            .record_occupancy(&self.scene.grid, &self.agents.x, &self.agents.y, self.time);
         self.times.advection += t5.elapsed().as_secs_f64();
         self.fields = Some(Fields { density, speed, cost });
         arrived
@@ -733,6 +741,8 @@ impl Simulation {
         let grid = &self.scene.grid;
         let persons = measure::persons_per_cell(grid, &self.agents.x, &self.agents.y);
         let measured = measure::measured_density(persons.view(), grid.cell_size);
+        self.place_log
+            .record_levels(measured.view(), self.scene.obstacle.view());
         let log = &mut self.density_log;
         for ((rc, &rho), peak) in measured.indexed_iter().zip(log.peak_map.iter_mut()) {
             if rho > *peak {
@@ -946,6 +956,11 @@ impl Simulation {
     /// the frames' titles count these apart from the walkers.
     pub fn is_waiting(&self, i: usize) -> bool {
         self.time < self.agents.start_time[i] as f64
+    }
+
+    /// Level of service and clear time per cell over the run so far.
+    pub fn places(&self) -> &levels::PlaceLog {
+        &self.place_log
     }
 
     /// The report of the run so far.

@@ -43,6 +43,10 @@ pub struct Report {
     pub groups: Vec<GroupReport>,
     /// Local-layer quality figures: collisions and jams.
     pub quality: Quality,
+    /// Fruin levels of service (walkway, see [`crate::sim::levels`]) over the run: per level A
+    /// to F, the area whose worst level it is and the longest time one place spent at it.
+    #[serde(default)]
+    pub level_of_service: Vec<crate::sim::levels::LevelSummary>,
     /// Figures outside what pedestrian experiments measure (see [`plausibility_warnings`]),
     /// in words; empty when none.
     #[serde(default)]
@@ -276,6 +280,7 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         complete: evacuation_complete(&total),
         groups,
         quality: sim.quality(),
+        level_of_service: sim.places().summary(&scene.grid, scene.obstacle.view()),
         warnings: plausibility_warnings(&total, &scene.params),
         total,
     }

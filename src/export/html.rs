@@ -1,0 +1,420 @@
+//! `report.html`: one self-contained page per run (images embedded as `data:` URIs, no script
+//! or style fetched from anywhere) that a planner hands on: warnings first, the map and its
+//! parameters, the crowdfield version and the map's SHA-256, the figures of `report.json` as
+//! tables, the plots and the level-of-service and clear-time maps. [`index_page`] is a batch's
+//! comparison of maps, sortable by a click on a column head (a few lines of inline script).
+
+use crate::sim::Report;
+use crate::sim::levels::LEVELS;
+use std::fmt::Write as _;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => s.push_str("&amp;"),
+            '<' => s.push_str("&lt;"),
+            '>' => s.push_str("&gt;"),
+            '"' => s.push_str("&quot;"),
+            '\'' => s.push_str("&#39;"),
+            _ => s.push(ch),
+        }
+    }
+    s
+}
+
+/// SHA-256 of `bytes`, lower-case hex (the map's fingerprint on the page).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Standard base64 (RFC 4648, with padding), for `data:` URIs.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for k in 0..4 {
+            if k <= chunk.len() {
+                s.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+/// Everything the page shows besides the report itself.
+#[derive(Clone, Debug, Default)]
+pub struct PageInput<'a> {
+    /// The map file as given on the command line.
+    pub map_path: &'a str,
+    /// SHA-256 of the map file's bytes, hex.
+    pub map_sha256: &'a str,
+    /// Grid: columns, rows, cell size (m).
+    pub grid: (usize, usize, f64),
+    /// Further parameters shown in the parameter table (name, value).
+    pub parameters: Vec<(String, String)>,
+    /// Images in page order: (heading, caption, PNG bytes).
+    pub images: Vec<(String, String, Vec<u8>)>,
+}
+
+/// The page's style: readable on screen and on paper, no web fonts.
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;color:#222;padding:0 1em}\
+h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}\
+th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+.warn{background:#fff3cd;border:2px solid #d39e00;padding:.6em 1em;margin:1em 0}\
+.warn li{margin:.3em 0}.ok{background:#e8f5e9;border:1px solid #81c784;padding:.5em 1em}\
+img{max-width:100%;height:auto;border:1px solid #ddd}figure{margin:1em 0}figcaption{color:#555;font-size:.9em}\
+code{font-size:.95em}th.sort{cursor:pointer}";
+
+/// Formats an optional number with `decimals`, "–" when absent.
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "–".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// The warnings a page leads with: an incomplete run first, then the report's own.
+pub fn page_warnings(report: &Report) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let r = &report.total.remaining;
+    let inside = r.total - r.no_goal;
+    if inside > 0 {
+        warnings.push(format!(
+            "The evacuation did not complete: {inside} person(s) still inside when the run stopped at {:.1} s.",
+            report.end_time
+        ));
+    }
+    warnings.extend(report.warnings.iter().cloned());
+    warnings
+}
+
+/// The worst level of service reached anywhere (`"A"` to `"F"`), from the report.
+pub fn worst_level(report: &Report) -> String {
+    report
+        .level_of_service
+        .iter()
+        .rev()
+        .find(|l| l.worst_area_m2 > 0.0)
+        .map_or_else(|| LEVELS[0].to_string(), |l| l.level.clone())
+}
+
+/// The report page of one run.
+pub fn report_page(report: &Report, input: &PageInput) -> String {
+    let mut h = String::new();
+    let title = format!("{}: evacuation report", report.map);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        escape(&title),
+        escape(&title)
+    );
+    let warnings = page_warnings(report);
+    if warnings.is_empty() {
+        h.push_str("<p class=\"ok\" id=\"warnings\">No warnings.</p>\n");
+    } else {
+        h.push_str("<div class=\"warn\" id=\"warnings\"><strong>Warnings</strong><ul>");
+        for w in &warnings {
+            let _ = write!(h, "<li>{}</li>", escape(w));
+        }
+        h.push_str("</ul></div>\n");
+    }
+
+    // Headline figures.
+    let t = &report.total;
+    let _ = write!(
+        h,
+        "<h2>Summary</h2><table id=\"summary\"><tr><th>evacuation time</th><td class=\"n\">{}</td></tr>\
+         <tr><th>persons out</th><td class=\"n\">{} of {}</td></tr>\
+         <tr><th>worst level of service</th><td>{}</td></tr>\
+         <tr><th>peak density</th><td class=\"n\">{:.2} persons/m² at ({:.1}, {:.1}) m, {:.1} s</td></tr>\
+         <tr><th>mean walking speed</th><td class=\"n\">{:.2} m/s</td></tr></table>\n",
+        t.evacuation_time
+            .map_or_else(|| "not complete".to_string(), |e| format!("{e:.1} s")),
+        t.arrived,
+        t.agents,
+        escape(&worst_level(report)),
+        t.peak_density.persons_per_m2,
+        t.peak_density.x,
+        t.peak_density.y,
+        t.peak_density.time,
+        t.mean_speed
+    );
+
+    // Map and parameters.
+    let (cols, rows, h_cell) = input.grid;
+    let mut params: Vec<(String, String)> = vec![
+        ("map".into(), format!("{} ({})", report.map, input.map_path)),
+        ("map SHA-256".into(), input.map_sha256.to_string()),
+        ("crowdfield".into(), env!("CARGO_PKG_VERSION").to_string()),
+        (
+            "grid".into(),
+            format!(
+                "{cols} × {rows} cells of {h_cell} m ({:.1} × {:.1} m)",
+                cols as f64 * h_cell,
+                rows as f64 * h_cell
+            ),
+        ),
+        ("seed".into(), report.seed.to_string()),
+        ("time step".into(), format!("{} s", report.dt)),
+        ("time limit".into(), format!("{} s", report.max_time)),
+        ("steps".into(), report.steps.to_string()),
+        ("end time".into(), format!("{:.1} s", report.end_time)),
+        (
+            "speed law".into(),
+            format!("{:?}", report.speed_law).to_lowercase(),
+        ),
+        ("replan every".into(), format!("{} steps", report.replan_every)),
+        ("density window".into(), format!("{} m²", report.density_window)),
+    ];
+    params.extend(input.parameters.iter().cloned());
+    h.push_str("<h2>Map and parameters</h2><table id=\"parameters\">");
+    for (k, v) in &params {
+        let _ = write!(
+            h,
+            "<tr><th>{}</th><td><code>{}</code></td></tr>",
+            escape(k),
+            escape(v)
+        );
+    }
+    h.push_str("</table>\n");
+
+    // Groups.
+    h.push_str(
+        "<h2>Groups</h2><table id=\"groups\"><tr><th>group</th><th>persons</th><th>out</th>\
+         <th>evacuation time, s</th><th>last out, s</th><th>peak density, /m²</th>\
+         <th>mean speed, m/s</th><th>min speed, m/s</th><th>remaining</th></tr>",
+    );
+    for g in report.groups.iter().chain(std::iter::once(&report.total)) {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td>\
+             <td class=\"n\">{}</td></tr>",
+            escape(&g.name),
+            g.agents,
+            g.arrived,
+            opt(g.evacuation_time, 1),
+            opt(g.last_arrival, 1),
+            g.peak_density.persons_per_m2,
+            g.mean_speed,
+            g.min_speed,
+            g.remaining.total
+        );
+    }
+    h.push_str("</table>\n");
+
+    // Exits.
+    h.push_str(
+        "<h2>Exits</h2><table id=\"exits\"><tr><th>exit</th><th>width, m</th><th>persons</th>\
+         <th>first out, s</th><th>last out, s</th><th>flow, persons/s</th><th>specific flow, persons/(m·s)</th></tr>",
+    );
+    for e in &report.total.exits {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            escape(&e.name),
+            e.width,
+            e.arrivals,
+            opt(e.first_arrival, 1),
+            opt(e.last_arrival, 1),
+            opt(e.flow, 2),
+            opt(e.specific_flow, 2)
+        );
+    }
+    h.push_str("</table>\n");
+
+    // Level of service.
+    h.push_str(
+        "<h2>Level of service</h2><p>Fruin's walkway levels (persons/m², measured over at least 1 m²). \
+         Area: where this level is the worst reached; time: the longest one place spent at it.</p>\
+         <table id=\"los\"><tr><th>level</th><th>up to, persons/m²</th><th>area, m²</th><th>longest time, s</th></tr>",
+    );
+    for l in &report.level_of_service {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.1}</td></tr>",
+            escape(&l.level),
+            opt(l.max_density, 3),
+            l.worst_area_m2,
+            l.longest_seconds
+        );
+    }
+    h.push_str("</table>\n");
+
+    // Quality.
+    let q = &report.quality;
+    let _ = write!(
+        h,
+        "<h2>Model quality</h2><table id=\"quality\"><tr><th>collisions per step</th><td class=\"n\">{:.2}</td></tr>\
+         <tr><th>most collisions in a step</th><td class=\"n\">{}</td></tr>\
+         <tr><th>mean collision depth</th><td class=\"n\">{:.1} mm</td></tr>\
+         <tr><th>contacts per step</th><td class=\"n\">{:.2}</td></tr>\
+         <tr><th>most jammed at once</th><td class=\"n\">{}</td></tr>\
+         <tr><th>longest jam</th><td class=\"n\">{:.1} s</td></tr></table>\n",
+        q.collisions_per_step,
+        q.max_collisions,
+        q.mean_collision_depth * 1000.0,
+        q.contacts_per_step,
+        q.max_jammed,
+        q.longest_jam
+    );
+
+    // Images.
+    for (heading, caption, png) in &input.images {
+        let _ = write!(
+            h,
+            "<h2>{}</h2><figure><img alt=\"{}\" src=\"data:image/png;base64,{}\"><figcaption>{}</figcaption></figure>\n",
+            escape(heading),
+            escape(heading),
+            base64(png),
+            escape(caption)
+        );
+    }
+    // The page checks its own images once loaded: a console error names any that did not
+    // decode, and `data-images-loaded` on the body says how many did (the browser test reads it).
+    h.push_str(
+        "<script>window.addEventListener('load',function(){var im=document.images,n=0;\
+         for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0){n++;}\
+         else{console.error('image did not load: '+im[i].alt);}}\
+         document.body.setAttribute('data-images-loaded',n+' of '+im.length);});</script>\n",
+    );
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// One map's row in a batch's index page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexRow {
+    /// Map name (the folder's name).
+    pub name: String,
+    /// Relative link to the map's `report.html`, when it has one.
+    pub link: Option<String>,
+    /// Evacuation time, s (`None`: not complete or failed).
+    pub evacuation_time: Option<f64>,
+    /// The exit with the latest last arrival, and that time.
+    pub worst_exit: Option<(String, f64)>,
+    /// Worst level of service reached.
+    pub worst_level: Option<String>,
+    /// Warnings (or the error of a failed map).
+    pub warnings: Vec<String>,
+}
+
+impl IndexRow {
+    /// The row of a run's report.
+    pub fn of(name: &str, link: Option<String>, report: &Report) -> Self {
+        let worst_exit = report
+            .total
+            .exits
+            .iter()
+            .filter_map(|e| e.last_arrival.map(|t| (e.name.clone(), t)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        Self {
+            name: name.to_string(),
+            link,
+            evacuation_time: report.total.evacuation_time,
+            worst_exit,
+            worst_level: Some(worst_level(report)),
+            warnings: page_warnings(report),
+        }
+    }
+}
+
+/// The sorting script of the index page: a click on a column head sorts by it (numbers by
+/// the `data-v` value, text otherwise), a second click reverses.
+const SORT_SCRIPT: &str = "document.querySelectorAll('th.sort').forEach(function(th,i){th.addEventListener('click',function(){\
+var tb=th.closest('table').tBodies[0],rows=Array.from(tb.rows),d=th.dataset.dir==='asc'?-1:1;th.dataset.dir=d>0?'asc':'desc';\
+rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v;var nx=parseFloat(x),ny=parseFloat(y);\
+return d*(isNaN(nx)||isNaN(ny)?x.localeCompare(y):nx-ny);});rows.forEach(function(r){tb.appendChild(r);});});});";
+
+/// A batch's index page: one row per map, sortable by any column.
+pub fn index_page(title: &str, rows: &[IndexRow]) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n\
+         <h1>{}</h1><p>Click a column head to sort.</p>\n<table id=\"maps\"><thead><tr>\
+         <th class=\"sort\">map</th><th class=\"sort\">evacuation time, s</th><th class=\"sort\">worst exit (last out, s)</th>\
+         <th class=\"sort\">worst level of service</th><th class=\"sort\">warnings</th></tr></thead><tbody>\n",
+        escape(title),
+        escape(title)
+    );
+    for r in rows {
+        let name = match &r.link {
+            Some(l) => format!("<a href=\"{}\">{}</a>", escape(l), escape(&r.name)),
+            None => escape(&r.name),
+        };
+        // Incomplete runs sort after every complete one.
+        let evac_v = r.evacuation_time.map_or("1e300".to_string(), |e| e.to_string());
+        let (exit_text, exit_v) = match &r.worst_exit {
+            Some((n, t)) => (format!("{} ({t:.1})", escape(n)), t.to_string()),
+            None => ("–".to_string(), "1e300".to_string()),
+        };
+        let level = r.worst_level.clone().unwrap_or_else(|| "–".to_string());
+        let warn = if r.warnings.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "<ul>{}</ul>",
+                r.warnings
+                    .iter()
+                    .map(|w| format!("<li>{}</li>", escape(w)))
+                    .collect::<String>()
+            )
+        };
+        let _ = write!(
+            h,
+            "<tr><td data-v=\"{}\">{name}</td><td class=\"n\" data-v=\"{evac_v}\">{}</td><td data-v=\"{exit_v}\">{exit_text}</td>\
+             <td data-v=\"{}\">{}</td><td data-v=\"{}\">{warn}</td></tr>\n",
+            escape(&r.name),
+            r.evacuation_time
+                .map_or_else(|| "not complete".to_string(), |e| format!("{e:.1}")),
+            escape(&level),
+            escape(&level),
+            r.warnings.len()
+        );
+    }
+    let _ = write!(
+        h,
+        "</tbody></table>\n<script>{SORT_SCRIPT}</script>\n</body></html>\n"
+    );
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), coded, "{plain}");
+        }
+    }
+
+    #[test]
+    fn escape_covers_markup() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}
