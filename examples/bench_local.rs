@@ -1,4 +1,4 @@
-//! Scaling benchmark of the local layer (issue 5), in the shape of seed 001's table: steps per
+//! Scaling benchmark of the local layer, in the shape of SPEC §5's boids table: steps per
 //! second against agent count for all-pairs O(N²) boids (the seed's loop) and the binned
 //! layer (boids, ORCA, boids+ORCA), each on CPU single and CPU multi, and binned boids+ORCA on
 //! the GPU backend (the seed's third column; the adapter's name is printed with the table).
@@ -50,7 +50,7 @@ fn setup(n: usize, density: f32) -> (Scene, Agents, Vec<[f32; 2]>) {
     crowdfield::local::workload::open_crowd(n, density)
 }
 
-/// Seed 001's loop: every agent scans every other agent (boids rules, same maths as the
+/// The all-pairs loop: every agent scans every other agent (boids rules, same maths as the
 /// binned kernel), then moves.
 fn all_pairs_step(a: &mut Agents, p: &BoidsParams, dt: f32, multi: bool) {
     let n = a.len();
@@ -488,7 +488,7 @@ fn write_plot(path: &str, series: &[Series]) -> anyhow::Result<()> {
     let (cx, cy) = (lx as f64 + 14.0, ly as f64 + 9.0);
     line(&mut img, (cx - 8.0, cy), (cx + 8.0, cy), red, 2);
     line(&mut img, (cx, cy - 8.0), (cx, cy + 8.0), red, 2);
-    draw_text(&mut img, lx + 36.0, ly, 14.0, "issue 5 targets", black);
+    draw_text(&mut img, lx + 36.0, ly, 14.0, "targets", black);
     draw_text(
         &mut img,
         lx + 36.0,

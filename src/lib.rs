@@ -17,7 +17,8 @@
 //! ```
 //! use crowdfield::prelude::*;
 //!
-//! let scene = crowdfield::map::load(concat!(env!("CARGO_MANIFEST_DIR"), "/maps/bottleneck.json"))?;
+//! let map = concat!(env!("CARGO_MANIFEST_DIR"), "/maps/bottleneck.json");
+//! let scene = crowdfield::map::load(std::path::Path::new(map))?;
 //! let plan = plan(&scene, &PlanOptions::default())?;
 //! println!("{} groups planned on {}", plan.groups.len(), plan.solver);
 //! let mut sim = Simulation::builder(scene).seed(7).local(LocalMode::Orca).build()?;

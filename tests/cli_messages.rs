@@ -304,8 +304,10 @@ fn the_local_layers_are_listed_in_help_and_in_the_error_for_a_bad_one() {
     }
     let short = String::from_utf8(crowdfield(&["simulate", "-h"]).stdout).unwrap();
     let want = "[possible values: none, boids, orca, boids+orca]";
-    let line = short.lines().find(|l| l.contains("--local <")).unwrap();
-    assert!(line.contains(want), "{line}");
+    // The option's short help: its line, and the next when clap puts the text below the name.
+    let entry = short.split("--local <").nth(1).unwrap();
+    let entry = entry.split("\n  -").next().unwrap();
+    assert!(entry.contains(want), "{entry}");
     let o = crowdfield(&["simulate", s(&corridor()), "--out", "unused", "--local", "bogus"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(want), "{}", stderr(&o));

@@ -317,15 +317,13 @@ fn the_outputs_document_lists_every_file_checked() {
 fn the_readme_library_example_runs() -> crowdfield::Result<()> {
     // Integration tests run in the package's root, where the README's paths lead.
     // README example begins
-    use crowdfield::sim::{SimConfig, Simulation};
+    use crowdfield::prelude::*;
     use std::path::Path;
 
     let scene = crowdfield::map::load(Path::new("maps/bottleneck.json"))?;
-    let config = SimConfig {
-        max_time: 60.0,
-        ..SimConfig::default()
-    };
-    let mut sim = Simulation::new(scene, config)?;
+    let plan = plan(&scene, &PlanOptions::default())?;
+    println!("{} group(s) planned on {}", plan.groups.len(), plan.solver);
+    let mut sim = Simulation::builder(scene).seed(7).max_time(60.0).build()?;
     sim.run(|_| Ok(()))?;
     let report = sim.report();
     println!("{} of {} out", report.total.arrived, report.total.agents);

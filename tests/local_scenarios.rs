@@ -1,4 +1,4 @@
-//! Scenario tests of the local layer (issue 5): antipodal circle swap, head-on groups, a fish
+//! Scenario tests of the local layer: antipodal circle swap, head-on groups, a fish
 //! school in a tank, a crowd through a bottleneck. Small agent counts: they run in debug CI.
 
 mod local_common;
@@ -13,17 +13,14 @@ const DT: f32 = 0.1;
 
 /// The seeds of the preferred-velocity perturbation each scenario runs with
 /// ([`LocalLayer::set_seed`]): the outcome of a dense, symmetric scene depends on such small
-/// differences, so a scenario passing for one seed says little (before the contact pass, the
-/// circle overlapped, by up to 13 mm, for 5 of seeds 0..8 and the bottleneck stood an agent
-/// still for over 5 s, up to 9.4 s, for 6 of them; both passed for seed 0).
+/// differences, so a scenario passing for one seed says little.
 const SEEDS: std::ops::Range<u64> = 0..8;
 
 #[test]
 fn circle_swap_all_arrive_without_collision() {
     // Every seed: no overlap at any step, and everyone arrives within 60 s (four times the
-    // straight walk of 15 s); typically within 40 s (the median over the seeds). Measured
-    // over seeds 0..32: all arrived, in 26-56 s, median 31 s (two seeds above 50 s: the ring
-    // that forms in the centre takes a while to unwind).
+    // straight walk of 15 s); typically within 40 s (the median over the seeds; the ring that
+    // forms in the centre takes a while to unwind on some seeds).
     let mut times: Vec<f32> = SEEDS
         .map(|seed| circle_swap(seed).unwrap_or_else(|| panic!("seed {seed}: not all arrived within 60 s")))
         .collect();

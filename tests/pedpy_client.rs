@@ -40,6 +40,7 @@ fn pedpy_available() -> bool {
 /// Runs `crowdfield simulate maps/bottleneck.json --out <out>` (default outputs).
 fn simulate_bottleneck(out: &Path, max_time: &str) {
     let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .arg("simulate")
         .arg(root().join("maps/bottleneck.json"))
         .args(["--out"])
         .arg(out)

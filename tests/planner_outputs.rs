@@ -12,8 +12,10 @@ fn map(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("maps").join(name)
 }
 
+/// Runs `crowdfield simulate ARGS`.
 fn crowdfield(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .arg("simulate")
         .args(args)
         .output()
         .unwrap()
@@ -259,6 +261,7 @@ fn a_killed_run_leaves_no_half_file() {
     let out = dir.path().join("run");
     let mut child = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
         .args([
+            "simulate",
             s(&map("hall.json")),
             "--out",
             s(&out),

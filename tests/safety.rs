@@ -306,7 +306,8 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
 fn a_map_reads_rasters_only_inside_its_folder_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let site = dir.path().join("site");
-    std::fs::create_dir(&site).unwrap();
+    // `a/../../secret.npy` climbs out through a real folder `a`, as a path on disk does.
+    std::fs::create_dir_all(site.join("a")).unwrap();
     let zeros = ndarray::Array2::<f64>::zeros((10, 20));
     crowdfield::io::write_npy(&dir.path().join("secret.npy"), zeros.view()).unwrap();
     let absolute = dir.path().join("secret.npy").display().to_string();

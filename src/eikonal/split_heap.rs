@@ -6,8 +6,7 @@
 //! children are 64 bytes of keys instead of 128 bytes of `(key, cell, tag)` entries, and the
 //! front of a 2048² march (about 3,600 entries on average) keeps its keys in 29 KB, about an L1
 //! data cache, instead of 57 KB; only the cell of the child that moves is read from the other
-//! array. Measured against the entries of `IndexedHeap` (BENCHMARKS.md, eleventh session):
-//! 1.5 % faster in first order, 5 % in second.
+//! array (BENCHMARKS.md compares it with `IndexedHeap`).
 //!
 //! Every comparison and move is `IndexedHeap`'s, so entries come out in the same order, ties
 //! included (tested against it).

@@ -67,12 +67,9 @@ pub enum Backend {
     Auto,
 }
 
-/// The fewest cells for which `Backend::Auto` takes the GPU: 512². On an NVIDIA H200 against
-/// its 16-core Xeon host (BENCHMARKS.md, fourteenth session) the GPU's fixed costs (dispatches,
-/// uploads, read-backs) made it slower below this size: a walled 256² Eikonal solve took 10-13
-/// ms against 4-7 on one CPU thread, a continuum step at 256² with 10⁴ agents 10-26 ms against
-/// 7-12, the bundled bottleneck map 250-300 steps/s against 855-1000; at 512² they were level
-/// and from 1024² the GPU led (1.4-2.5x).
+/// The fewest cells for which `Backend::Auto` takes the GPU: 512². Below it the GPU's fixed
+/// costs per solve (dispatches, uploads, read-backs) outweigh its speed, even on an NVIDIA H200
+/// against one core of its host (the measured figures are in BENCHMARKS.md and docs/gpu.md).
 pub const AUTO_GPU_MIN_CELLS: usize = 512 * 512;
 
 /// Why `Backend::Auto` keeps a grid of `cells` cells on the CPU, if it does: the note for the

@@ -1,4 +1,4 @@
-//! Boids (SPEC §5, seeds 000/001/003): cohesion, separation and alignment over the bin grid.
+//! Boids (SPEC §5): cohesion, separation and alignment over the bin grid.
 //!
 //! For agent `i` with boids parameters `P`, over the other agents `j` within each radius:
 //! - cohesion: toward the centre of the same-group agents within `r_coh`;
@@ -8,8 +8,8 @@
 //!   `v_mean - v_i`.
 //!
 //! Each direction is normalised, weighted by `k_coh, k_sep, k_align`, summed and clamped to
-//! `a_max`: the steering `s`. The standalone flock (seeds 000/001/003) integrates it as an
-//! acceleration, `v' = clamp(v + s dt, v_max)`; the velocity model of seed 002 reads it as a
+//! `a_max`: the steering `s`. The standalone flock integrates it as an
+//! acceleration, `v' = clamp(v + s dt, v_max)`; the velocity model of the local layer reads it as a
 //! velocity offset reached in one second, `v_pref = clamp(v_field + s * 1 s, max_speed)`.
 //! Both read only the previous step's state (double-buffered).
 

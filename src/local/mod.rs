@@ -134,7 +134,7 @@ pub enum LocalMode {
     Boids,
     /// ORCA avoidance of the preferred velocity.
     Orca,
-    /// Boids offset, then ORCA (seed 002).
+    /// Boids offset, then ORCA.
     BoidsOrca,
 }
 
@@ -671,7 +671,7 @@ impl LocalLayer {
         }
     }
 
-    /// One step of a standalone flock (seeds 000/001/003: a fish school): each agent's
+    /// One step of a standalone flock (a fish school): each agent's
     /// velocity changes by its boids steering plus the wall probes, clamped to `a_max`, over
     /// `dt`, then to `v_max`; agents bounce off walls and the domain border. Groups without
     /// boids parameters flock with [`BoidsParams::default`]. The layer's mode is not used.

@@ -1,7 +1,7 @@
 //! Static obstacles for the local layer: the scene's obstacle mask and the domain border, as
 //! (1) a free-space test used when moving agents (an agent's centre never leaves the domain
 //! and never enters an obstacle cell), (2) ORCA's one-sided obstacle constraints and
-//! (3) the boids' wall probes (seed 003).
+//! (3) the boids' wall probes.
 //!
 //! **Choice of obstacle model for ORCA.** Obstacle cells are not turned into polygons. Each
 //! obstacle cell that borders free space and lies within RVO2's obstacle range
@@ -28,7 +28,7 @@ pub const MAX_OBSTACLE_POINTS: usize = 8;
 /// no obstacle cell can be stepped over.
 const PROBE_STEP_CELLS: f32 = 0.5;
 
-/// Number of "around" probe rays (seed 003 uses a ring of rays; 8 gives a ray every 45°).
+/// Number of "around" probe rays (a ring of rays; 8 gives a ray every 45°).
 const AROUND_PROBES: usize = 8;
 
 /// The obstacle mask and domain of a scene in the form the local layer reads.
@@ -359,7 +359,7 @@ impl WallMap {
         None
     }
 
-    /// The boids' wall steering (seed 003), a unit vector or zero: the "around" rays (a ring
+    /// The boids' wall steering, a unit vector or zero: the "around" rays (a ring
     /// of probes, each hit within `keep_dist` pushing away by the inverse of its distance),
     /// plus, when the ray along the heading is blocked within `keep_dist`, the first free
     /// direction found by turning left and right in 30° steps.

@@ -1,4 +1,4 @@
-//! The scaling benchmark's crowd (issue 5, after seed 001's fish table): `n` agents spread
+//! The scaling benchmark's crowd (after the boids benchmark of SPEC §5): `n` agents spread
 //! uniformly at a given density in an open square, heading in random directions at 1 m/s,
 //! each wanting 1.2 m/s in another random direction. Shared by `crowdfield bench local` and
 //! `examples/bench_local.rs`, so both time the same workload.

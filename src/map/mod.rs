@@ -129,8 +129,8 @@ pub struct LoadOptions {
 
 /// Loads, validates and compiles the map at `path` (rasters resolved relative to it and kept
 /// inside its folder: see [`LoadOptions`]).
-pub fn load(path: &Path) -> Result<Scene> {
-    load_with(path, &LoadOptions::default())
+pub fn load(path: impl AsRef<Path>) -> Result<Scene> {
+    load_with(path.as_ref(), &LoadOptions::default())
 }
 
 /// [`load`] with the given [`LoadOptions`].

@@ -12,9 +12,9 @@ use crate::export::render::{
 use crate::export::text::{draw_text, text_width};
 use crate::export::{Colormap, ImageOptions, LegendEntry, save_png};
 use crate::io::{write_bytes_atomic, write_npy};
+use crate::run::draw::PlotLayout;
 use crate::scene::Scene;
 use crate::sim::Simulation;
-use crate::run::draw::PlotLayout;
 use crate::sim::levels::{LEVELS, fruin_upper_bounds};
 use image::RgbaImage;
 use ndarray::{Array2, ArrayView2};
