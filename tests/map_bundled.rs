@@ -22,7 +22,7 @@ fn bundled_maps() -> Vec<PathBuf> {
 }
 
 fn load(name: &str) -> Scene {
-    map::load(&maps_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    map::load(maps_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn cells(mask: &ndarray::Array2<bool>) -> usize {

@@ -136,7 +136,7 @@ fn the_sqlite_file_has_jupedsims_schema_and_the_csvs_rows() {
 
 #[test]
 fn one_walkers_clear_time_is_when_it_left_each_cell() {
-    let scene = crowdfield::map::load(&map("corridor.json")).unwrap();
+    let scene = crowdfield::map::load(map("corridor.json")).unwrap();
     let grid = scene.grid;
     let mut sim = Simulation::new(scene, SimConfig::default()).unwrap();
     // The time each cell was left: the first sample at which the walker is elsewhere.
@@ -171,7 +171,7 @@ fn one_walkers_clear_time_is_when_it_left_each_cell() {
 
 #[test]
 fn exit_usage_sums_to_the_arrivals() {
-    let scene = crowdfield::map::load(&map("four_exits.json")).unwrap();
+    let scene = crowdfield::map::load(map("four_exits.json")).unwrap();
     let mut sim = Simulation::new(
         scene,
         SimConfig {

@@ -376,7 +376,7 @@ fn a_map_reads_rasters_only_inside_its_folder_unless_allowed() {
     crowdfield::io::write_npy(&site.join("here.npy"), zeros.view()).unwrap();
     let (ok, text) = message(&inside, &[]);
     assert!(ok, "{text}");
-    let e = crowdfield::map::load(&site.join("up.json"))
+    let e = crowdfield::map::load(site.join("up.json"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("climbs out"), "{e}");

@@ -930,8 +930,8 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
     let color = sim.scene().groups[0].color;
     let img = draw::frame(&sim, FrameField::Density);
     let l = draw::map_layout(
-        &sim.scene(),
-        draw::frame_legend(&sim.scene(), FrameField::Density).len(),
+        sim.scene(),
+        draw::frame_legend(sim.scene(), FrameField::Density).len(),
     );
     assert_eq!((img.width(), img.height()), (l.width, l.height));
     assert_colour_bar(&img, &l, draw::DENSITY_COLORMAP);
@@ -968,14 +968,14 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
     assert_eq!(far, draw::DENSITY_COLORMAP.rgb(0.0));
     // The potential frame: viridis from 0 at the goal, two legend rows more ("unreachable",
     // and whose potential it is).
-    let legend = draw::frame_legend(&sim.scene(), FrameField::Potential);
+    let legend = draw::frame_legend(sim.scene(), FrameField::Potential);
     assert_eq!(legend.len(), 4);
     assert!(
         matches!(&legend[2], LegendEntry::Ramp(map, text) if *map == draw::POTENTIAL_COLORMAP && text.contains(&sim.scene().groups[0].name)),
         "{legend:?}"
     );
     let img = draw::frame(&sim, FrameField::Potential);
-    let l = draw::map_layout(&sim.scene(), 4);
+    let l = draw::map_layout(sim.scene(), 4);
     assert_eq!((img.width(), img.height()), (l.width, l.height));
     assert_colour_bar(&img, &l, draw::POTENTIAL_COLORMAP);
     let goal_centre = (l.map_x + l.map_w - l.scale - l.scale / 2, l.map_y + l.map_h / 2);
@@ -1004,7 +1004,7 @@ fn a_goal_less_boids_group_swims_under_the_boids_layer_and_stands_without_it() {
             sim.step();
             for i in 0..sim.agents().len() {
                 assert!(
-                    crowdfield::sim::passable(&sim.scene(), sim.agents().x[i], sim.agents().y[i]),
+                    crowdfield::sim::passable(sim.scene(), sim.agents().x[i], sim.agents().y[i]),
                     "a fish left the water"
                 );
             }
@@ -1103,7 +1103,7 @@ fn frames_mark_waiting_walkers_and_name_the_potential_shown() {
     while sim.time() < 2.0 {
         sim.step();
     }
-    let legend = draw::frame_legend(&sim.scene(), draw::FrameField::Potential);
+    let legend = draw::frame_legend(sim.scene(), draw::FrameField::Potential);
     let name = sim.scene().groups[0].name.clone();
     assert!(legend.contains(&LegendEntry::Ramp(
         crowdfield::export::Colormap::Viridis,
@@ -1115,7 +1115,7 @@ fn frames_mark_waiting_walkers_and_name_the_potential_shown() {
             .any(|e| matches!(e, LegendEntry::Ring(_, l) if l == "waiting to start"))
     );
     let img = draw::frame(&sim, draw::FrameField::Potential);
-    let layout = draw::map_layout(&sim.scene(), legend.len());
+    let layout = draw::map_layout(sim.scene(), legend.len());
     assert_eq!((img.width(), img.height()), (layout.width, layout.height));
     let mut seen = [false; 2];
     for i in 0..sim.agents().len() {

@@ -131,13 +131,13 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
 
     // Headline figures.
     let t = &report.total;
-    let _ = write!(
+    let _ = writeln!(
         h,
         "<h2>Summary</h2><table id=\"summary\"><tr><th>evacuation time</th><td class=\"n\">{}</td></tr>\
          <tr><th>persons out</th><td class=\"n\">{} of {}</td></tr>\
          <tr><th>worst level of service</th><td>{}</td></tr>\
          <tr><th>peak density</th><td class=\"n\">{:.2} persons/m² at ({:.1}, {:.1}) m, {:.1} s</td></tr>\
-         <tr><th>mean walking speed</th><td class=\"n\">{:.2} m/s</td></tr></table>\n",
+         <tr><th>mean walking speed</th><td class=\"n\">{:.2} m/s</td></tr></table>",
         t.evacuation_time
             .map_or_else(|| "not complete".to_string(), |e| format!("{e:.1} s")),
         t.arrived,
@@ -254,14 +254,14 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
 
     // Quality.
     let q = &report.quality;
-    let _ = write!(
+    let _ = writeln!(
         h,
         "<h2>Model quality</h2><table id=\"quality\"><tr><th>collisions per step</th><td class=\"n\">{:.2}</td></tr>\
          <tr><th>most collisions in a step</th><td class=\"n\">{}</td></tr>\
          <tr><th>mean collision depth</th><td class=\"n\">{:.1} mm</td></tr>\
          <tr><th>contacts per step</th><td class=\"n\">{:.2}</td></tr>\
          <tr><th>most jammed at once</th><td class=\"n\">{}</td></tr>\
-         <tr><th>longest jam</th><td class=\"n\">{:.1} s</td></tr></table>\n",
+         <tr><th>longest jam</th><td class=\"n\">{:.1} s</td></tr></table>",
         q.collisions_per_step,
         q.max_collisions,
         q.mean_collision_depth * 1000.0,
@@ -272,9 +272,9 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
 
     // Images.
     for (heading, caption, png) in &input.images {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<h2>{}</h2><figure><img alt=\"{}\" src=\"data:image/png;base64,{}\"><figcaption>{}</figcaption></figure>\n",
+            "<h2>{}</h2><figure><img alt=\"{}\" src=\"data:image/png;base64,{}\"><figcaption>{}</figcaption></figure>",
             escape(heading),
             escape(heading),
             base64(png),
@@ -372,10 +372,10 @@ pub fn index_page(title: &str, rows: &[IndexRow]) -> String {
                     .collect::<String>()
             )
         };
-        let _ = write!(
+        let _ = writeln!(
             h,
             "<tr><td data-v=\"{}\">{name}</td><td class=\"n\" data-v=\"{evac_v}\">{}</td><td data-v=\"{exit_v}\">{exit_text}</td>\
-             <td data-v=\"{}\">{}</td><td data-v=\"{}\">{warn}</td></tr>\n",
+             <td data-v=\"{}\">{}</td><td data-v=\"{}\">{warn}</td></tr>",
             escape(&r.name),
             r.evacuation_time
                 .map_or_else(|| "not complete".to_string(), |e| format!("{e:.1}")),
