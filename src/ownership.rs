@@ -81,15 +81,7 @@ impl OwnedDir {
         }
         if !dir.exists() {
             std::fs::create_dir_all(dir).map_err(io_err)?;
-            let owned = OwnedDir {
-                dir: dir.to_path_buf(),
-                manifest: Manifest {
-                    writer: writer.to_string(),
-                    files: BTreeMap::new(),
-                },
-            };
-            owned.save()?;
-            return Ok(owned);
+            return OwnedDir::fresh(dir, writer);
         }
         if !dir.is_dir() {
             return Err(Error::invalid(
@@ -177,6 +169,11 @@ impl OwnedDir {
         for path in ours {
             std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
         }
+        OwnedDir::fresh(dir, writer)
+    }
+
+    /// `dir` with an empty manifest of `writer`, saved.
+    fn fresh(dir: &Path, writer: &str) -> Result<OwnedDir> {
         let owned = OwnedDir {
             dir: dir.to_path_buf(),
             manifest: Manifest {
