@@ -72,10 +72,10 @@ impl OwnedDir {
         if is_symlink(dir) {
             return Err(Error::invalid(
                 shown,
-                "--out",
+                "output folder",
                 format!(
                     "is a symbolic link: {writer} writes and deletes only inside real folders it \
-                     made, never through a link; remove the link or choose another --out"
+                     made, never through a link; remove the link or choose another output folder"
                 ),
             ));
         }
@@ -86,8 +86,8 @@ impl OwnedDir {
         if !dir.is_dir() {
             return Err(Error::invalid(
                 shown,
-                "--out",
-                "exists and is not a folder: expected the map's output folder; move it or choose another --out",
+                "output folder",
+                "exists and is not a folder: expected the map's output folder; move it or choose another output folder",
             ));
         }
         let manifest_path = dir.join(MANIFEST_FILE);
@@ -158,10 +158,10 @@ impl OwnedDir {
             };
             return Err(Error::invalid(
                 shown,
-                "--out",
+                "output folder",
                 format!(
                     "holds {named}; {listed}. {writer} deletes or replaces only files it wrote \
-                     itself, so nothing was deleted: move them, choose another --out, or pass --force \
+                     itself, so nothing was deleted: move them, choose another output folder, or open it with `force` \
                      to write over them"
                 ),
             ));
@@ -240,16 +240,16 @@ impl StagedDir {
         if is_symlink(target) {
             return Err(Error::invalid(
                 shown,
-                "--out",
+                "output folder",
                 "is a symbolic link: its files are never replaced or deleted through the link; \
-                 remove the link or choose another --out",
+                 remove the link or choose another output folder",
             ));
         }
         if target.exists() && !target.is_dir() {
             return Err(Error::invalid(
                 shown,
-                "--out",
-                "exists and is not a folder: move it or choose another --out",
+                "output folder",
+                "exists and is not a folder: move it or choose another output folder",
             ));
         }
         let staging = staging_path(target, std::process::id());
@@ -413,7 +413,7 @@ mod tests {
         let e = OwnedDir::open(&dir, "crowdfield batch", false)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("\"mine.txt\"") && e.contains("--force"), "{e}");
+        assert!(e.contains("\"mine.txt\"") && e.contains("`force`"), "{e}");
         assert!(dir.join("mine.txt").exists());
         // A file it wrote but someone changed since is not its own any more.
         std::fs::remove_file(dir.join("mine.txt")).unwrap();
@@ -428,7 +428,7 @@ mod tests {
         OwnedDir::open(&dir, "crowdfield batch", true).unwrap();
         assert!(
             dir.join("b.json").exists(),
-            "--force leaves it for the run to write over"
+            "`force` leaves it for the run to write over"
         );
     }
 }

@@ -265,7 +265,8 @@ impl EditorApp {
             .default_size(200.0)
             .show(ui, |ui| {
                 // A change of the switches shows through the layer cache's key.
-                self.layers.ui(ui);
+                let places = self.sim.latest.as_ref().and_then(|f| f.places.clone());
+                self.layers.ui(ui, places.as_deref());
                 ui.separator();
                 commands.extend(self.run.ui(ui, &self.run_info()));
             });
@@ -396,11 +397,13 @@ impl EditorApp {
     /// pixels of the cells that changed, everything when the fields or the switches changed.
     fn update_texture(&mut self, ctx: &egui::Context) {
         let fields = self.current_fields();
+        let places = self.sim.latest.as_ref().and_then(|f| f.places.clone());
         let change = self.layer_cache.update(layers::LayerInputs {
             doc: &self.doc,
             revision: self.revision,
             fields: fields.as_deref(),
             fields_id: self.recompute.latest_id,
+            places: places.as_deref(),
             vis: &self.layers.vis,
             group: self.groups.selected,
         });
@@ -435,9 +438,10 @@ impl EditorApp {
 
     /// The layer image as currently shown.
     pub fn compose(&self) -> layers::RgbaImage {
-        layers::compose(
+        layers::compose_with(
             &self.doc,
             self.current_fields().as_deref(),
+            self.sim.latest.as_ref().and_then(|f| f.places.as_deref()),
             &self.layers.vis,
             self.groups.selected,
         )

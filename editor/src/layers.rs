@@ -10,7 +10,9 @@
 
 use crate::doc::Document;
 use crate::recompute::FieldSet;
+use crate::simrun::PlaceMaps;
 use crowdfield::export::Colormap;
+use crowdfield::run::planner::LOS_COLORS;
 use ndarray::{Array2, ArrayView2};
 
 /// The composed image is at least this many pixels across its longer side (when the grid is
@@ -37,6 +39,9 @@ pub const OBSTACLE_RGB: [u8; 3] = [48, 48, 52];
 pub const UNREACHABLE_RGB: [u8; 3] = [150, 150, 150];
 /// Colour of the discomfort tint.
 pub const DISCOMFORT_RGB: [u8; 3] = [170, 40, 160];
+/// Colour of cells still occupied at the end of a run on the clear-time layer (the report's
+/// clear-time map uses the same).
+pub const NOT_CLEAR_RGB: [u8; 3] = [0, 0, 0];
 
 /// The field that colours the map, one at a time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,15 +55,21 @@ pub enum FieldLayer {
     Density,
     /// The walking speed (mean over the four directions).
     Speed,
+    /// The worst Fruin level of service each place reached in the run (after a run).
+    LevelOfService,
+    /// The time each place was clear, the RSET map (after a run).
+    ClearTime,
 }
 
 impl FieldLayer {
     /// Every choice, in panel order.
-    pub const ALL: [FieldLayer; 4] = [
+    pub const ALL: [FieldLayer; 6] = [
         FieldLayer::None,
         FieldLayer::Potential,
         FieldLayer::Density,
         FieldLayer::Speed,
+        FieldLayer::LevelOfService,
+        FieldLayer::ClearTime,
     ];
 
     /// Label of the choice (tests find the radio buttons by these).
@@ -68,7 +79,14 @@ impl FieldLayer {
             FieldLayer::Potential => "Potential",
             FieldLayer::Density => "Density",
             FieldLayer::Speed => "Speed",
+            FieldLayer::LevelOfService => "Level of service",
+            FieldLayer::ClearTime => "Clear time (RSET)",
         }
+    }
+
+    /// Whether the layer shows what a run recorded ([`PlaceMaps`]) rather than the fields.
+    pub fn from_run(self) -> bool {
+        matches!(self, FieldLayer::LevelOfService | FieldLayer::ClearTime)
     }
 }
 
@@ -259,21 +277,39 @@ enum Colouring<'a> {
     Potential(ArrayView2<'a, f64>, f64, f64),
     /// A non-negative field over `[0, hi]`.
     Scaled(ArrayView2<'a, f32>, f64),
+    /// Levels of service (indices into `LEVELS`), in the report's level colours.
+    Levels(ArrayView2<'a, u8>),
+    /// Clear times over `[0, hi]` seconds: NaN where nobody stood, `+inf` still occupied.
+    ClearTime(ArrayView2<'a, f64>, f64),
 }
 
 impl Colouring<'_> {
-    fn at(&self, r: usize, c: usize) -> f64 {
-        match self {
+    /// The colour of cell `(r, c)`, with `map` for the continuous fields.
+    fn rgb(&self, map: Colormap, r: usize, c: usize) -> [f32; 3] {
+        let scaled = |t: f64| {
+            if t.is_nan() {
+                UNREACHABLE_RGB
+            } else {
+                map.rgb(t)
+            }
+        };
+        let rgb = match self {
             Colouring::Potential(p, lo, hi) => {
                 let v = p[(r, c)];
-                if v.is_finite() {
-                    (v - lo) / (hi - lo)
+                scaled(if v.is_finite() { (v - lo) / (hi - lo) } else { f64::NAN })
+            }
+            Colouring::Scaled(a, hi) => scaled(a[(r, c)] as f64 / hi),
+            Colouring::Levels(a) => LOS_COLORS[(a[(r, c)] as usize).min(LOS_COLORS.len() - 1)],
+            Colouring::ClearTime(a, hi) => {
+                let v = a[(r, c)];
+                if v.is_infinite() {
+                    NOT_CLEAR_RGB
                 } else {
-                    f64::NAN
+                    scaled(v / hi)
                 }
             }
-            Colouring::Scaled(a, hi) => a[(r, c)] as f64 / hi,
-        }
+        };
+        rgb.map(|v| v as f32)
     }
 }
 
@@ -286,7 +322,15 @@ struct Sources<'a> {
 }
 
 impl<'a> Sources<'a> {
-    fn new(doc: &Document, fields: Option<&'a FieldSet>, vis: &LayerVisibility, group: usize) -> Self {
+    fn new(
+        doc: &Document,
+        fields: Option<&'a FieldSet>,
+        places: Option<&'a PlaceMaps>,
+        vis: &LayerVisibility,
+        group: usize,
+    ) -> Self {
+        // Maps of another grid (a run of the map before an edit of its size) are left out.
+        let places = places.filter(|p| p.worst_level.dim() == doc.grid.shape());
         let (rows, cols) = doc.grid.shape();
         let gf = fields.and_then(|f| f.groups.get(group));
         let phi = gf.map(|g| g.phi.view());
@@ -303,6 +347,18 @@ impl<'a> Sources<'a> {
                 let hi = f.speed.iter().fold(1e-6f32, |m, &v| m.max(v)) as f64;
                 Some((Colouring::Scaled(f.speed.view(), hi), Colormap::Cividis))
             }
+            (FieldLayer::LevelOfService, _) => {
+                places.map(|p| (Colouring::Levels(p.worst_level.view()), Colormap::Viridis))
+            }
+            (FieldLayer::ClearTime, _) => places.map(|p| {
+                let hi = p
+                    .clear_time
+                    .iter()
+                    .filter(|v| v.is_finite())
+                    .fold(0.0f64, |m, &v| m.max(v));
+                let hi = if hi > 0.0 { hi } else { 1.0 };
+                (Colouring::ClearTime(p.clear_time.view(), hi), Colormap::Viridis)
+            }),
             _ => None,
         };
         let up = upsample(cols, rows);
@@ -391,14 +447,7 @@ fn compose_cells(
     for r in cells.r0..cells.r1 {
         for c in cells.c0..cells.c1 {
             let mut rgb = match &src.colouring {
-                Some((vals, map)) => {
-                    let t = vals.at(r, c);
-                    if t.is_nan() {
-                        UNREACHABLE_RGB.map(|v| v as f32)
-                    } else {
-                        map.rgb(t).map(|v| v as f32)
-                    }
-                }
+                Some((vals, map)) => vals.rgb(*map, r, c),
                 None => terrain_rgb(((doc.height[(r, c)] as f64 - hlo) / (hhi - hlo)) as f32),
             };
             if vis.terrain {
@@ -439,8 +488,20 @@ fn compose_cells(
     }
 }
 
-/// Composes the visible raster layers into one image.
+/// Composes the visible raster layers into one image (without a run's maps).
 pub fn compose(doc: &Document, fields: Option<&FieldSet>, vis: &LayerVisibility, group: usize) -> RgbaImage {
+    compose_with(doc, fields, None, vis, group)
+}
+
+/// Composes the visible raster layers into one image, with a run's level-of-service and
+/// clear-time maps for the run layers.
+pub fn compose_with(
+    doc: &Document,
+    fields: Option<&FieldSet>,
+    places: Option<&PlaceMaps>,
+    vis: &LayerVisibility,
+    group: usize,
+) -> RgbaImage {
     let (rows, cols) = doc.grid.shape();
     let up = upsample(cols, rows);
     let mut img = RgbaImage {
@@ -451,7 +512,7 @@ pub fn compose(doc: &Document, fields: Option<&FieldSet>, vis: &LayerVisibility,
     if rows == 0 || cols == 0 {
         return img;
     }
-    let src = Sources::new(doc, fields, vis, group);
+    let src = Sources::new(doc, fields, places, vis, group);
     compose_cells(doc, &src, vis, CellRect::all((rows, cols)), &mut img);
     img
 }
@@ -486,6 +547,8 @@ struct CacheKey {
     grid: crowdfield::grid::Grid,
     /// Id of the recompute the fields came from.
     fields: Option<u64>,
+    /// Stamp of the run's maps, when a run layer shows them.
+    places: Option<u64>,
     vis: LayerVisibility,
     group: usize,
 }
@@ -545,6 +608,8 @@ pub struct LayerInputs<'a> {
     pub fields: Option<&'a FieldSet>,
     /// Id of the recompute `fields` came from.
     pub fields_id: Option<u64>,
+    /// The run's level-of-service and clear-time maps, when there is a run.
+    pub places: Option<&'a PlaceMaps>,
     /// Layer switches.
     pub vis: &'a LayerVisibility,
     /// The selected group.
@@ -590,12 +655,15 @@ impl LayerCache {
             revision,
             fields,
             fields_id,
+            places,
             vis,
             group,
         } = input;
         let key = CacheKey {
             grid: doc.grid,
             fields: fields.and(fields_id),
+            // Only a run layer reads the maps: new frames recompose nothing else.
+            places: places.filter(|_| vis.field.from_run()).map(|p| p.stamp),
             vis: vis.clone(),
             group,
         };
@@ -606,6 +674,7 @@ impl LayerCache {
         let shape = doc.grid.shape();
         let mut adopted = false;
         if !same_key
+            && !vis.field.from_run()
             && let Some(pre) = fields.and_then(|f| f.precomposed.as_ref())
             && pre.vis == *vis
             && pre.group == group
@@ -645,7 +714,7 @@ impl LayerCache {
                 Some(rect) => Some(rect),
             }
         };
-        let src = Sources::new(doc, fields, vis, group);
+        let src = Sources::new(doc, fields, places, vis, group);
         let height_range = if src.colouring.is_none() {
             finite_range(doc.height.view())
         } else {
@@ -672,7 +741,7 @@ impl LayerCache {
                 }
             }
             _ => {
-                self.image = Some(compose(doc, fields, vis, group));
+                self.image = Some(compose_with(doc, fields, places, vis, group));
                 self.height = doc.height.clone();
                 self.obstacle = doc.obstacle.clone();
                 self.discomfort = doc.discomfort.clone();
@@ -771,6 +840,7 @@ mod tests {
                 revision,
                 fields: Some(fields),
                 fields_id: Some(id),
+                places: None,
                 vis,
                 group: 0,
             }

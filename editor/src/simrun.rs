@@ -13,6 +13,8 @@ use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::scene::Scene;
 use crowdfield::sim::Simulation;
 use ndarray::Array2;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,35 @@ pub enum SimControl {
     Reset,
 }
 
+/// What a run has recorded place by place so far: the planner's level-of-service and
+/// clear-time (RSET) maps, shown as the map's colouring after (or during) a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlaceMaps {
+    /// Distinct for every frame's maps: the layer image is recomposed when it changes.
+    pub stamp: u64,
+    /// Worst Fruin level of service reached in each cell (index into
+    /// [`crowdfield::sim::levels::LEVELS`]; 0, level A, where nobody stood).
+    pub worst_level: Array2<u8>,
+    /// Time each cell is clear, seconds: NaN where nobody stood, `+inf` where someone still
+    /// stands ([`crowdfield::sim::levels::PlaceLog::clear_time`]).
+    pub clear_time: Array2<f64>,
+}
+
+/// Source of [`PlaceMaps::stamp`].
+static NEXT_PLACE_STAMP: AtomicU64 = AtomicU64::new(1);
+
+impl PlaceMaps {
+    /// The maps of `sim` so far.
+    pub fn of(sim: &Simulation) -> Self {
+        let places = sim.places();
+        Self {
+            stamp: NEXT_PLACE_STAMP.fetch_add(1, Ordering::Relaxed),
+            worst_level: places.worst_level.clone(),
+            clear_time: places.clear_time(),
+        }
+    }
+}
+
 /// The state of the run after a step.
 #[derive(Clone, Debug, Default)]
 pub struct SimFrame {
@@ -43,6 +74,8 @@ pub struct SimFrame {
     pub agents: Agents,
     /// Density of the last step, persons/m² (for the density layer).
     pub density: Option<Array2<f32>>,
+    /// Level of service and clear times so far (for the run layers).
+    pub places: Option<Arc<PlaceMaps>>,
     /// What the Run panel shows.
     pub info: RunInfo,
     /// True when everyone arrived or the time limit passed.
@@ -156,6 +189,7 @@ fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
     SimFrame {
         agents: sim.agents().clone(),
         density: sim.fields().map(|f| f.density.rho.clone()),
+        places: Some(Arc::new(PlaceMaps::of(sim))),
         info: RunInfo {
             exists: true,
             time: sim.time(),

@@ -209,3 +209,85 @@ fn boids_make_the_fish_tank_swim_and_none_keeps_it_still() {
         }
     }
 }
+
+/// After a run, the Layers panel colours the map by the worst level of service each place
+/// reached (in the report's level colours) and by the time each place was clear (the RSET
+/// map): every pixel of a walked cell shows that cell's value, the cells by the exit clear
+/// later than those the walkers started in, and the layer follows new frames.
+#[test]
+fn level_of_service_and_clear_time_layers_after_a_run() {
+    use crowdfield::export::Colormap;
+    use crowdfield::run::planner::LOS_COLORS;
+    use crowdfield_editor::layers::{FieldLayer, NOT_CLEAR_RGB, UNREACHABLE_RGB, upsample};
+
+    let mut app = EditorApp::new(corridor(), None, None);
+    app.layers.vis.isolines = false;
+    app.layers.vis.field = FieldLayer::LevelOfService;
+    // No run yet: the run layers leave the terrain colours (no level drawn).
+    let before = app.compose();
+    let (rows, cols) = app.doc.grid.shape();
+    let up = upsample(cols, rows);
+    let pixel = |img: &crowdfield_editor::layers::RgbaImage, r: usize, c: usize| {
+        let p = img.pixels[(rows - 1 - r) * up * img.width + c * up];
+        [p[0], p[1], p[2]]
+    };
+    assert!((0..cols).all(|c| !LOS_COLORS.contains(&pixel(&before, 4, c))));
+
+    let early = step_run(&mut app, 4);
+    let early_stamp = early.places.as_ref().unwrap().stamp;
+    app.run.speed = 20.0;
+    app.apply(Command::Sim(SimCommand::Play));
+    let start = Instant::now();
+    while !app.sim.latest.as_ref().unwrap().finished && start.elapsed() < Duration::from_secs(60) {
+        app.sim.wait_frame(Duration::from_millis(200));
+    }
+    let f = app.sim.latest.clone().unwrap();
+    assert!(f.finished);
+    let places = f.places.clone().expect("a run frame carries the place maps");
+    assert_ne!(places.stamp, early_stamp, "every frame has its own maps");
+    assert_eq!(places.worst_level.dim(), (rows, cols));
+
+    let los = app.compose();
+    for r in 0..rows {
+        for c in 0..cols {
+            let level = places.worst_level[(r, c)] as usize;
+            assert_eq!(pixel(&los, r, c), LOS_COLORS[level], "cell ({r}, {c})");
+        }
+    }
+
+    app.layers.vis.field = FieldLayer::ClearTime;
+    let clear = app.compose();
+    let last = places
+        .clear_time
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, &v| m.max(v));
+    assert!(last > 12.0 / 1.34 - 2.0 && last <= f.info.time + 1e-9, "last clear {last}");
+    let mut walked = 0;
+    for r in 0..rows {
+        for c in 0..cols {
+            let t = places.clear_time[(r, c)];
+            let want = if t.is_nan() {
+                UNREACHABLE_RGB
+            } else if t.is_infinite() {
+                NOT_CLEAR_RGB
+            } else {
+                walked += 1;
+                Colormap::Viridis.rgb(t / last)
+            };
+            assert_eq!(pixel(&clear, r, c), want, "cell ({r}, {c}), clear at {t}");
+        }
+    }
+    assert!(walked > cols, "the walkers crossed the corridor ({walked} cells)");
+    // The spawn area (x < 2 m) clears before anyone reaches the cells 1-2 m before the exit.
+    let finite_in = |c0: usize, c1: usize| {
+        (0..rows)
+            .flat_map(|r| (c0..c1).map(move |c| (r, c)))
+            .map(|rc| places.clear_time[rc])
+            .filter(|t| t.is_finite())
+            .collect::<Vec<f64>>()
+    };
+    let start_clear = finite_in(0, 4).into_iter().fold(0.0f64, f64::max);
+    let exit_clear = finite_in(cols - 4, cols - 2).into_iter().fold(f64::INFINITY, f64::min);
+    assert!(start_clear < exit_clear, "spawn area clear at {start_clear} s, by the exit from {exit_clear} s");
+}

@@ -40,8 +40,8 @@ enum What {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         repeats: u32,
         /// cpu, gpu or auto.
-        #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-        backend: Backend,
+        #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu)]
+        backend: super::BackendArg,
     },
     /// Simulation steps on a map: steps per second and milliseconds per stage.
     Sim {
@@ -87,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             order,
             repeats,
             backend,
-        } => eikonal(&sizes, order, repeats as usize, backend),
+        } => eikonal(&sizes, order, repeats as usize, backend.into()),
         What::Sim { map, steps } => sim(&map, steps as usize),
         What::Local {
             agents,

@@ -46,8 +46,8 @@ pub struct Args {
     /// iterative method on the wgpu adapter; an error when none opens), auto (the GPU when one
     /// opens and the grid has 512² cells or more, else the CPU). The one used is printed.
     // The values' own help (shared with `solve`) speaks of groups, which a raw solve has not.
-    #[arg(long, value_enum, default_value_t = Backend::Cpu, hide_possible_values = true)]
-    pub backend: Backend,
+    #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu, hide_possible_values = true)]
+    pub backend: super::BackendArg,
     /// Print one JSON line on stdout: {"rows","cols","order","solver","solve_seconds"}; the
     /// solve time excludes file I/O.
     #[arg(long)]
@@ -119,13 +119,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         })
     };
     let order = super::order(args.order);
+    let backend = Backend::from(args.backend);
     // Before the speeds are read.
-    crowdfield::gpu::check_order(args.backend, order)?;
+    crowdfield::gpu::check_order(backend, order)?;
     crowdfield::io::check_output_file(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;
     // On the CPU (the default) the speeds are read straight into the memory the march solves
     // over (`SpeedGrid`: no grid-sized array allocated by the solve); the other backends go
     // through the dispatch that can run the GPU.
-    let speed = if args.backend == Backend::Cpu {
+    let speed = if backend == Backend::Cpu {
         Speeds::Grid(
             read_npy_f64_with(&args.speed, |values| {
                 let (rows, cols) = values.dim();
@@ -176,7 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 
     // The adapter is opened before the clock starts: solve_seconds is the solve alone.
-    let ctx = match args.backend {
+    let ctx = match backend {
         Backend::Cpu => None,
         Backend::Gpu => GpuContext::new().ok(),
         // A grid `Auto` keeps on the CPU opens no adapter.
@@ -192,7 +193,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Speeds::Array(speed) => {
             let (mut solutions, backend_used) = solve_eikonal_speed(
-                args.backend,
+                backend,
                 ctx.as_ref(),
                 speed,
                 std::slice::from_ref(&goal),

@@ -39,6 +39,30 @@ enum Command {
     Bench(bench::Args),
 }
 
+/// `--backend` values: the command's spelling of [`crowdfield::gpu::Backend`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// CPU fast marching (the groups solved in parallel).
+    Cpu,
+    /// GPU block fast iterative method; an error when no GPU adapter can be opened.
+    Gpu,
+    /// A hardware GPU when one can be opened and the grid has at least 512 x 512 cells, else
+    /// the CPU (with a note saying why). Below that size the CPU was faster even against an
+    /// NVIDIA H200. Software adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are
+    /// passed over unless WGPU_ADAPTER_NAME names one.
+    Auto,
+}
+
+impl From<BackendArg> for crowdfield::gpu::Backend {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Cpu => Self::Cpu,
+            BackendArg::Gpu => Self::Gpu,
+            BackendArg::Auto => Self::Auto,
+        }
+    }
+}
+
 /// Parses the command line, runs the subcommand, prints any error and returns the exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -131,6 +155,9 @@ const FLAG_NAMES: &[(&str, &str)] = &[
     ("Backend::Cpu", "--backend cpu"),
     ("Backend::Auto", "auto"),
     ("Shard:", "--shard:"),
+    (": output folder: ", ": --out: "),
+    ("choose another output folder", "choose another --out"),
+    ("open it with `force`", "pass --force"),
 ];
 
 /// `text` (an error, a note from the library) with the library's names of settings replaced
@@ -184,6 +211,25 @@ mod tests {
             flag_text("SimConfig.max_time: x; SimConfig.replan_every"),
             "--max-time: x; --replan-every"
         );
+        assert_eq!(
+            flag_text("Shard: \"3/2\": I must be in 0..2"),
+            "--shard: \"3/2\": I must be in 0..2"
+        );
+        assert_eq!(
+            flag_text(
+                "out/m: output folder: holds \"a\"; choose another output folder, or open it with `force` to \
+                 write over them"
+            ),
+            "out/m: --out: holds \"a\"; choose another --out, or pass --force to write over them"
+        );
+    }
+
+    #[test]
+    fn backend_values_mirror_the_library() {
+        use crowdfield::gpu::Backend;
+        assert_eq!(Backend::from(BackendArg::Cpu), Backend::Cpu);
+        assert_eq!(Backend::from(BackendArg::Gpu), Backend::Gpu);
+        assert_eq!(Backend::from(BackendArg::Auto), Backend::Auto);
     }
 
     #[test]

@@ -58,8 +58,8 @@ pub struct Args {
     #[arg(long, value_name = "EVERY", allow_negative_numbers = true)]
     pub frames: Option<usize>,
     /// What frames show under the agents.
-    #[arg(long, value_enum, default_value_t = FrameField::Density)]
-    pub frame_field: FrameField,
+    #[arg(long, value_enum, default_value_t = FrameFieldArg::Density)]
+    pub frame_field: FrameFieldArg,
     /// Recompute the potentials every K steps (1 = every step, the reference).
     #[arg(long, value_name = "K", default_value_t = 1, allow_negative_numbers = true)]
     pub replan_every: usize,
@@ -78,8 +78,8 @@ pub struct Args {
     /// Where the potentials are solved: cpu (fast marching), gpu (block fast iterative method),
     /// auto (the GPU when one opens and the grid has 512² cells or more, else the CPU). The one
     /// used is printed.
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-    pub backend: Backend,
+    #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu)]
+    pub backend: super::BackendArg,
     /// Local layer between the field velocity and the walk. Boids act only on groups with a
     /// `boids` block in the map (the groups are named on stderr, with a warning when there are
     /// none).
@@ -251,6 +251,24 @@ fn no_boids_warning(scene: &Scene, map: &Path, asked: LocalMode) -> Option<Strin
     })
 }
 
+/// `--frame-field` values: the command's spelling of [`FrameField`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FrameFieldArg {
+    /// Density, persons/m² (colour bar from 0 to the model's maximum density).
+    Density,
+    /// The first group's potential, seconds.
+    Potential,
+}
+
+impl From<FrameFieldArg> for FrameField {
+    fn from(arg: FrameFieldArg) -> Self {
+        match arg {
+            FrameFieldArg::Density => FrameField::Density,
+            FrameFieldArg::Potential => FrameField::Potential,
+        }
+    }
+}
+
 /// `--local-backend` values: the CLI's spelling of [`LocalBackend`].
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum LocalBackendArg {
@@ -286,7 +304,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.frames == Some(0) {
         anyhow::bail!("--frames 0: expected a number of steps of at least 1");
     }
-    crowdfield::gpu::check_order(args.backend, super::order(args.order))?;
+    crowdfield::gpu::check_order(Backend::from(args.backend), super::order(args.order))?;
     let mut scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     for w in crowdfield::map::warnings(&scene) {
         eprintln!("warning: {}: {w}", args.map.display());
@@ -304,14 +322,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         replan_every: args.replan_every,
         order: super::order(args.order),
         // Potential frames show the whole field; otherwise a march stops past the walkers.
-        full_potentials: args.frames.is_some() && args.frame_field == FrameField::Potential,
+        full_potentials: args.frames.is_some() && args.frame_field == FrameFieldArg::Potential,
     };
     let scene_name = scene.name.clone();
     let asked = args.local.mode();
     let local = effective_local(&scene, asked);
     let mut sim = Simulation::builder(scene)
         .config(config)
-        .backend(args.backend)
+        .backend(Backend::from(args.backend))
         .local(local)
         .local_backend(args.local_backend.into())
         .build()
@@ -396,7 +414,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             && (s.steps() - 1).is_multiple_of(every)
         {
             let frames = staged.as_ref().expect("staged when --frames is given");
-            output::write_frame_to(frames.path(), frame_index, s, args.frame_field)?;
+            output::write_frame_to(frames.path(), frame_index, s, args.frame_field.into())?;
             frame_index += 1;
         }
         Ok(())

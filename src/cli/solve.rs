@@ -30,8 +30,8 @@ pub struct Args {
     /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast iterative method
     /// on the wgpu adapter), auto (the GPU when one opens and the grid has 512² cells or more,
     /// else the CPU). The one used is printed.
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-    pub backend: Backend,
+    #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu)]
+    pub backend: super::BackendArg,
     /// Print no progress or timings to stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -49,7 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let order = super::order(args.order);
-    crowdfield::gpu::check_order(args.backend, order)?;
+    crowdfield::gpu::check_order(Backend::from(args.backend), order)?;
     let scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     log(&format!(
         "loaded {} in {:.3} s",
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("solving {}", args.map.display()))?;
     let options = PlanOptions {
         order,
-        backend: args.backend,
+        backend: Backend::from(args.backend),
         gpu: None,
     };
     let plan = plan(&scene, &options).with_context(|| format!("solving {}", args.map.display()))?;

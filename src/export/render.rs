@@ -79,6 +79,34 @@ pub enum LegendEntry {
     Ring([u8; 3], String),
 }
 
+impl LegendEntry {
+    /// The row's text.
+    pub fn label(&self) -> &str {
+        match self {
+            LegendEntry::Swatch(_, l)
+            | LegendEntry::Hatched(l)
+            | LegendEntry::Outline(_, l)
+            | LegendEntry::Cross(_, l)
+            | LegendEntry::Ramp(_, l)
+            | LegendEntry::Ring(_, l) => l,
+        }
+    }
+}
+
+/// Edge of a legend row's swatch, px.
+const LEGEND_SWATCH: u32 = 16;
+/// Gap between a legend swatch and its text, px.
+const LEGEND_GAP: u32 = 8;
+
+/// Width [`draw_legend_at`] needs for `entries`, px: the swatch, the gap and the longest text.
+pub fn legend_width(entries: &[LegendEntry]) -> u32 {
+    let text = entries
+        .iter()
+        .map(|e| text_width(e.label(), LABEL_SIZE))
+        .fold(0.0f32, f32::max);
+    LEGEND_SWATCH + LEGEND_GAP + text.ceil() as u32
+}
+
 /// Where each part of an image goes, px.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -283,7 +311,7 @@ pub const TICK_LEN: u32 = 6;
 
 /// Legend rows (swatch, then label), the first with its top-left corner at `(x, y)`.
 pub fn draw_legend_at(img: &mut RgbaImage, x: u32, y: u32, entries: &[LegendEntry]) {
-    const SWATCH: u32 = 16;
+    const SWATCH: u32 = LEGEND_SWATCH;
     for (i, e) in entries.iter().enumerate() {
         let y = y + i as u32 * LEGEND_ROW_H;
         let label = match e {
@@ -344,7 +372,7 @@ pub fn draw_legend_at(img: &mut RgbaImage, x: u32, y: u32, entries: &[LegendEntr
         if !matches!(e, LegendEntry::Ring(..)) {
             draw_frame(img, x, y, SWATCH, SWATCH, INK);
         }
-        draw_text(img, (x + SWATCH + 8) as f32, y as f32, LABEL_SIZE, label, INK);
+        draw_text(img, (x + SWATCH + LEGEND_GAP) as f32, y as f32, LABEL_SIZE, label, INK);
     }
 }
 

@@ -48,9 +48,7 @@ use ndarray::{Array2, ArrayView3};
 
 /// Where a solve runs ([`crate::plan::PlanOptions::backend`],
 /// [`crate::sim::SimulationBuilder::backend`]; see the [`crate::sim::builder`] example).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
     /// CPU fast marching (the groups solved in parallel).
@@ -61,9 +59,7 @@ pub enum Backend {
     /// A hardware GPU when one can be opened and the grid has at least 512 x 512 cells, else
     /// the CPU (with a note saying why). Below that size the CPU was faster even against an
     /// NVIDIA H200. Software adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are
-    /// passed over unless WGPU_ADAPTER_NAME names one.
-    // Shown by `--help` as written: plain words, no rustdoc links (the rule is
-    // `GpuContext::for_auto`'s).
+    /// passed over unless WGPU_ADAPTER_NAME names one (the rule is [`GpuContext::for_auto`]'s).
     Auto,
 }
 

@@ -11,7 +11,7 @@
 //! every file the batch wrote there with its size. A rerun removes those (and the temporary
 //! files of a killed run) and nothing else; a folder holding any other entry (a `simulate` run's
 //! report, a user's file, a file of the batch's changed since) fails the map with a message
-//! naming the folder and that entry, and is left as it is, unless `--force`. A folder that is a
+//! naming the folder and that entry, and is left as it is, unless the run is forced. A folder that is a
 //! symbolic link is refused.
 
 use super::output::{self, write_json};
@@ -32,7 +32,7 @@ pub const DONE_FILE: &str = "done.json";
 pub const BATCH_WRITER: &str = "crowdfield batch";
 
 /// One of `count` disjoint slices of the sorted input list; `index` is 0-based
-/// (`--shard 0/4` .. `--shard 3/4`), matching `SLURM_ARRAY_TASK_ID` with `--array=0-3` and
+/// (`0/4` .. `3/4`), matching `SLURM_ARRAY_TASK_ID` with `--array=0-3` and
 /// Kubernetes' `JOB_COMPLETION_INDEX`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
@@ -45,7 +45,7 @@ pub struct Shard {
 impl Shard {
     /// Parses `I/N` (0-based `I < N`).
     pub fn parse(text: &str) -> Result<Shard> {
-        let bad = |m: String| Error::invalid(crate::error::OPTIONS, "--shard", format!("{text:?}: {m}"));
+        let bad = |m: String| Error::invalid(crate::error::OPTIONS, "Shard", format!("{text:?}: {m}"));
         let (i, n) = text
             .split_once('/')
             .ok_or_else(|| bad("expected I/N, e.g. 0/4 (I is 0-based)".into()))?;
@@ -544,7 +544,7 @@ mod tests {
         );
         for bad in ["4/4", "1/0", "x/2", "3", "-1/2"] {
             let e = Shard::parse(bad).unwrap_err().to_string();
-            assert!(e.contains("--shard"), "{bad}: {e}");
+            assert!(e.starts_with("Shard: "), "{bad}: {e}");
         }
     }
 

@@ -97,6 +97,14 @@ impl PlotLayout {
         }
     }
 
+    /// The layout of a plot with `legend`: as [`PlotLayout::new`], widened where a legend
+    /// text is longer than the side column holds, so no name is cut off.
+    pub fn for_legend(legend: &[LegendEntry]) -> Self {
+        let mut l = Self::new(legend.len());
+        l.width = l.width.max(l.legend_x + crate::export::render::legend_width(legend) + MARGIN);
+        l
+    }
+
     /// Pixel column of `t` on an axis from 0 to `t_max`.
     pub fn x_of(&self, t: f64, t_max: f64) -> u32 {
         self.plot_x
@@ -132,7 +140,11 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
     if report.groups.len() > 1 {
         series.push(("total", report.total.arrival_curve.as_slice(), INK));
     }
-    let l = PlotLayout::new(series.len());
+    let legend: Vec<LegendEntry> = series
+        .iter()
+        .map(|(name, _, c)| LegendEntry::Swatch(*c, name.to_string()))
+        .collect();
+    let l = PlotLayout::for_legend(&legend);
     let inside = report.total.remaining.total - report.total.remaining.no_goal;
     let title = if inside > 0 {
         // A run cut short by its time limit must not read as a finished evacuation.
@@ -203,10 +215,6 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
         segment(&mut img, (x0, y), (x1, y), *c);
     }
 
-    let legend: Vec<LegendEntry> = series
-        .iter()
-        .map(|(name, _, c)| LegendEntry::Swatch(*c, name.to_string()))
-        .collect();
     draw_legend_at(&mut img, l.legend_x, l.legend_y, &legend);
     img
 }
@@ -251,7 +259,7 @@ pub fn peak_density_map(scene: &Scene, peak_map: &Array2<f32>, peak_xy: (f64, f6
 }
 
 /// What is painted under the agents in a frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FrameField {
     /// Density, persons/m² (colour bar from 0 to the model's maximum density).
     #[default]
@@ -406,6 +414,23 @@ mod tests {
             tall.height >= tall.legend_y + 40 * LEGEND_ROW_H,
             "a long legend fits"
         );
+    }
+
+    #[test]
+    fn a_long_legend_name_widens_the_plot_instead_of_being_cut() {
+        let short = vec![LegendEntry::Swatch(INK, "east".into())];
+        assert_eq!(PlotLayout::for_legend(&short), PlotLayout::new(1));
+        let name = "visitors/north-east emergency exit by the stage (42)".to_string();
+        let long = vec![LegendEntry::Swatch(INK, name.clone())];
+        let l = PlotLayout::for_legend(&long);
+        let text_end = l.legend_x as f32 + 24.0 + text_width(&name, LABEL_SIZE);
+        assert!(text_end <= (l.width - MARGIN) as f32, "{text_end} > {}", l.width);
+        // Drawn, the text's last column holds ink and the margin after it stays white.
+        let mut img = RgbaImage::from_pixel(l.width, l.height, image::Rgba([255; 4]));
+        draw_legend_at(&mut img, l.legend_x, l.legend_y, &long);
+        let inked = |x: u32| (l.legend_y..l.legend_y + LEGEND_ROW_H).any(|y| img.get_pixel(x, y).0 != [255; 4]);
+        let last_ink = (0..l.width).rev().find(|&x| inked(x)).unwrap();
+        assert!(last_ink + MARGIN / 2 < l.width && last_ink as f32 > text_end - 12.0, "{last_ink}");
     }
 
     #[test]

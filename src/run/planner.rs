@@ -269,7 +269,12 @@ pub fn exit_usage_csv(curves: &[ExitCurve], dt: f64, end: f64) -> String {
 /// The exits' N-t curves in one plot (one line per exit) above their flows over a sliding
 /// window of [`FLOW_WINDOW_S`] seconds, so a planner sees which exit saturates.
 pub fn exit_usage_plot(map: &str, curves: &[ExitCurve], dt: f64, end: f64) -> RgbaImage {
-    let l = PlotLayout::new(curves.len());
+    let legend: Vec<LegendEntry> = curves
+        .iter()
+        .enumerate()
+        .map(|(i, c)| LegendEntry::Swatch(exit_color(i), format!("{} ({})", c.name, c.times.len())))
+        .collect();
+    let l = PlotLayout::for_legend(&legend);
     let t_max = end.max(1.0);
     let times = sample_times(dt, t_max);
     let n_max = curves.iter().map(|c| c.times.len()).max().unwrap_or(0).max(1) as f64;
@@ -308,11 +313,6 @@ pub fn exit_usage_plot(map: &str, curves: &[ExitCurve], dt: f64, end: f64) -> Rg
             .collect();
         polyline(&mut lower, &pts, color);
     }
-    let legend: Vec<LegendEntry> = curves
-        .iter()
-        .enumerate()
-        .map(|(i, c)| LegendEntry::Swatch(exit_color(i), format!("{} ({})", c.name, c.times.len())))
-        .collect();
     draw_legend_at(&mut upper, l.legend_x, l.legend_y, &legend);
     draw_legend_at(&mut lower, l.legend_x, l.legend_y, &legend);
     let mut img = RgbaImage::from_pixel(l.width, 2 * l.height, image::Rgba([255; 4]));
@@ -329,7 +329,12 @@ pub fn evacuation_histogram(
     colors: &[[u8; 3]],
     times: &[(usize, f64)],
 ) -> RgbaImage {
-    let l = PlotLayout::new(names.len());
+    let legend: Vec<LegendEntry> = names
+        .iter()
+        .enumerate()
+        .map(|(g, n)| LegendEntry::Swatch(colors.get(g).copied().unwrap_or(INK), n.clone()))
+        .collect();
+    let l = PlotLayout::for_legend(&legend);
     let t_end = times.iter().fold(0.0f64, |m, &(_, t)| m.max(t)).max(1.0);
     let width = crate::export::render::nice_step(t_end / HISTOGRAM_BINS);
     let bins = (t_end / width).floor() as usize + 1;
@@ -373,11 +378,6 @@ pub fn evacuation_histogram(
             base += n;
         }
     }
-    let legend: Vec<LegendEntry> = names
-        .iter()
-        .enumerate()
-        .map(|(g, n)| LegendEntry::Swatch(colors.get(g).copied().unwrap_or(INK), n.clone()))
-        .collect();
     draw_legend_at(&mut img, l.legend_x, l.legend_y, &legend);
     img
 }
