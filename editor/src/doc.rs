@@ -131,7 +131,7 @@ pub fn point_in_polygon(points: &[[f64; 2]], x: f64, y: f64) -> bool {
 /// A goal area (an exit) of a group.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GoalArea {
-    /// Name shown in reports; `None` gives "<group> goal <i>".
+    /// Name shown in reports; `None` gives "`<group> goal <i>`".
     pub name: Option<String>,
     /// Where it is.
     pub shape: AreaShape,
@@ -142,7 +142,7 @@ pub struct GoalArea {
 /// A spawn area and how many walkers start in it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpawnArea {
-    /// Name shown in reports; `None` gives "<group> spawn <i>".
+    /// Name shown in reports; `None` gives "`<group> spawn <i>`".
     pub name: Option<String>,
     /// Where it is.
     pub shape: AreaShape,

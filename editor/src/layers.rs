@@ -287,16 +287,16 @@ impl Colouring<'_> {
     /// The colour of cell `(r, c)`, with `map` for the continuous fields.
     fn rgb(&self, map: Colormap, r: usize, c: usize) -> [f32; 3] {
         let scaled = |t: f64| {
-            if t.is_nan() {
-                UNREACHABLE_RGB
-            } else {
-                map.rgb(t)
-            }
+            if t.is_nan() { UNREACHABLE_RGB } else { map.rgb(t) }
         };
         let rgb = match self {
             Colouring::Potential(p, lo, hi) => {
                 let v = p[(r, c)];
-                scaled(if v.is_finite() { (v - lo) / (hi - lo) } else { f64::NAN })
+                scaled(if v.is_finite() {
+                    (v - lo) / (hi - lo)
+                } else {
+                    f64::NAN
+                })
             }
             Colouring::Scaled(a, hi) => scaled(a[(r, c)] as f64 / hi),
             Colouring::Levels(a) => LOS_COLORS[(a[(r, c)] as usize).min(LOS_COLORS.len() - 1)],

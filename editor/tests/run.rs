@@ -262,7 +262,10 @@ fn level_of_service_and_clear_time_layers_after_a_run() {
         .iter()
         .filter(|v| v.is_finite())
         .fold(0.0f64, |m, &v| m.max(v));
-    assert!(last > 12.0 / 1.34 - 2.0 && last <= f.info.time + 1e-9, "last clear {last}");
+    assert!(
+        last > 12.0 / 1.34 - 2.0 && last <= f.info.time + 1e-9,
+        "last clear {last}"
+    );
     let mut walked = 0;
     for r in 0..rows {
         for c in 0..cols {
@@ -288,6 +291,11 @@ fn level_of_service_and_clear_time_layers_after_a_run() {
             .collect::<Vec<f64>>()
     };
     let start_clear = finite_in(0, 4).into_iter().fold(0.0f64, f64::max);
-    let exit_clear = finite_in(cols - 4, cols - 2).into_iter().fold(f64::INFINITY, f64::min);
-    assert!(start_clear < exit_clear, "spawn area clear at {start_clear} s, by the exit from {exit_clear} s");
+    let exit_clear = finite_in(cols - 4, cols - 2)
+        .into_iter()
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        start_clear < exit_clear,
+        "spawn area clear at {start_clear} s, by the exit from {exit_clear} s"
+    );
 }

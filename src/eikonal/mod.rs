@@ -45,7 +45,7 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 /// Order of accuracy of the fast-marching update ([`crate::plan::PlanOptions::order`]; see the
-/// [`crate::plan`] example).
+/// [`crate::plan` module](mod@crate::plan) example).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Order {
     /// First-order upwind update.

@@ -372,7 +372,14 @@ pub fn draw_legend_at(img: &mut RgbaImage, x: u32, y: u32, entries: &[LegendEntr
         if !matches!(e, LegendEntry::Ring(..)) {
             draw_frame(img, x, y, SWATCH, SWATCH, INK);
         }
-        draw_text(img, (x + SWATCH + LEGEND_GAP) as f32, y as f32, LABEL_SIZE, label, INK);
+        draw_text(
+            img,
+            (x + SWATCH + LEGEND_GAP) as f32,
+            y as f32,
+            LABEL_SIZE,
+            label,
+            INK,
+        );
     }
 }
 

@@ -7,7 +7,7 @@
 //! map whose marker matches and redoes any other.
 //!
 //! A batch deletes or replaces only files it wrote itself: each map's folder is an
-//! [`OwnedDir`](crate::ownership::OwnedDir), whose manifest (`.crowdfield-batch.json`) lists
+//! [`OwnedDir`], whose manifest (`.crowdfield-batch.json`) lists
 //! every file the batch wrote there with its size. A rerun removes those (and the temporary
 //! files of a killed run) and nothing else; a folder holding any other entry (a `simulate` run's
 //! report, a user's file, a file of the batch's changed since) fails the map with a message

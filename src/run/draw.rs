@@ -101,7 +101,9 @@ impl PlotLayout {
     /// text is longer than the side column holds, so no name is cut off.
     pub fn for_legend(legend: &[LegendEntry]) -> Self {
         let mut l = Self::new(legend.len());
-        l.width = l.width.max(l.legend_x + crate::export::render::legend_width(legend) + MARGIN);
+        l.width = l
+            .width
+            .max(l.legend_x + crate::export::render::legend_width(legend) + MARGIN);
         l
     }
 
@@ -428,9 +430,13 @@ mod tests {
         // Drawn, the text's last column holds ink and the margin after it stays white.
         let mut img = RgbaImage::from_pixel(l.width, l.height, image::Rgba([255; 4]));
         draw_legend_at(&mut img, l.legend_x, l.legend_y, &long);
-        let inked = |x: u32| (l.legend_y..l.legend_y + LEGEND_ROW_H).any(|y| img.get_pixel(x, y).0 != [255; 4]);
+        let inked =
+            |x: u32| (l.legend_y..l.legend_y + LEGEND_ROW_H).any(|y| img.get_pixel(x, y).0 != [255; 4]);
         let last_ink = (0..l.width).rev().find(|&x| inked(x)).unwrap();
-        assert!(last_ink + MARGIN / 2 < l.width && last_ink as f32 > text_end - 12.0, "{last_ink}");
+        assert!(
+            last_ink + MARGIN / 2 < l.width && last_ink as f32 > text_end - 12.0,
+            "{last_ink}"
+        );
     }
 
     #[test]
