@@ -271,7 +271,10 @@ mod tests {
     fn the_model_is_read_by_its_name_and_is_not_a_params_key() {
         let m: Model = serde_json::from_str("\"continuum_crowds\"").unwrap();
         assert_eq!(m, Model::ContinuumCrowds);
-        assert_eq!(serde_json::to_string(&Model::Pedestrian).unwrap(), "\"pedestrian\"");
+        assert_eq!(
+            serde_json::to_string(&Model::Pedestrian).unwrap(),
+            "\"pedestrian\""
+        );
         assert!(serde_json::from_str::<Params>("{\"model\": \"pedestrian\"}").is_err());
     }
 }

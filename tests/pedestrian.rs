@@ -222,7 +222,9 @@ fn speed_follows_weidmann_in_a_corridor_at_three_densities() {
         sim.run(|s| {
             if s.time() >= 2.0 {
                 let a = s.agents();
-                let mid: Vec<usize> = (0..a.len()).filter(|&i| (15.0..=25.0).contains(&a.x[i])).collect();
+                let mid: Vec<usize> = (0..a.len())
+                    .filter(|&i| (15.0..=25.0).contains(&a.x[i]))
+                    .collect();
                 density += mid.len() as f64 / 40.0;
                 samples += 1;
                 for i in mid {
@@ -285,4 +287,36 @@ fn two_exits_take_about_twice_as_long_as_four() {
         (1.6..=2.4).contains(&ratio),
         "four exits {four} s, two exits {two} s: ratio {ratio}"
     );
+}
+
+#[test]
+fn a_local_layer_on_a_map_with_exits_is_named_as_not_for_evacuation_figures() {
+    use crowdfield::local::LocalMode;
+    for (mode, name) in [
+        (LocalMode::Orca, "orca"),
+        (LocalMode::Boids, "boids"),
+        (LocalMode::BoidsOrca, "boids+orca"),
+    ] {
+        let mut sim = Simulation::builder(bottleneck(1.0, 0.5))
+            .local(mode)
+            .build()
+            .unwrap();
+        sim.step();
+        let warnings = sim.report().warnings;
+        assert!(
+            warnings.iter().any(|w| w.contains(&format!(
+                "the local layer {name} is not meant for evacuation figures"
+            ))),
+            "{name}: {warnings:?}"
+        );
+    }
+    let mut plain = Simulation::builder(bottleneck(1.0, 0.5)).build().unwrap();
+    plain.step();
+    assert!(plain.report().warnings.is_empty());
+    // Without exits (a flock), no warning.
+    let mut flock = bottleneck(1.0, 0.5);
+    flock.groups[0].goals.clear();
+    let mut sim = Simulation::builder(flock).local(LocalMode::Orca).build().unwrap();
+    sim.step();
+    assert!(sim.report().warnings.is_empty());
 }

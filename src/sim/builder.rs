@@ -220,22 +220,24 @@ impl SimulationBuilder {
 /// figures (ORCA's velocity obstacles pass narrow doors at a third of the flows experiments
 /// measure, boids steer flocks). `None` without a local layer or without any goal.
 pub fn local_layer_warning(scene: &Scene, local: LocalMode) -> Option<String> {
-    let name = match local {
+    let (name, why) = match local {
         LocalMode::None => return None,
-        LocalMode::Boids => "boids",
-        LocalMode::Orca => "orca",
-        LocalMode::BoidsOrca => "boids+orca",
+        LocalMode::Boids => ("boids", "flocking steers walkers off the field's routes"),
+        LocalMode::Orca => ("orca", ORCA_AT_DOORS),
+        LocalMode::BoidsOrca => ("boids+orca", ORCA_AT_DOORS),
     };
     if scene.groups.iter().all(|g| g.goals.is_empty()) {
         return None;
     }
     Some(format!(
-        "the local layer {name} is not meant for evacuation figures (ORCA lets 0.3 to 0.6 \
-         persons/(m·s) through doors of 1 m or less, a third of what bottleneck experiments \
-         measure, and boids steer flocks): for evacuation times run without a local layer \
-         (see docs/model.md)"
+        "the local layer {name} is not meant for evacuation figures ({why}): for evacuation times \
+         run without a local layer (see docs/model.md)"
     ))
 }
+
+/// Why ORCA's figures are not evacuation figures, for [`local_layer_warning`].
+const ORCA_AT_DOORS: &str = "ORCA lets 0.3 to 0.6 persons/(m·s) through doors of 1 m or less, a \
+                             third of what bottleneck experiments measure";
 
 impl Simulation {
     /// Starts a [`SimulationBuilder`] for `scene`: the way to set up a run. See the

@@ -1063,7 +1063,11 @@ pub fn slide_body(scene: &Scene, r: f32, x0: f32, y0: f32, x1: f32, y1: f32) -> 
     const CLEAR: f32 = 1e-4;
     for sign in [1.0f32, -1.0] {
         if !passable(scene, x + sign * r, y) && passable(scene, x0 + sign * r, y0) {
-            let edge = if sign > 0.0 { ((x + r) / h).floor() * h } else { ((x - r) / h).ceil() * h };
+            let edge = if sign > 0.0 {
+                ((x + r) / h).floor() * h
+            } else {
+                ((x - r) / h).ceil() * h
+            };
             let nx = edge - sign * (r + CLEAR);
             if passable(scene, nx, y) {
                 x = nx;
@@ -1072,7 +1076,11 @@ pub fn slide_body(scene: &Scene, r: f32, x0: f32, y0: f32, x1: f32, y1: f32) -> 
     }
     for sign in [1.0f32, -1.0] {
         if !passable(scene, x, y + sign * r) && passable(scene, x0, y0 + sign * r) {
-            let edge = if sign > 0.0 { ((y + r) / h).floor() * h } else { ((y - r) / h).ceil() * h };
+            let edge = if sign > 0.0 {
+                ((y + r) / h).floor() * h
+            } else {
+                ((y - r) / h).ceil() * h
+            };
             let ny = edge - sign * (r + CLEAR);
             if passable(scene, x, ny) {
                 y = ny;
