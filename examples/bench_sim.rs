@@ -83,9 +83,7 @@ fn bench(n: usize, agents: usize, steps: usize, model: Model) {
     let t = Instant::now();
     let mut scene = scene(n, agents);
     scene.params = scene.params.clone().with_model(model);
-    let mut sim = Simulation::builder(scene)
-        .build()
-        .expect("bench scene");
+    let mut sim = Simulation::builder(scene).build().expect("bench scene");
     let spawn_s = t.elapsed().as_secs_f64();
     for _ in 0..WARMUP_STEPS {
         sim.step();
