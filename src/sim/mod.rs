@@ -261,7 +261,7 @@ pub struct Simulation {
     /// Where the local layer runs, in words, when there is one.
     local_description: Option<String>,
     neighbors: NeighborGrid,
-    /// The pedestrian model's neighbour grid (bins of [`pedestrian::LOOK_RADIUS`]).
+    /// The pedestrian model's neighbour grid (bins of [`pedestrian::look_radius`]).
     pedestrian_grid: NeighborGrid,
     pedestrian_rule: pedestrian::SpeedRule,
     /// The pedestrian model's open share of each cell's density disc
@@ -436,7 +436,7 @@ impl Simulation {
             pedestrian_grid: NeighborGrid::new(
                 grid.width() as f32,
                 grid.height() as f32,
-                pedestrian::LOOK_RADIUS,
+                pedestrian::look_radius(v_max as f32, max_radius),
             ),
             pedestrian_rule,
             pedestrian_open,

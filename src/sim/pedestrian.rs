@@ -7,7 +7,8 @@
 //! 2. Weidmann's fundamental diagram at the density of the **other** walkers around it,
 //!    `rho_i = sum_j K(|x_j - x_i|)` with a kernel of radius [`DENSITY_RADIUS`] that integrates
 //!    to one (the expected count of others around a walker in a crowd of density `rho` is
-//!    `rho` per square metre, so a lone walker reads 0 and walks at its free speed);
+//!    `rho` per square metre, so a lone walker reads 0 and walks at its free speed), divided by
+//!    the share of the disc over open floor ([`open_share`]);
 //! 3. a headway: at most `gap / T` ([`TIME_GAP`]), where `gap` is the distance between the
 //!    bodies of the nearest walker ahead (in its walking lane: the bodies would touch if it
 //!    walked straight on) that is nearer the walker's goal than it is (a lower potential of
@@ -37,15 +38,22 @@ pub const DENSITY_RADIUS: f32 = 1.2;
 /// gap slows dense crowds below Weidmann's diagram (0.7 s: 62 % of it at 2 persons/m²).
 pub const TIME_GAP: f32 = 0.3;
 
-/// Bin size of the pedestrian model's neighbour grid, metres: its 3x3 bins cover every walker
-/// within this distance, at least [`DENSITY_RADIUS`] and the headway's reach (`free speed x
-/// TIME_GAP` plus two body radii, beyond which the rule never binds).
+/// Least bin size of the pedestrian model's neighbour grid, metres: its 3x3 bins cover every
+/// walker within the bin size, which is at least [`DENSITY_RADIUS`] and the headway's reach
+/// (`free speed x TIME_GAP` plus two body radii, beyond which the rule never binds;
+/// [`look_radius`]).
 pub const LOOK_RADIUS: f32 = 1.6;
+
+/// The bin size for walkers of at most `max_speed` m/s and `max_radius` m: [`LOOK_RADIUS`], or
+/// the headway's reach when that is longer.
+pub fn look_radius(max_speed: f32, max_radius: f32) -> f32 {
+    LOOK_RADIUS.max(max_speed * TIME_GAP + 2.0 * max_radius)
+}
 
 /// The speed rule's constants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpeedRule {
-    /// Kernel radius, m (at most [`LOOK_RADIUS`]).
+    /// Kernel radius, m (at most the neighbour grid's bin size, [`look_radius`]).
     pub density_radius: f32,
     /// Time gap, s.
     pub time_gap: f32,
