@@ -1,13 +1,13 @@
 //! Simulation step benchmark: steps per second, broken down by stage, for 10,000 agents in
 //! 4 groups on a 256x256 grid and 100,000 agents on 512x512, potentials recomputed every step.
 //!
-//! Run with `cargo run --release --example bench_sim [-- STEPS [SIZE]]` (SIZE 256 or 512 runs that
-//! grid only, for profiling). Each group spawns in one
+//! Run with `cargo run --release --example bench_sim [-- STEPS [SIZE [MODEL]]]` (SIZE 256 or 512
+//! runs that grid only, for profiling; MODEL `continuum_crowds`, the default, or `pedestrian`). Each group spawns in one
 //! quadrant and heads for the opposite side, so the groups cross in the middle; the figures are
 //! averaged over STEPS steps (default 100) after 5 warm-up steps.
 
 use crowdfield::grid::Grid;
-use crowdfield::params::OrcaParams;
+use crowdfield::params::{Model, OrcaParams};
 use crowdfield::scene::{Area, Group, Scene, Spawn};
 use crowdfield::sim::{SimConfig, Simulation, StageTimes};
 use ndarray::Array2;
@@ -79,11 +79,11 @@ fn scene(n: usize, agents: usize) -> Scene {
     scene
 }
 
-fn bench(n: usize, agents: usize, steps: usize) {
+fn bench(n: usize, agents: usize, steps: usize, model: Model) {
     let t = Instant::now();
-    let mut sim = Simulation::builder(scene(n, agents))
-        .build()
-        .expect("bench scene");
+    let mut scene = scene(n, agents);
+    scene.params = scene.params.clone().with_model(model);
+    let mut sim = Simulation::builder(scene).build().expect("bench scene");
     let spawn_s = t.elapsed().as_secs_f64();
     for _ in 0..WARMUP_STEPS {
         sim.step();
@@ -198,16 +198,22 @@ fn main() {
     let only: Option<usize> = std::env::args()
         .nth(2)
         .map(|s| s.parse().expect("SIZE must be a whole number"));
+    let model = match std::env::args().nth(3).as_deref() {
+        None | Some("continuum_crowds") => Model::ContinuumCrowds,
+        Some("pedestrian") => Model::Pedestrian,
+        Some(other) => panic!("MODEL {other}: expected continuum_crowds or pedestrian"),
+    };
+    println!("model: {}", model.name());
     println!("threads: {}", rayon::current_num_threads());
     println!(
         "| grid | agents | steps/s | ms/step | splat | fields | potentials | advection | separation | agents left | spawn s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     if only.is_none_or(|n| n == 256) {
-        bench(256, 10_000, steps);
+        bench(256, 10_000, steps, model);
     }
     if only.is_none_or(|n| n == 512) {
-        bench(512, 100_000, (steps / 5).max(5));
+        bench(512, 100_000, (steps / 5).max(5), model);
     }
     if only.is_none() {
         replan_accuracy();

@@ -17,10 +17,41 @@ pub enum SpeedLaw {
     Weidmann,
 }
 
+/// Which model moves the walkers (a map's `"model"`, `simulate --model`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    /// Continuum Crowds as published (Treuille, Cooper and Popović 2006; SPEC §1–3): walkers
+    /// move at the speed field's speed. Its flows look right but door capacities are 3–5 times
+    /// those of pedestrian experiments; for games and film, not evacuation figures. The model
+    /// of [`Params::default`] and of maps that set `params` without a `model`.
+    #[default]
+    ContinuumCrowds,
+    /// The pedestrian model for evacuation figures (`crate::sim::pedestrian`): the continuum
+    /// field gives the direction, each walker's own surroundings (the density of the others
+    /// around it, the walker ahead) give the speed. The model of maps with neither `model` nor
+    /// `params`; its parameters are [`Params::pedestrian`].
+    Pedestrian,
+}
+
+impl Model {
+    /// The name as a map and `--model` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::ContinuumCrowds => "continuum_crowds",
+            Model::Pedestrian => "pedestrian",
+        }
+    }
+}
+
 /// Parameters of the continuum model. Every field has a default (see [`Params::default`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
+    /// The model these parameters drive. Not a `params` key: a map names it in its root
+    /// `"model"` ([`Params::for_map`]). Default [`Model::ContinuumCrowds`].
+    #[serde(skip)]
+    pub model: Model,
     /// Weight of path length in the unit cost (dimensionless). Default 0.
     pub alpha: f64,
     /// Weight of walking time in the unit cost (s). Default 1: the potential is in seconds.
@@ -72,6 +103,7 @@ pub const MAX_DENSITY_WINDOW_M2: f64 = 100.0;
 impl Default for Params {
     fn default() -> Self {
         Self {
+            model: Model::ContinuumCrowds,
             alpha: 0.0,
             beta: 1.0,
             gamma: 1.0,
@@ -89,6 +121,45 @@ impl Default for Params {
             density_window: 0.0,
             density_at_walker: false,
         }
+    }
+}
+
+impl Params {
+    /// The pedestrian model with its route field's parameters: Weidmann's law, the density
+    /// averaged over 1 m², each face reading at least the density of its own cell; the rest
+    /// as in [`Params::default`].
+    pub fn pedestrian() -> Self {
+        Self {
+            model: Model::Pedestrian,
+            speed_law: SpeedLaw::Weidmann,
+            density_window: 1.0,
+            density_at_walker: true,
+            ..Self::default()
+        }
+    }
+
+    /// The parameters of a map with root `"model"` `model` and `params` `params`: the map's
+    /// `params` when it has them, run by its `model` (by default the published model, so a map
+    /// that sets `params` keeps its figures); without `params`, the preset of its `model`
+    /// (by default [`Params::pedestrian`]).
+    pub fn for_map(model: Option<Model>, params: Option<&Params>) -> Self {
+        match (model, params) {
+            (model, Some(p)) => Self {
+                model: model.unwrap_or(Model::ContinuumCrowds),
+                ..p.clone()
+            },
+            (Some(Model::ContinuumCrowds), None) => Self::default(),
+            (Some(Model::Pedestrian) | None, None) => Self::pedestrian(),
+        }
+    }
+
+    /// These parameters run by `model` (`simulate --model`): a preset (a map without `params`)
+    /// becomes the other model's preset, other parameters are kept.
+    pub fn with_model(self, model: Model) -> Self {
+        if self == Self::pedestrian() || self == Self::default() {
+            return Self::for_map(Some(model), None);
+        }
+        Self { model, ..self }
     }
 }
 
@@ -151,5 +222,59 @@ impl Default for OrcaParams {
             neighbor_dist: 3.0,
             max_neighbors: 10,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_map_without_params_gets_the_pedestrian_model_and_one_with_params_keeps_them() {
+        assert_eq!(Params::for_map(None, None), Params::pedestrian());
+        assert_eq!(
+            Params::for_map(Some(Model::ContinuumCrowds), None),
+            Params::default()
+        );
+        let own = Params {
+            gamma: 2.0,
+            ..Params::default()
+        };
+        let kept = Params::for_map(None, Some(&own));
+        assert_eq!(kept, own, "params without a model keep the published model");
+        assert_eq!(kept.model, Model::ContinuumCrowds);
+        let asked = Params::for_map(Some(Model::Pedestrian), Some(&own));
+        assert_eq!(asked.model, Model::Pedestrian);
+        assert_eq!(asked.gamma, 2.0);
+    }
+
+    #[test]
+    fn with_model_swaps_presets_and_keeps_a_maps_own_params() {
+        assert_eq!(
+            Params::pedestrian().with_model(Model::ContinuumCrowds),
+            Params::default()
+        );
+        assert_eq!(
+            Params::default().with_model(Model::Pedestrian),
+            Params::pedestrian()
+        );
+        let own = Params {
+            f_max: 1.5,
+            ..Params::default()
+        };
+        let run = own.clone().with_model(Model::Pedestrian);
+        assert_eq!(run.model, Model::Pedestrian);
+        assert_eq!(run.f_max, 1.5);
+    }
+
+    #[test]
+    fn the_model_is_read_by_its_name_and_is_not_a_params_key() {
+        let m: Model = serde_json::from_str("\"continuum_crowds\"").unwrap();
+        assert_eq!(m, Model::ContinuumCrowds);
+        assert_eq!(
+            serde_json::to_string(&Model::Pedestrian).unwrap(),
+            "\"pedestrian\""
+        );
+        assert!(serde_json::from_str::<Params>("{\"model\": \"pedestrian\"}").is_err());
     }
 }

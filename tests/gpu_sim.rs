@@ -5,6 +5,7 @@
 mod gpu_support;
 
 use crowdfield::gpu::GpuContext;
+use crowdfield::params::Model;
 use crowdfield::sim::{SimConfig, Simulation};
 use gpu_support::gpu;
 use std::path::Path;
@@ -21,6 +22,8 @@ fn run(
 ) -> Simulation {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps").join(map);
     let mut scene = crowdfield::map::load(&path).unwrap();
+    // The published model: the walkers move at the fields' speed, which this test compares.
+    scene.params = scene.params.clone().with_model(Model::ContinuumCrowds);
     if calibrated {
         scene.params.speed_law = crowdfield::params::SpeedLaw::Weidmann;
         scene.params.density_window = 1.0;

@@ -163,6 +163,17 @@ fn the_schema_and_the_loader_agree_on_every_parameter() {
         assert!(validator.is_valid(v), "the schema refuses {}", v["params"]);
         assert!(loads(v), "the loader refuses {}", v["params"]);
     }
+    // The model by name, at the map's root.
+    for (model, ok) in [
+        ("pedestrian", true),
+        ("continuum_crowds", true),
+        ("social_force", false),
+    ] {
+        let mut v = good.clone();
+        v["model"] = serde_json::json!(model);
+        assert_eq!(validator.is_valid(&v), ok, "the schema on model {model}");
+        assert_eq!(loads(&v), ok, "the loader on model {model}");
+    }
     for bad in [
         serde_json::json!({"density_window": -0.5}),
         serde_json::json!({"density_window": 101}),

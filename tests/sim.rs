@@ -6,7 +6,7 @@
 use crowdfield::export::Colormap;
 use crowdfield::export::render::{INK, LEGEND_ROW_H, LegendEntry, MARGIN, OBSTACLE, TITLE_H};
 use crowdfield::grid::Grid;
-use crowdfield::params::OrcaParams;
+use crowdfield::params::{Model, OrcaParams};
 use crowdfield::run::draw::{self, FrameField, PlotLayout};
 use crowdfield::run::output;
 use crowdfield::scene::{Area, Group, Scene, Spawn};
@@ -1038,14 +1038,15 @@ fn a_goal_less_boids_group_swims_under_the_boids_layer_and_stands_without_it() {
     assert!(swum > 2.0, "mean displacement {swum} m");
 }
 
-/// The bundled bottleneck (200 people, a 1 m door) under the default calibration leaves faster
+/// The bundled bottleneck (200 people, a 1 m door) under the published model leaves faster
 /// than bottleneck experiments allow: the report says so in words, and a lone walker (too few
 /// arrivals to judge a flow) gets no such warning. Reported densities are per 1 m² or more:
 /// a lone walker on 0.5 m cells reads about one person per m², not four.
 #[test]
 fn implausible_door_flows_are_flagged_and_densities_are_per_square_metre() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
-    let scene = crowdfield::map::load(&path).unwrap();
+    let mut scene = crowdfield::map::load(&path).unwrap();
+    scene.params = scene.params.clone().with_model(Model::ContinuumCrowds);
     let mut sim = Simulation::builder(scene)
         .config(config(120.0, 1))
         .build()
@@ -1059,7 +1060,7 @@ fn implausible_door_flows_are_flagged_and_densities_are_per_square_metre() {
         .filter_map(|e| e.specific_flow)
         .fold(0.0f64, f64::max);
     let limit = crowdfield::sim::report::MAX_PLAUSIBLE_SPECIFIC_FLOW;
-    // The known weakness of the default (linear) calibration at a door: see docs/calibration.md.
+    // The published model at a door: see docs/model.md.
     assert!(fastest > limit, "{fastest}");
     assert_eq!(
         !r.warnings.is_empty(),

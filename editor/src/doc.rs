@@ -7,7 +7,7 @@
 
 use crowdfield::grid::Grid;
 use crowdfield::map::Premovement;
-use crowdfield::params::{BoidsParams, OrcaParams, Params};
+use crowdfield::params::{BoidsParams, Model, OrcaParams, Params};
 use crowdfield::scene::{Area, Group, Scene, Spawn};
 use ndarray::Array2;
 
@@ -208,6 +208,8 @@ pub struct Document {
     pub discomfort: Array2<f32>,
     /// The groups.
     pub groups: Vec<GroupDoc>,
+    /// The map's `"model"` (`None`: not written back; see [`Params::for_map`]).
+    pub model: Option<Model>,
     /// Model parameters (`None`: the defaults, not written back).
     pub params: Option<Params>,
 }
@@ -223,6 +225,7 @@ impl Document {
             obstacle: Array2::from_elem(grid.shape(), false),
             discomfort: Array2::zeros(grid.shape()),
             groups: Vec::new(),
+            model: None,
             params: None,
         }
     }
@@ -237,6 +240,7 @@ impl Document {
             obstacle: scene.obstacle.clone(),
             discomfort: scene.discomfort.clone(),
             groups,
+            model: None,
             params,
         }
     }
@@ -289,7 +293,7 @@ impl Document {
             obstacle: self.obstacle.clone(),
             discomfort: self.discomfort.clone(),
             groups,
-            params: self.params.clone().unwrap_or_default(),
+            params: Params::for_map(self.model, self.params.as_ref()),
         }
     }
 

@@ -88,7 +88,9 @@ pub fn load(path: &Path) -> Result<Document> {
             orca: spec.orca.clone(),
         });
     }
-    Ok(Document::from_scene(&scene, groups, file.params.clone()))
+    let mut doc = Document::from_scene(&scene, groups, file.params.clone());
+    doc.model = file.model;
+    Ok(doc)
 }
 
 fn area_shape(s: &impl Shaped, file: &str, at: &str) -> Result<AreaShape> {
@@ -225,6 +227,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         },
         layers,
         groups,
+        model: doc.model,
         params: doc.params.clone(),
     }
 }

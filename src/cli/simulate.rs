@@ -5,7 +5,7 @@ use anyhow::Context;
 use crowdfield::export::jupedsim::SqliteTrajectories;
 use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
-use crowdfield::params::SpeedLaw;
+use crowdfield::params::{Model, SpeedLaw};
 use crowdfield::run::draw::FrameField;
 use crowdfield::run::output::{self, TrajectoryRecorder};
 use crowdfield::scene::Scene;
@@ -63,6 +63,11 @@ pub struct Args {
     /// Recompute the potentials every K steps (1 = every step, the reference).
     #[arg(long, value_name = "K", default_value_t = 1, allow_negative_numbers = true)]
     pub replan_every: usize,
+    /// The model that moves the walkers: pedestrian (for evacuation figures) or
+    /// continuum_crowds (the published model, for games and film). [default: the map's
+    /// `model`; pedestrian for a map without `params`, continuum_crowds for one with them]
+    #[arg(long, value_enum)]
+    pub model: Option<ModelArg>,
     /// Speed–density law: the continuum-crowds linear blend or Weidmann's fundamental diagram.
     /// [default: the map's `params.speed_law`, linear when the map does not set it]
     #[arg(long, value_enum)]
@@ -143,6 +148,25 @@ pub(crate) fn trajectory_every_steps(text: &str, dt: f64) -> anyhow::Result<usiz
             return Err(bad("expected at least 1 step"));
         }
         Ok(n)
+    }
+}
+
+/// `--model` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModelArg {
+    /// The pedestrian model: the field's direction, a speed from the walkers around.
+    Pedestrian,
+    /// Continuum Crowds as published: the speed field's speed.
+    #[value(name = "continuum_crowds")]
+    ContinuumCrowds,
+}
+
+impl From<ModelArg> for Model {
+    fn from(m: ModelArg) -> Model {
+        match m {
+            ModelArg::Pedestrian => Model::Pedestrian,
+            ModelArg::ContinuumCrowds => Model::ContinuumCrowds,
+        }
     }
 }
 
@@ -308,6 +332,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     for w in crowdfield::map::warnings(&scene) {
         eprintln!("warning: {}: {w}", args.map.display());
+    }
+    if let Some(model) = args.model {
+        scene.params = scene.params.clone().with_model(model.into());
     }
     if let Some(law) = args.speed_law {
         scene.params.speed_law = match law {

@@ -69,7 +69,7 @@ pub(crate) fn check(
         );
     }
     let grid = ck.grid(&map.grid, map.groups.len());
-    let params = map.params.clone().unwrap_or_default();
+    let params = Params::for_map(map.model, map.params.as_ref());
     ck.params(&params);
 
     let layers = &map.layers;

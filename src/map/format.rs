@@ -11,7 +11,7 @@
 //! spawn area), for example `{"rect": {"min": [0, 0], "max": [2, 1]}, "value": 1}`.
 
 use crate::error::Result;
-use crate::params::{BoidsParams, OrcaParams, Params};
+use crate::params::{BoidsParams, Model, OrcaParams, Params};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -34,6 +34,10 @@ pub struct MapFile {
     /// The groups of walkers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupSpec>,
+    /// Which model moves the walkers. Absent: [`Model::Pedestrian`] for a map without
+    /// `params`, [`Model::ContinuumCrowds`] for one with them ([`Params::for_map`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Model>,
     /// Model parameters; every field has a default (see [`Params`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Params>,

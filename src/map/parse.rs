@@ -7,12 +7,12 @@
 
 use super::format::{GoalSpec, GridSpec, LayerShape, MapFile, Raster, SpawnSpec, SpeedRange};
 use crate::error::Error;
-use crate::params::{BoidsParams, OrcaParams, Params};
+use crate::params::{BoidsParams, Model, OrcaParams, Params};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
-const ROOT_KEYS: &[&str] = &["version", "name", "grid", "layers", "groups", "params"];
+const ROOT_KEYS: &[&str] = &["version", "name", "grid", "layers", "groups", "model", "params"];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
 /// Keys of one layer.
@@ -267,6 +267,7 @@ impl Collector<'_> {
                 "grid" => self.de::<GridSpec>(v, "grid"),
                 "layers" => self.layers(v),
                 "groups" => self.array(v, "groups", Self::group),
+                "model" => self.de::<Option<Model>>(v, "model"),
                 "params" => self.de::<Option<Params>>(v, "params"),
                 _ => {}
             }

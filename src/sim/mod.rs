@@ -21,6 +21,7 @@ pub mod builder;
 pub mod levels;
 pub mod local_bridge;
 pub mod measure;
+pub mod pedestrian;
 pub mod report;
 pub mod spawn;
 mod verdict;
@@ -260,9 +261,18 @@ pub struct Simulation {
     /// Where the local layer runs, in words, when there is one.
     local_description: Option<String>,
     neighbors: NeighborGrid,
+    /// The pedestrian model's neighbour grid (bins of [`pedestrian::look_radius`]).
+    pedestrian_grid: NeighborGrid,
+    pedestrian_rule: pedestrian::SpeedRule,
+    /// The pedestrian model's open share of each cell's density disc
+    /// ([`pedestrian::open_share`]; empty for the published model).
+    pedestrian_open: Array2<f32>,
     gpu: Option<Arc<GpuContext>>,
     /// Why the GPU solver was given up for the CPU one, when it was.
     pub(crate) gpu_fallback: Option<String>,
+    /// Warnings about the run's set-up that the report repeats (a local layer on a map with
+    /// exits, [`builder::local_layer_warning`]).
+    pub(crate) model_warnings: Vec<String>,
     preferred: Vec<[f32; 2]>,
     collisions: CollisionCounter,
     jams: JamTracker,
@@ -373,6 +383,12 @@ impl Simulation {
             ));
         }
         let goal_masks: Vec<Array2<bool>> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
+        let pedestrian_rule = pedestrian::SpeedRule::default();
+        let pedestrian_open = if scene.params.model == crate::params::Model::Pedestrian {
+            pedestrian::open_share(&scene, pedestrian_rule.density_radius)
+        } else {
+            Array2::zeros((0, 0))
+        };
         let faces = fields::SceneFaces::new(&scene);
         let mut spawned = vec![0usize; scene.groups.len()];
         for &g in &agents.group {
@@ -417,8 +433,16 @@ impl Simulation {
             solver_description: "cpu: fast marching".to_string(),
             local_description: None,
             neighbors,
+            pedestrian_grid: NeighborGrid::new(
+                grid.width() as f32,
+                grid.height() as f32,
+                pedestrian::look_radius(v_max as f32, max_radius),
+            ),
+            pedestrian_rule,
+            pedestrian_open,
             gpu: None,
             gpu_fallback: None,
+            model_warnings: Vec::new(),
             preferred: Vec::new(),
             // Pairs within the separation's slack are in contact, not colliding.
             collisions: CollisionCounter::with_slack(SEPARATION_SLACK),
@@ -791,6 +815,19 @@ impl Simulation {
                 (ux, uy)
             })
             .unzip();
+        if self.scene.params.model == crate::params::Model::Pedestrian {
+            pedestrian::apply(
+                &self.scene,
+                &self.faces,
+                &self.agents,
+                &self.potentials,
+                &mut self.pedestrian_grid,
+                self.pedestrian_rule,
+                &self.pedestrian_open,
+                &mut vx,
+                &mut vy,
+            );
+        }
         self.preferred.clear();
         self.preferred.extend(vx.iter().zip(&vy).map(|(&x, &y)| [x, y]));
         if let Some(layer) = self.local.as_mut() {
@@ -799,11 +836,17 @@ impl Simulation {
         let dt = self.dt as f32;
         let scene = &self.scene;
         let agents = &self.agents;
+        let bodies = self.bodies_clear_walls();
         let moved: Vec<(f32, f32, f32, f32)> = (0..agents.len())
             .into_par_iter()
             .map(|i| {
                 let (x0, y0) = (agents.x[i], agents.y[i]);
-                let (x, y) = slide(scene, x0, y0, x0 + vx[i] * dt, y0 + vy[i] * dt);
+                let (x1, y1) = (x0 + vx[i] * dt, y0 + vy[i] * dt);
+                let (x, y) = if bodies {
+                    slide_body(scene, agents.radius[i], x0, y0, x1, y1)
+                } else {
+                    slide(scene, x0, y0, x1, y1)
+                };
                 (x, y, (x - x0) / dt, (y - y0) / dt)
             })
             .collect();
@@ -814,6 +857,12 @@ impl Simulation {
             a.vx[i] = ux;
             a.vy[i] = uy;
         }
+    }
+
+    /// Whether walls stop the walkers' bodies ([`slide_body`], the pedestrian model) rather than
+    /// their centres ([`slide`], the published model).
+    fn bodies_clear_walls(&self) -> bool {
+        self.scene.params.model == crate::params::Model::Pedestrian
     }
 
     /// Pushes overlapping pairs apart until every pair is within `SEPARATION_SLACK / 2` of its
@@ -869,10 +918,16 @@ impl Simulation {
             if (worst as f64) < 0.5 * SEPARATION_SLACK {
                 break;
             }
+            let bodies = self.bodies_clear_walls();
             let a = &mut self.agents;
             for (i, (px, py, _)) in pushes.into_iter().enumerate() {
                 if px != 0.0 || py != 0.0 {
-                    let (x, y) = slide(scene, a.x[i], a.y[i], a.x[i] + px, a.y[i] + py);
+                    let (x1, y1) = (a.x[i] + px, a.y[i] + py);
+                    let (x, y) = if bodies {
+                        slide_body(scene, a.radius[i], a.x[i], a.y[i], x1, y1)
+                    } else {
+                        slide(scene, a.x[i], a.y[i], x1, y1)
+                    };
                     a.x[i] = x;
                     a.y[i] = y;
                 }
@@ -989,4 +1044,48 @@ pub fn slide(scene: &Scene, x0: f32, y0: f32, x1: f32, y1: f32) -> (f32, f32) {
     } else {
         (x0, y0)
     }
+}
+
+/// [`slide`] for a body of radius `r`: the centre moves as [`slide`] moves it, then each of
+/// the body's four points `r` from its centre along the axes that has entered an obstacle cell
+/// it was not in before the move pushes the centre back along its axis until the point is on
+/// the cell's edge (when the centre stays passable). A body so keeps its radius from walls and
+/// slides along them and into a door's opening (a 0.75 m door lets centres through a 0.25 m
+/// band for bodies of 0.5 m), while a body already nearer a wall than `r` (spawned there) may
+/// still move along it or away from it.
+pub fn slide_body(scene: &Scene, r: f32, x0: f32, y0: f32, x1: f32, y1: f32) -> (f32, f32) {
+    let (mut x, mut y) = slide(scene, x0, y0, x1, y1);
+    if (x, y) == (x0, y0) {
+        return (x, y);
+    }
+    let h = scene.grid.cell_size as f32;
+    // Leaves a rim point this far (m) outside the obstacle cell it is pushed out of.
+    const CLEAR: f32 = 1e-4;
+    for sign in [1.0f32, -1.0] {
+        if !passable(scene, x + sign * r, y) && passable(scene, x0 + sign * r, y0) {
+            let edge = if sign > 0.0 {
+                ((x + r) / h).floor() * h
+            } else {
+                ((x - r) / h).ceil() * h
+            };
+            let nx = edge - sign * (r + CLEAR);
+            if passable(scene, nx, y) {
+                x = nx;
+            }
+        }
+    }
+    for sign in [1.0f32, -1.0] {
+        if !passable(scene, x, y + sign * r) && passable(scene, x0, y0 + sign * r) {
+            let edge = if sign > 0.0 {
+                ((y + r) / h).floor() * h
+            } else {
+                ((y - r) / h).ceil() * h
+            };
+            let ny = edge - sign * (r + CLEAR);
+            if passable(scene, x, ny) {
+                y = ny;
+            }
+        }
+    }
+    (x, y)
 }
