@@ -29,6 +29,7 @@
 
 mod fmm;
 mod heap;
+pub mod levelset;
 mod packed;
 pub mod quadratic;
 mod scratch;
