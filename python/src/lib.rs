@@ -209,7 +209,10 @@ fn local_mode(name: &str) -> PyResult<LocalMode> {
 /// The layer `crowdfield simulate` runs for a `--local` choice: a boids mode with nobody to
 /// steer (no group with a `boids` block or without goals) runs without boids.
 fn effective_local(scene: &Scene, mode: LocalMode) -> LocalMode {
-    let steers = scene.groups.iter().any(|g| g.boids.is_some() || g.goals.is_empty());
+    let steers = scene
+        .groups
+        .iter()
+        .any(|g| g.boids.is_some() || g.goals.is_empty());
     match mode {
         LocalMode::Boids if !steers => LocalMode::None,
         LocalMode::BoidsOrca if !steers => LocalMode::Orca,
@@ -389,7 +392,8 @@ impl Recording {
         let a = self.sim.agents();
         let t = self.sim.time();
         for i in 0..a.len() {
-            self.rows.push((t, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i]));
+            self.rows
+                .push((t, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i]));
         }
     }
 
@@ -492,7 +496,12 @@ impl SimulationHandle {
 
     /// Arrivals so far as `(id, group, exit, time)` tuples.
     fn arrivals(&self) -> Vec<(u32, u32, usize, f64)> {
-        self.lock().sim.arrivals().iter().map(|a| (a.id, a.group, a.exit, a.time)).collect()
+        self.lock()
+            .sim
+            .arrivals()
+            .iter()
+            .map(|a| (a.id, a.group, a.exit, a.time))
+            .collect()
     }
 
     /// The report as JSON text, the content of `report.json`.
@@ -515,7 +524,8 @@ impl SimulationHandle {
         Bound<'py, PyArray1<f32>>,
     ) {
         let rec = self.lock();
-        let col = |f: fn(&TrajectoryRow) -> f32| rec.rows.iter().map(f).collect::<Vec<f32>>().into_pyarray(py);
+        let col =
+            |f: fn(&TrajectoryRow) -> f32| rec.rows.iter().map(f).collect::<Vec<f32>>().into_pyarray(py);
         (
             rec.rows.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py),
             rec.rows.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py),
@@ -532,8 +542,12 @@ impl SimulationHandle {
 #[pyfunction]
 #[pyo3(signature = (path, allow_outside_rasters=false))]
 fn load_map(py: Python<'_>, path: PathBuf, allow_outside_rasters: bool) -> PyResult<Map> {
-    let options = crowdfield::map::LoadOptions { allow_outside_rasters };
-    let scene = py.detach(|| crowdfield::sim::load_map(&path, &options)).map_err(to_py)?;
+    let options = crowdfield::map::LoadOptions {
+        allow_outside_rasters,
+    };
+    let scene = py
+        .detach(|| crowdfield::sim::load_map(&path, &options))
+        .map_err(to_py)?;
     Ok(Map {
         scene,
         path: path.display().to_string(),

@@ -99,7 +99,7 @@ def test_bad_input_raises_value_error():
         (lambda: crowdfield.eikonal(np.full((4, 4), 1e39), goal), "2\\^126"),
         (lambda: crowdfield.eikonal(np.zeros((0, 4)), np.zeros((0, 4))), "shape"),
         (lambda: crowdfield.eikonal_anisotropic(np.ones((4, 4, 3)), goal), "rows, cols, 4"),
-        (lambda: crowdfield.eikonal_anisotropic(np.full((4, 4, 4), np.nan), goal), "nan"),
+        (lambda: crowdfield.eikonal_anisotropic(np.full((4, 4, 4), np.nan), goal), "NaN"),
     ]
     for call, message in cases:
         with pytest.raises(ValueError, match=message):

@@ -36,7 +36,7 @@ def test_report_matches_the_simulate_command(root, crowdfield_bin, tmp_path, loc
     map_path = root / "maps" / "hall.json"
     subprocess.run(
         [crowdfield_bin, "simulate", str(map_path), "--out", str(tmp_path), "--seed", str(seed),
-         "--local", local, "--max-time", "40", "--trajectories", "none", "--quiet"],
+         "--local", local, "--max-time", "40", "--trajectories=none", "--quiet"],
         check=True, capture_output=True,
     )
     with open(tmp_path / "report.json") as f:
@@ -101,12 +101,13 @@ def test_errors_carry_the_command_messages(root, crowdfield_bin, tmp_path):
     source = json.loads((root / "maps" / "hall.json").read_text())
     source["grid"]["cell_size"] = -1.0
     bad.write_text(json.dumps(source))
-    result = subprocess.run([crowdfield_bin, "validate", str(bad)], capture_output=True, text=True)
+    result = subprocess.run([crowdfield_bin, "simulate", str(bad), "--out", str(tmp_path / "out")],
+                            capture_output=True, text=True)
     assert result.returncode != 0
     with pytest.raises(ValueError) as raised:
         crowdfield.load_map(bad)
     message = str(raised.value)
-    assert "cell_size" in message and message in result.stderr
+    assert "cell_size" in message and f"error: {message}" in result.stderr
     with pytest.raises(OSError, match="missing.json"):
         crowdfield.load_map(tmp_path / "missing.json")
     m = crowdfield.load_map(root / "maps" / "hall.json")

@@ -160,30 +160,37 @@ fn check(phi: ArrayView2<f64>, mask: Option<ArrayView2<bool>>, spacing: [f64; 2]
     Ok(())
 }
 
-/// The state of one march.
-struct Marcher<'a> {
-    rows: usize,
-    cols: usize,
-    phi: Vec<f64>,
-    flag: Vec<u8>,
-    value: Vec<f64>,
+/// Cells of padding around the grid: the second-order stencil looks two cells away.
+const PAD: usize = 2;
+
+/// What the march knows of one cell, in one record: the cells an update reads lie in three
+/// rows, and one cache line per cell is what a large grid's march waits on.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Cell {
+    /// The distance or time (meaningful once narrow or frozen).
+    value: f64,
+    /// Right-hand side of the quadratic: `1` for the distance, `1 / speed^2` for the travel time.
+    rhs: f64,
+    /// The level-set function.
+    phi: f64,
+    /// The cell's position in the heap while it is narrow.
+    pos: u32,
+    /// `FAR`, `NARROW`, `FROZEN` or `MASK`.
+    flag: u8,
+}
+
+/// The state of one march, on the grid padded by [`PAD`] masked cells on every side (so that
+/// no neighbour needs a bounds check: a padding cell behaves as scikit-fmm's "no neighbour").
+struct Marcher {
+    /// Padded row length: `cols + 2 PAD`.
+    stride: usize,
+    cells: Vec<Cell>,
     /// `1 / h^2` per axis.
     idx2: [f64; 2],
     second: bool,
-    mode: Mode<'a>,
+    distance: bool,
     heap: Heap,
-}
-
-/// The neighbour of cell `i` at `(r, c)`, `step` cells along `axis`, if it is on the grid.
-#[inline(always)]
-fn neighbour(rows: usize, cols: usize, i: usize, r: usize, c: usize, axis: usize, step: isize) -> Option<usize> {
-    if axis == 0 {
-        let n = r as isize + step;
-        (n >= 0 && (n as usize) < rows).then(|| (i as isize + step * cols as isize) as usize)
-    } else {
-        let n = c as isize + step;
-        (n >= 0 && (n as usize) < cols).then(|| (i as isize + step) as usize)
-    }
 }
 
 fn march(
@@ -194,82 +201,115 @@ fn march(
     mode: Mode,
 ) -> Result<LevelSet> {
     let (rows, cols) = phi.dim();
-    let n = rows * cols;
-    let mut flag = vec![FAR; n];
+    let stride = cols + 2 * PAD;
+    let padded = (rows + 2 * PAD) * stride;
+    let at = |r: usize, c: usize| (r + PAD) * stride + c + PAD;
+    let outside = Cell {
+        value: 0.0,
+        rhs: 1.0,
+        phi: 0.0,
+        pos: 0,
+        flag: MASK,
+    };
+    let mut cells = vec![outside; padded];
+    for ((r, c), &v) in phi.indexed_iter() {
+        let cell = &mut cells[at(r, c)];
+        cell.phi = v;
+        cell.flag = FAR;
+    }
     if let Some(mask) = mask {
-        for (f, &m) in flag.iter_mut().zip(mask.iter()) {
+        for ((r, c), &m) in mask.indexed_iter() {
             if m {
-                *f = MASK;
+                cells[at(r, c)].flag = MASK;
             }
         }
     }
     if let Mode::TravelTime(speed) = mode {
-        for (f, &s) in flag.iter_mut().zip(speed) {
-            // Very small speeds would overflow the quadratic: scikit-fmm makes them obstacles.
-            if s < f64::EPSILON {
-                *f = MASK;
+        for r in 0..rows {
+            for c in 0..cols {
+                let s = speed[r * cols + c];
+                let cell = &mut cells[at(r, c)];
+                // Very small speeds would overflow the quadratic: scikit-fmm makes them obstacles.
+                if s < f64::EPSILON {
+                    cell.flag = MASK;
+                }
+                cell.rhs = 1.0 / (s * s);
             }
         }
     }
     let mut m = Marcher {
-        rows,
-        cols,
-        phi: phi.iter().copied().collect(),
-        flag,
-        value: vec![0.0; n],
+        stride,
+        cells,
         idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
         second: order == Order::Second,
-        mode,
-        heap: Heap::new(n),
+        distance: matches!(mode, Mode::Distance),
+        heap: Heap::default(),
     };
-    m.freeze_contour(spacing);
-    if !m.flag.contains(&FROZEN) {
+    let interior = || (0..rows).flat_map(move |r| (0..cols).map(move |c| at(r, c)));
+    m.freeze_contour(interior(), spacing);
+    if let Mode::TravelTime(speed) = mode {
+        // `interior` lists the cells in row-major order, as `speed` holds them.
+        for (i, &s) in interior().zip(speed) {
+            let cell = &mut m.cells[i];
+            if cell.flag == FROZEN {
+                cell.value = (cell.value / s).abs();
+            }
+        }
+    }
+    if !interior().any(|i| m.cells[i].flag == FROZEN) {
         return Err(Error::invalid(
             OPTIONS,
             "phi",
             "has no zero contour (no zero level set) outside the mask: expected a value of 0 or a change of sign between neighbours",
         ));
     }
-    m.start_narrow_band();
+    m.start_narrow_band(interior());
     m.run();
     let mut unreached = 0;
-    for (v, f) in m.value.iter_mut().zip(&m.flag) {
-        if *f != FROZEN {
-            *v = f64::INFINITY;
+    let values = Array2::from_shape_fn((rows, cols), |(r, c)| {
+        let cell = &m.cells[at(r, c)];
+        if cell.flag == FROZEN {
+            cell.value
+        } else {
             unreached += 1;
+            f64::INFINITY
         }
-    }
-    let values = Array2::from_shape_vec((rows, cols), m.value).expect("rows * cols values");
+    });
     Ok(LevelSet { values, unreached })
 }
 
-impl Marcher<'_> {
+impl Marcher {
+    /// The offset of the next cell along `axis` (0: rows, 1: columns).
+    #[inline(always)]
+    fn step(&self, axis: usize) -> isize {
+        if axis == 0 { self.stride as isize } else { 1 }
+    }
+
     /// Freezes the cells on the zero contour and beside it, at their interpolated distance
-    /// (scikit-fmm's `initializeFrozen`).
-    fn freeze_contour(&mut self, spacing: [f64; 2]) {
-        let (rows, cols) = (self.rows, self.cols);
-        for i in 0..rows * cols {
-            if self.flag[i] != MASK && self.phi[i] == 0.0 {
-                self.flag[i] = FROZEN;
-                self.value[i] = 0.0;
+    /// (scikit-fmm's `initializeFrozen`; the travel time divides by the speed afterwards).
+    fn freeze_contour(&mut self, interior: impl Iterator<Item = usize> + Clone, spacing: [f64; 2]) {
+        for i in interior.clone() {
+            let cell = &mut self.cells[i];
+            if cell.flag != MASK && cell.phi == 0.0 {
+                cell.flag = FROZEN;
+                cell.value = 0.0;
             }
         }
-        for i in 0..rows * cols {
-            if self.flag[i] != FAR {
+        for i in interior {
+            if self.cells[i].flag != FAR {
                 continue;
             }
-            let (r, c) = (i / cols, i % cols);
-            let p = self.phi[i];
+            let p = self.cells[i].phi;
             let mut nearest = [0.0f64; 2];
             let mut borders = false;
             for axis in 0..2 {
-                for step in [-1, 1] {
-                    let Some(j) = neighbour(rows, cols, i, r, c, axis, step) else { continue };
-                    if self.flag[j] == MASK || p * self.phi[j] >= 0.0 {
+                for dir in [-1, 1] {
+                    let n = &self.cells[i.wrapping_add_signed(dir * self.step(axis))];
+                    if n.flag == MASK || p * n.phi >= 0.0 {
                         continue;
                     }
                     borders = true;
-                    let d = spacing[axis] * p / (p - self.phi[j]);
+                    let d = spacing[axis] * p / (p - n.phi);
                     if nearest[axis] == 0.0 || nearest[axis] > d {
                         nearest[axis] = d;
                     }
@@ -283,91 +323,85 @@ impl Marcher<'_> {
                     }
                 }
                 let d = (1.0 / dsum).sqrt();
-                self.value[i] = if p < 0.0 { -d } else { d };
-                self.flag[i] = FROZEN;
-            }
-        }
-        if let Mode::TravelTime(speed) = self.mode {
-            for i in 0..rows * cols {
-                if self.flag[i] == FROZEN {
-                    self.value[i] = (self.value[i] / speed[i]).abs();
-                }
+                self.cells[i].value = if p < 0.0 { -d } else { d };
+                self.cells[i].flag = FROZEN;
             }
         }
     }
 
     /// Gives every far cell beside a frozen one its first value (scikit-fmm's
     /// `initalizeNarrow`).
-    fn start_narrow_band(&mut self) {
-        let (rows, cols) = (self.rows, self.cols);
-        for i in 0..rows * cols {
-            if self.flag[i] != FAR {
+    fn start_narrow_band(&mut self, interior: impl Iterator<Item = usize>) {
+        let w = self.stride;
+        for i in interior {
+            if self.cells[i].flag != FAR {
                 continue;
             }
-            let (r, c) = (i / cols, i % cols);
-            let beside_frozen = (0..2).any(|axis| {
-                [-1, 1].into_iter().any(|step| {
-                    neighbour(rows, cols, i, r, c, axis, step).is_some_and(|j| self.flag[j] == FROZEN)
-                })
-            });
-            if beside_frozen {
-                self.flag[i] = NARROW;
+            if [i - w, i + w, i - 1, i + 1]
+                .iter()
+                .any(|&j| self.cells[j].flag == FROZEN)
+            {
+                self.cells[i].flag = NARROW;
                 let d = self.update(i);
-                self.value[i] = d;
-                self.heap.push(i as u32, d.abs());
+                self.cells[i].value = d;
+                self.heap.push(&mut self.cells, i, d.abs());
             }
         }
     }
 
     /// The fast-marching loop (scikit-fmm's `solve`, with no narrow-band limit).
     fn run(&mut self) {
-        let (rows, cols) = (self.rows, self.cols);
         let mut to_freeze: Vec<usize> = Vec::new();
-        while let Some((first, key)) = self.heap.pop() {
+        let w = self.stride as isize;
+        let dirs = [-w, w, -1, 1];
+        while let Some((first, key)) = self.heap.pop(&mut self.cells) {
             to_freeze.clear();
-            self.flag[first as usize] = FROZEN;
-            to_freeze.push(first as usize);
+            self.cells[first].flag = FROZEN;
+            to_freeze.push(first);
             while self.heap.peek() == Some(key) {
-                let (i, _) = self.heap.pop().expect("peeked");
-                self.flag[i as usize] = FROZEN;
-                to_freeze.push(i as usize);
+                let (i, _) = self.heap.pop(&mut self.cells).expect("peeked");
+                self.cells[i].flag = FROZEN;
+                to_freeze.push(i);
             }
             for &i in &to_freeze {
-                let (r, c) = (i / cols, i % cols);
-                for axis in 0..2 {
-                    for step in [-1isize, 1] {
-                        let near = neighbour(rows, cols, i, r, c, axis, step);
-                        if let Some(j) = near {
-                            match self.flag[j] {
-                                NARROW => {
-                                    let d = self.update(j);
-                                    if d != 0.0 {
-                                        self.heap.set(j as u32, d.abs());
-                                        self.value[j] = d;
-                                    }
-                                }
-                                FAR => {
-                                    let d = self.update(j);
-                                    if d != 0.0 {
-                                        self.value[j] = d;
-                                        self.flag[j] = NARROW;
-                                        self.heap.push(j as u32, d.abs());
-                                    }
-                                }
-                                _ => {}
-                            }
+                // An update reads frozen cells only, and none freezes before the next pop: the
+                // four neighbours' values (and the second-order stencils two cells away) are
+                // computed first, independently of each other, then applied in scikit-fmm's
+                // order (rows -, rows +, columns -, columns +).
+                let mut near = [0.0f64; 4];
+                let mut far = [0.0f64; 4];
+                for (n, &dir) in dirs.iter().enumerate() {
+                    let j = i.wrapping_add_signed(dir);
+                    let state = self.cells[j].flag;
+                    if state == NARROW || state == FAR {
+                        near[n] = self.update(j);
+                    } else if self.second && state == FROZEN {
+                        let k = j.wrapping_add_signed(dir);
+                        if self.cells[k].flag == NARROW {
+                            far[n] = self.update_second(k);
                         }
-                        // The second-order stencil of the cell two steps away now reaches i.
-                        if self.second
-                            && near.is_some_and(|j| self.flag[j] == FROZEN)
-                            && let Some(k) = neighbour(rows, cols, i, r, c, axis, 2 * step)
-                            && self.flag[k] == NARROW
-                        {
-                            let d = self.update_second(k);
-                            if d != 0.0 {
-                                self.heap.set(k as u32, d.abs());
-                                self.value[k] = d;
-                            }
+                    }
+                }
+                for (n, &dir) in dirs.iter().enumerate() {
+                    let j = i.wrapping_add_signed(dir);
+                    let state = self.cells[j].flag;
+                    let d = near[n];
+                    if (state == NARROW || state == FAR) && d != 0.0 {
+                        self.cells[j].value = d;
+                        if state == NARROW {
+                            self.heap.set(&mut self.cells, j, d.abs());
+                        } else {
+                            self.cells[j].flag = NARROW;
+                            self.heap.push(&mut self.cells, j, d.abs());
+                        }
+                    }
+                    // The second-order stencil of the cell two steps away now reaches i.
+                    if self.second && state == FROZEN {
+                        let k = j.wrapping_add_signed(dir);
+                        let d = far[n];
+                        if self.cells[k].flag == NARROW && d != 0.0 {
+                            self.cells[k].value = d;
+                            self.heap.set(&mut self.cells, k, d.abs());
                         }
                     }
                 }
@@ -377,28 +411,25 @@ impl Marcher<'_> {
 
     #[inline]
     fn update(&self, i: usize) -> f64 {
-        if self.second { self.update_second(i) } else { self.update_first(i) }
-    }
-
-    /// The value of frozen neighbour `j` of a cell, if `j` is one.
-    #[inline(always)]
-    fn frozen(&self, j: Option<usize>) -> Option<f64> {
-        j.filter(|&j| self.flag[j] == FROZEN).map(|j| self.value[j])
+        if self.second {
+            self.update_second(i)
+        } else {
+            self.update_first(i)
+        }
     }
 
     /// scikit-fmm's `updatePointOrderOne`: the upwind quadratic over each axis's frozen
     /// neighbour nearer the contour; where it has no real root, its vertex `-b / 2a`.
+    #[inline]
     fn update_first(&self, i: usize) -> f64 {
-        let (rows, cols) = (self.rows, self.cols);
-        let (r, c) = (i / cols, i % cols);
         let (mut a, mut b, mut cc) = (0.0, 0.0, 0.0);
         for axis in 0..2 {
+            let step = self.step(axis);
             let mut v = NONE;
-            for step in [-1, 1] {
-                if let Some(u) = self.frozen(neighbour(rows, cols, i, r, c, axis, step))
-                    && u.abs() < v.abs()
-                {
-                    v = u;
+            for j in [i.wrapping_add_signed(-step), i.wrapping_add_signed(step)] {
+                let n = &self.cells[j];
+                if n.flag == FROZEN && n.value.abs() < v.abs() {
+                    v = n.value;
                 }
             }
             if v < NONE {
@@ -408,56 +439,57 @@ impl Marcher<'_> {
                 cc += k * (v * v);
             }
         }
-        self.root(i, a, b, cc).unwrap_or(-b / (2.0 * a))
+        self.root(i, a, b, cc).unwrap_or_else(|| -b / (2.0 * a))
     }
 
-    /// scikit-fmm's `updatePointOrderTwo` (all axes; see [`Marcher::second_order_axes`]), with
-    /// its fallbacks where the quadratic has no real root: the first-order update for the
+    /// scikit-fmm's `updatePointOrderTwo` (both axes; see [`Marcher::second_order_axes`]),
+    /// with its fallbacks where the quadratic has no real root: the first-order update for the
     /// distance, the smaller of the one-axis solutions for the travel time.
+    #[inline]
     fn update_second(&self, i: usize) -> f64 {
         if let Some(v) = self.second_order_axes(i, [true, true]) {
             return v;
         }
-        match self.mode {
-            Mode::Distance => self.update_first(i),
-            Mode::TravelTime(_) => {
-                let only_rows = self.second_order_axes(i, [true, false]).unwrap_or(f64::INFINITY);
-                let only_cols = self.second_order_axes(i, [false, true]).unwrap_or(f64::INFINITY);
-                // std::min_element: the first unless the second is strictly smaller.
-                if only_cols < only_rows { only_cols } else { only_rows }
+        if self.distance {
+            self.update_first(i)
+        } else {
+            let only_rows = self.second_order_axes(i, [true, false]).unwrap_or(f64::INFINITY);
+            let only_cols = self.second_order_axes(i, [false, true]).unwrap_or(f64::INFINITY);
+            // std::min_element: the first unless the second is strictly smaller.
+            if only_cols < only_rows {
+                only_cols
+            } else {
+                only_rows
             }
         }
     }
 
     /// The second-order quadratic over the axes in `use_axis`, or `None` where it has no real
     /// root.
+    #[inline]
     fn second_order_axes(&self, i: usize, use_axis: [bool; 2]) -> Option<f64> {
-        let (rows, cols) = (self.rows, self.cols);
-        let (r, c) = (i / cols, i % cols);
         let (mut a, mut b, mut cc) = (0.0, 0.0, 0.0);
         for axis in 0..2 {
             if !use_axis[axis] {
                 continue;
             }
+            let step = self.step(axis);
             let (mut v1, mut v2) = (NONE, NONE);
-            for step in [-1, 1] {
-                let near = neighbour(rows, cols, i, r, c, axis, step);
-                let Some(u) = self.frozen(near) else { continue };
-                if u.abs() >= v1.abs() {
+            for dir in [-step, step] {
+                let j = i.wrapping_add_signed(dir);
+                let near = &self.cells[j];
+                if near.flag != FROZEN || near.value.abs() >= v1.abs() {
                     continue;
                 }
-                v1 = u;
+                v1 = near.value;
                 // As scikit-fmm: v2 keeps a value found on the other side if this side has none.
-                let far = neighbour(rows, cols, i, r, c, axis, 2 * step);
-                if let Some(k) = far.filter(|&k| self.flag[k] == FROZEN) {
-                    let u2 = self.value[k];
+                let far = &self.cells[j.wrapping_add_signed(dir)];
+                if far.flag == FROZEN {
+                    let u2 = far.value;
                     if (u2 <= v1 && v1 >= 0.0) || (u2 >= v1 && v1 <= 0.0) {
                         v2 = u2;
-                        if let Mode::TravelTime(_) = self.mode {
-                            let j = near.expect("frozen neighbour");
-                            if self.phi[k] * self.phi[j] < 0.0 || self.phi[k] * self.phi[i] < 0.0 {
-                                v2 = -v2;
-                            }
+                        if !self.distance && (far.phi * near.phi < 0.0 || far.phi * self.cells[i].phi < 0.0) {
+                            v2 = -v2;
                         }
                     }
                 }
@@ -477,116 +509,124 @@ impl Marcher<'_> {
         self.root(i, a, b, cc)
     }
 
-    /// The root of `a u^2 + b u + c = rhs` scikit-fmm takes (`solveQuadratic`), `rhs` being `1`
-    /// for the distance and `1 / speed^2` for the travel time; `None` for a negative
+    /// The root of `a u^2 + b u + c = rhs` scikit-fmm takes (`solveQuadratic`): for the
+    /// distance the one on `phi`'s side, for the travel time the larger; `None` for a negative
     /// discriminant.
-    #[inline]
+    #[inline(always)]
     fn root(&self, i: usize, a: f64, b: f64, c: f64) -> Option<f64> {
-        match self.mode {
-            Mode::Distance => {
-                let c = c - 1.0;
-                let det = b * b - 4.0 * a * c;
-                (det >= 0.0).then(|| {
-                    if self.phi[i] > f64::EPSILON {
-                        (-b + det.sqrt()) / 2.0 / a
-                    } else {
-                        (-b - det.sqrt()) / 2.0 / a
-                    }
-                })
-            }
-            Mode::TravelTime(speed) => {
-                let s = speed[i];
-                let c = c - 1.0 / (s * s);
-                let det = b * b - 4.0 * a * c;
-                (det >= 0.0).then(|| (-b + det.sqrt()) / 2.0 / a)
-            }
+        let cell = &self.cells[i];
+        let c = c - cell.rhs;
+        let det = b * b - 4.0 * a * c;
+        if det < 0.0 {
+            return None;
         }
+        Some(if !self.distance || cell.phi > f64::EPSILON {
+            (-b + det.sqrt()) / 2.0 / a
+        } else {
+            (-b - det.sqrt()) / 2.0 / a
+        })
     }
 }
 
-/// An indexed binary min-heap of cells keyed by `|value|`, whose keys may rise as well as fall
-/// (scikit-fmm's second-order updates can raise a narrow-band value).
+/// Children per heap node: four keys share a cache line and the heap is half as deep as a
+/// binary one.
+const ARITY: usize = 4;
+
+/// The narrow band: an indexed 4-ary min-heap of cells keyed by `|value|`, whose keys may rise
+/// as well as fall (scikit-fmm's updates can raise a narrow-band value). Keys and cells are kept
+/// in separate arrays so that a node's children's keys are read together; each cell's position
+/// is in its [`Cell::pos`].
+#[derive(Default)]
 struct Heap {
-    /// `(key, cell)` in heap order.
-    items: Vec<(f64, u32)>,
-    /// Each cell's position in `items`, or `u32::MAX`.
-    pos: Vec<u32>,
+    keys: Vec<f64>,
+    cells: Vec<u32>,
 }
 
 impl Heap {
-    fn new(cells: usize) -> Self {
-        Heap { items: Vec::new(), pos: vec![u32::MAX; cells] }
-    }
-
+    #[inline]
     fn peek(&self) -> Option<f64> {
-        self.items.first().map(|e| e.0)
+        self.keys.first().copied()
     }
 
-    fn push(&mut self, cell: u32, key: f64) {
-        let at = self.items.len();
-        self.items.push((key, cell));
-        self.pos[cell as usize] = at as u32;
-        self.up(at);
+    #[inline]
+    fn push(&mut self, grid: &mut [Cell], cell: usize, key: f64) {
+        let at = self.keys.len();
+        self.keys.push(key);
+        self.cells.push(cell as u32);
+        self.up(grid, at, key, cell as u32);
     }
 
-    fn set(&mut self, cell: u32, key: f64) {
-        let at = self.pos[cell as usize] as usize;
-        let old = self.items[at].0;
-        self.items[at].0 = key;
+    /// Gives `cell` (in the heap) the key `key`.
+    #[inline]
+    fn set(&mut self, grid: &mut [Cell], cell: usize, key: f64) {
+        let at = grid[cell].pos as usize;
+        let old = self.keys[at];
         if key < old {
-            self.up(at);
-        } else {
-            self.down(at);
+            self.up(grid, at, key, cell as u32);
+        } else if key > old {
+            self.down(grid, at, key, cell as u32);
         }
     }
 
-    fn pop(&mut self) -> Option<(u32, f64)> {
-        let top = *self.items.first()?;
-        let last = self.items.pop().expect("non-empty");
-        self.pos[top.1 as usize] = u32::MAX;
-        if !self.items.is_empty() {
-            self.items[0] = last;
-            self.pos[last.1 as usize] = 0;
-            self.down(0);
+    #[inline]
+    fn pop(&mut self, grid: &mut [Cell]) -> Option<(usize, f64)> {
+        let key = *self.keys.first()?;
+        let cell = self.cells[0];
+        let last_key = self.keys.pop().expect("non-empty");
+        let last_cell = self.cells.pop().expect("non-empty");
+        if !self.keys.is_empty() {
+            self.down(grid, 0, last_key, last_cell);
         }
-        Some((top.1, top.0))
+        Some((cell as usize, key))
     }
 
-    fn up(&mut self, mut at: usize) {
-        let item = self.items[at];
+    /// Moves the entry `(key, cell)` from `at` towards the root to its place.
+    #[inline]
+    fn up(&mut self, grid: &mut [Cell], mut at: usize, key: f64, cell: u32) {
         while at > 0 {
-            let parent = (at - 1) / 2;
-            if self.items[parent].0 <= item.0 {
+            let parent = (at - 1) / ARITY;
+            if self.keys[parent] <= key {
                 break;
             }
-            self.items[at] = self.items[parent];
-            self.pos[self.items[at].1 as usize] = at as u32;
+            self.keys[at] = self.keys[parent];
+            self.cells[at] = self.cells[parent];
+            grid[self.cells[at] as usize].pos = at as u32;
             at = parent;
         }
-        self.items[at] = item;
-        self.pos[item.1 as usize] = at as u32;
+        self.keys[at] = key;
+        self.cells[at] = cell;
+        grid[cell as usize].pos = at as u32;
     }
 
-    fn down(&mut self, mut at: usize) {
-        let item = self.items[at];
-        let len = self.items.len();
+    /// Moves the entry `(key, cell)` from `at` towards the leaves to its place.
+    #[inline]
+    fn down(&mut self, grid: &mut [Cell], mut at: usize, key: f64, cell: u32) {
+        let len = self.keys.len();
         loop {
-            let mut child = 2 * at + 1;
-            if child >= len {
+            let first = ARITY * at + 1;
+            if first >= len {
                 break;
             }
-            if child + 1 < len && self.items[child + 1].0 < self.items[child].0 {
-                child += 1;
+            let last = (first + ARITY).min(len);
+            let mut child = first;
+            let mut child_key = self.keys[first];
+            for c in first + 1..last {
+                if self.keys[c] < child_key {
+                    child = c;
+                    child_key = self.keys[c];
+                }
             }
-            if self.items[child].0 >= item.0 {
+            if child_key >= key {
                 break;
             }
-            self.items[at] = self.items[child];
-            self.pos[self.items[at].1 as usize] = at as u32;
+            self.keys[at] = child_key;
+            self.cells[at] = self.cells[child];
+            grid[self.cells[at] as usize].pos = at as u32;
             at = child;
         }
-        self.items[at] = item;
-        self.pos[item.1 as usize] = at as u32;
+        self.keys[at] = key;
+        self.cells[at] = cell;
+        grid[cell as usize].pos = at as u32;
     }
 }
 
@@ -594,7 +634,11 @@ impl Heap {
 mod tests {
     use super::*;
 
-    fn max_err(a: &Array2<f64>, exact: impl Fn(usize, usize) -> f64, skip: impl Fn(usize, usize) -> bool) -> f64 {
+    fn max_err(
+        a: &Array2<f64>,
+        exact: impl Fn(usize, usize) -> f64,
+        skip: impl Fn(usize, usize) -> bool,
+    ) -> f64 {
         let mut worst: f64 = 0.0;
         for ((r, c), v) in a.indexed_iter() {
             if !skip(r, c) {
@@ -626,7 +670,9 @@ mod tests {
             let exact = |r: usize, c: usize| (at(r).powi(2) + at(c).powi(2)).sqrt() - 1.0;
             let phi = Array2::from_shape_fn((n + 1, n + 1), |(r, c)| exact(r, c));
             let d = distance(phi.view(), None, [h, h], order).unwrap();
-            max_err(&d.values, exact, |r, c| (at(r).powi(2) + at(c).powi(2)).sqrt() < 0.5)
+            max_err(&d.values, exact, |r, c| {
+                (at(r).powi(2) + at(c).powi(2)).sqrt() < 0.5
+            })
         };
         let (e1a, e1b) = (err(40, Order::First), err(80, Order::First));
         let (e2a, e2b) = (err(40, Order::Second), err(80, Order::Second));
@@ -642,7 +688,8 @@ mod tests {
         let mut phi = Array2::from_elem((n, n), 1.0);
         phi[(40, 40)] = 0.0;
         let speed = Array2::from_elem((n, n), s);
-        let exact = |r: usize, c: usize| h * ((r as f64 - 40.0).powi(2) + (c as f64 - 40.0).powi(2)).sqrt() / s;
+        let exact =
+            |r: usize, c: usize| h * ((r as f64 - 40.0).powi(2) + (c as f64 - 40.0).powi(2)).sqrt() / s;
         let t1 = travel_time(phi.view(), speed.view(), None, [h, h], Order::First).unwrap();
         let t2 = travel_time(phi.view(), speed.view(), None, [h, h], Order::Second).unwrap();
         assert_eq!(t1.values[(40, 40)], 0.0);
