@@ -120,11 +120,12 @@ def _levelset_input(phi: Any, dx: Any, order: int):
     return values, mask, shape, spacing
 
 
-def _as_skfmm_result(values: np.ndarray, shape) -> np.ndarray:
+def _as_skfmm_result(solved, shape) -> np.ndarray:
     """scikit-fmm's output convention: cells the march did not reach are masked (and 0)."""
+    values, unreached_count = solved
     values = values.reshape(shape)
-    unreached = ~np.isfinite(values)
-    if unreached.any():
+    if unreached_count:
+        unreached = np.isinf(values)
         values[unreached] = 0.0
         return np.ma.MaskedArray(values, unreached)
     return values

@@ -42,7 +42,7 @@ fn first_nan(a: ArrayView2<f64>) -> Option<String> {
 }
 
 /// Signed distance from the zero contour of `phi` (scikit-fmm's `distance`), `+inf` where not
-/// reached.
+/// reached, and the number of such cells.
 #[pyfunction]
 #[pyo3(signature = (phi, mask, dx, order))]
 fn levelset_distance<'py>(
@@ -51,16 +51,16 @@ fn levelset_distance<'py>(
     mask: Option<PyReadonlyArray2<'py, bool>>,
     dx: (f64, f64),
     order: u8,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
+) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
     let order = order_of(order)?;
     let phi = phi.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved = py.detach(|| levelset::distance(phi, mask, [dx.0, dx.1], order));
-    Ok(solved.map_err(to_py)?.values.into_pyarray(py))
+    let solved = py.detach(|| levelset::distance(phi, mask, [dx.0, dx.1], order)).map_err(to_py)?;
+    Ok((solved.values.into_pyarray(py), solved.unreached))
 }
 
 /// Travel time from the zero contour of `phi` at `speed` (scikit-fmm's `travel_time`), `+inf`
-/// where not reached.
+/// where not reached, and the number of such cells.
 #[pyfunction]
 #[pyo3(signature = (phi, speed, mask, dx, order))]
 fn levelset_travel_time<'py>(
@@ -70,13 +70,14 @@ fn levelset_travel_time<'py>(
     mask: Option<PyReadonlyArray2<'py, bool>>,
     dx: (f64, f64),
     order: u8,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
+) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
     let order = order_of(order)?;
     let phi = phi.as_array();
     let speed = speed.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved = py.detach(|| levelset::travel_time(phi, speed, mask, [dx.0, dx.1], order));
-    Ok(solved.map_err(to_py)?.values.into_pyarray(py))
+    let solved =
+        py.detach(|| levelset::travel_time(phi, speed, mask, [dx.0, dx.1], order)).map_err(to_py)?;
+    Ok((solved.values.into_pyarray(py), solved.unreached))
 }
 
 /// The checks `crowdfield eikonal` makes on its cell size.
