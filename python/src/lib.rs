@@ -55,7 +55,9 @@ fn levelset_distance<'py>(
     let order = order_of(order)?;
     let phi = phi.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved = py.detach(|| levelset::distance(phi, mask, [dx.0, dx.1], order)).map_err(to_py)?;
+    let solved = py
+        .detach(|| levelset::distance(phi, mask, [dx.0, dx.1], order))
+        .map_err(to_py)?;
     Ok((solved.values.into_pyarray(py), solved.unreached))
 }
 
@@ -75,8 +77,9 @@ fn levelset_travel_time<'py>(
     let phi = phi.as_array();
     let speed = speed.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved =
-        py.detach(|| levelset::travel_time(phi, speed, mask, [dx.0, dx.1], order)).map_err(to_py)?;
+    let solved = py
+        .detach(|| levelset::travel_time(phi, speed, mask, [dx.0, dx.1], order))
+        .map_err(to_py)?;
     Ok((solved.values.into_pyarray(py), solved.unreached))
 }
 
