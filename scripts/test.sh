@@ -40,3 +40,29 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
 fi
 cargo test --workspace --all-targets "$@"
 cargo test --workspace --doc
+
+# == Python package (python/): pip builds it from this checkout, then pytest runs its tests
+# (scikit-fmm agreement, the native solver and simulation against the command built above, the
+# README's Python section, the example). The build uses the `ci` profile (the dev profile's
+# optimisation: a release build of the library does not fit the test budget on 2 cores);
+# `pip install ./python` and `maturin build --release` build optimised. CROWDFIELD_SKIP_PYTHON=1
+# leaves the Python part out.
+if [ "${CROWDFIELD_SKIP_PYTHON:-0}" != 1 ]; then
+  pip_install() {
+    # A Debian-managed Python refuses a plain install (PEP 668); then the flag that allows it.
+    python3 -m pip install -q --disable-pip-version-check "$@" >/dev/null 2>&1 \
+      || python3 -m pip install -q --disable-pip-version-check --break-system-packages "$@" >/dev/null
+  }
+  missing=()
+  for pair in maturin:maturin numpy:numpy skfmm:scikit-fmm pytest:pytest; do
+    python3 -c "import ${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing ${missing[*]} (PyPI)" >&2
+    pip_install "${missing[@]}"
+  fi
+  echo "== building the Python package (pip install ./python, profile ci)" >&2
+  MATURIN_PEP517_ARGS="--profile ci" pip_install --no-build-isolation --no-deps --force-reinstall ./python
+  CROWDFIELD_BIN="$PWD/target/debug/crowdfield" python3 -m pytest -q python/tests
+fi
+

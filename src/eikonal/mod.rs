@@ -15,6 +15,10 @@
 //! between them is passable; otherwise that axis stays first order. In both orders a cell's value
 //! never exceeds `phi_M + h C(cell -> M)` for any accepted neighbour `M`.
 //!
+//! [`levelset`] is scikit-fmm's `distance` and `travel_time`: the front is the zero contour of
+//! a level-set function, interpolated between cells, with per-axis spacing and scikit-fmm's own
+//! updates (the Python package's `crowdfield.distance` / `travel_time`).
+//!
 //! ```
 //! use crowdfield::eikonal::{cost_from_speed, solve_fmm, Order};
 //! use ndarray::Array2;
@@ -29,6 +33,7 @@
 
 mod fmm;
 mod heap;
+pub mod levelset;
 mod packed;
 pub mod quadratic;
 mod scratch;

@@ -1,0 +1,512 @@
+"""crowdfield from Python: Eikonal fields, maps and crowd simulation on numpy arrays.
+
+A drop-in for scikit-fmm on 2-D grids::
+
+    import crowdfield as skfmm
+    d = skfmm.distance(phi, dx=0.5)            # signed distance from the zero contour of phi
+    t = skfmm.travel_time(phi, speed, dx=[1, 0.5], order=2)
+
+The native solver, with the ``crowdfield eikonal`` command's meaning::
+
+    phi = crowdfield.eikonal(speed, goal, cell_size=0.5)   # 0 on goal cells, +inf unreachable
+
+Maps and simulation::
+
+    m = crowdfield.load_map("maps/hall.json")
+    plan = m.plan()                       # fields, potentials, gradients
+    sim = m.simulation(seed=0, local="orca")
+    sim.run()
+    report = sim.report()                 # the content of report.json
+
+Every solve and simulation step runs with the GIL released. See docs/python.md for the API and
+the tolerances against scikit-fmm.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _native
+
+__version__ = _native.__version__
+
+__all__ = [
+    "distance",
+    "travel_time",
+    "extension_velocities",
+    "eikonal",
+    "eikonal_anisotropic",
+    "load_map",
+    "Map",
+    "Plan",
+    "Simulation",
+]
+
+_DIMENSIONS_MESSAGE = (
+    "crowdfield solves 1-D and 2-D grids; scikit-fmm's 3-D and higher-dimensional problems are "
+    "not supported (use scikit-fmm for those)"
+)
+
+
+def _real_array(name: str, value: Any, dtype=np.float64) -> np.ndarray:
+    """`value` as a C-contiguous array of `dtype` (no copy when it already is one), refusing
+    dtypes that are not real numbers or booleans."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{name}: dtype {arr.dtype}: expected an array of real numbers (float, int or bool)"
+        )
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _as_2d(name: str, arr: np.ndarray) -> np.ndarray:
+    """A 1-D array as one row; a 2-D array as it is; anything else refused."""
+    if arr.ndim == 1:
+        return arr.reshape(1, -1)
+    if arr.ndim != 2:
+        raise ValueError(f"{name}: {arr.ndim}-D array of shape {arr.shape}: {_DIMENSIONS_MESSAGE}")
+    return arr
+
+
+def _spacing(dx: Any, ndim: int) -> Tuple[float, float]:
+    """scikit-fmm's `dx` (a number, or one per axis) as the spacing of the two solver axes."""
+    if isinstance(dx, numbers.Real) and not isinstance(dx, bool):
+        values = [float(dx)] * ndim
+    else:
+        values = [float(v) for v in np.asarray(dx, dtype=np.float64).ravel()]
+        if len(values) != ndim:
+            raise ValueError(f"dx: {len(values)} values: expected a number or one per axis ({ndim})")
+    for v in values:
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"dx: {v}: expected lengths greater than zero")
+    if ndim == 1:
+        return (1.0, values[0])
+    return (values[0], values[1])
+
+
+def _unsupported(narrow: float, periodic: Any) -> None:
+    """Refuses the scikit-fmm options crowdfield does not have, rather than ignoring them."""
+    if np.any(np.asarray(periodic)):
+        raise NotImplementedError(
+            "periodic: periodic boundaries are not supported by crowdfield; use scikit-fmm"
+        )
+    if narrow != 0:
+        raise NotImplementedError(
+            f"narrow: {narrow}: a narrow band is not supported by crowdfield; use scikit-fmm"
+        )
+
+
+def _levelset_input(phi: Any, dx: Any, order: int):
+    """phi's values, mask (None if unmasked), original shape and the spacing."""
+    if order not in (1, 2):
+        raise ValueError(f"order: {order!r}: expected 1 or 2")
+    mask = None
+    if isinstance(phi, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(phi)
+        phi = phi.data
+    values = _real_array("phi", phi)
+    shape = values.shape
+    if values.ndim not in (1, 2):
+        raise ValueError(f"phi: {values.ndim}-D array of shape {shape}: {_DIMENSIONS_MESSAGE}")
+    spacing = _spacing(dx, values.ndim)
+    values = _as_2d("phi", values)
+    if mask is not None:
+        mask = np.ascontiguousarray(mask, dtype=bool).reshape(values.shape)
+    return values, mask, shape, spacing
+
+
+def _as_skfmm_result(solved, shape) -> np.ndarray:
+    """scikit-fmm's output convention: cells the march did not reach are masked (and 0)."""
+    values, unreached_count = solved
+    values = values.reshape(shape)
+    if unreached_count:
+        unreached = np.isinf(values)
+        values[unreached] = 0.0
+        return np.ma.MaskedArray(values, unreached)
+    return values
+
+
+def distance(phi, dx=1.0, self_test=False, order=2, narrow=0.0, periodic=False):
+    """Signed distance from the zero contour of `phi`, as ``skfmm.distance``.
+
+    Parameters
+    ----------
+    phi : array_like or numpy.ma.MaskedArray, 1-D or 2-D
+        The front is its zero contour, interpolated linearly between cells. Masked cells are
+        obstacles: the distance goes around them.
+    dx : float or sequence of float
+        Cell length, one number or one per axis.
+    self_test : bool
+        Accepted for compatibility and ignored.
+    order : {1, 2}
+        Order of the fast-marching update (scikit-fmm's default is 2).
+    narrow, periodic
+        Not supported: anything but the defaults raises ``NotImplementedError``.
+
+    Returns
+    -------
+    numpy.ndarray (float64) of phi's shape, signed like phi; a ``numpy.ma.MaskedArray`` when
+    some cells are not reached (masked cells and cells cut off by them).
+
+    Raises
+    ------
+    ValueError
+        For 3-D input, non-numeric dtypes, NaN or infinite values, bad spacings, or a phi with no
+        zero contour.
+    """
+    _unsupported(narrow, periodic)
+    values, mask, shape, spacing = _levelset_input(phi, dx, order)
+    out = _native.levelset_distance(values, mask, spacing, int(order))
+    return _as_skfmm_result(out, shape)
+
+
+def travel_time(phi, speed, dx=1.0, self_test=False, order=2, narrow=0.0, periodic=False):
+    """Travel time from the zero contour of `phi` at `speed`, as ``skfmm.travel_time``.
+
+    Parameters
+    ----------
+    phi : array_like or numpy.ma.MaskedArray, 1-D or 2-D
+        The front is its zero contour (a point source: phi = 1 everywhere and 0 at the source).
+        Masked cells are obstacles.
+    speed : array_like of phi's shape
+        Speed of the front at each cell; speeds below machine epsilon are obstacles. NaN or
+        infinite speeds raise ``ValueError``.
+    dx, self_test, order, narrow, periodic
+        As in :func:`distance`.
+
+    Returns
+    -------
+    numpy.ndarray (float64), never negative; a ``numpy.ma.MaskedArray`` when some cells are not
+    reached.
+    """
+    _unsupported(narrow, periodic)
+    values, mask, shape, spacing = _levelset_input(phi, dx, order)
+    if isinstance(speed, np.ma.MaskedArray):
+        speed = speed.filled(0.0)
+    s = _real_array("speed", speed)
+    if s.shape != shape:
+        raise ValueError(f"speed: shape {s.shape}: expected phi's shape {shape}")
+    s = s.reshape(values.shape)
+    out = _native.levelset_travel_time(values, s, mask, spacing, int(order))
+    return _as_skfmm_result(out, shape)
+
+
+def extension_velocities(phi, speed, dx=1.0, self_test=False, order=2, ext_mask=None, narrow=0.0, periodic=False):
+    """Not supported: raises ``NotImplementedError`` (scikit-fmm's extension velocities have no
+    crowdfield counterpart; use scikit-fmm for them)."""
+    raise NotImplementedError(
+        "extension_velocities: extension velocities are not supported by crowdfield; use scikit-fmm"
+    )
+
+
+def _goal_array(goal: Any) -> np.ndarray:
+    return _real_array("goal", goal)
+
+
+def eikonal(speed, goal, cell_size=1.0, order=1):
+    """Solves ``|grad phi| = 1 / speed`` with phi = 0 on the goal cells, as ``crowdfield eikonal``.
+
+    Parameters
+    ----------
+    speed : 2-D array_like (float64, float32, uint8, ...)
+        Speed per cell (row index = y, column index = x). Cells whose speed is <= 0 or not finite
+        are impassable; speeds above 2**126 are refused.
+    goal : 2-D array_like of speed's shape
+        Nonzero marks a source cell (bool or numeric; NaN is refused).
+    cell_size : float
+        Edge length of one cell.
+    order : {1, 2}
+        Order of the fast-marching update.
+
+    Returns
+    -------
+    numpy.ndarray float64: 0 on goal cells, ``inf`` where no goal is reachable. The same bits as
+    the command's output on the same arrays.
+    """
+    s = _real_array("speed", speed)
+    if s.ndim != 2:
+        raise ValueError(f"speed: {s.ndim}-D array of shape {s.shape}: expected a 2-D grid")
+    g = _goal_array(goal)
+    if g.ndim != 2:
+        raise ValueError(f"goal: {g.ndim}-D array of shape {g.shape}: expected a 2-D grid")
+    return _native.eikonal_speed(s, g, float(cell_size), int(order))
+
+
+def eikonal_anisotropic(cost, goal, cell_size=1.0, order=1):
+    """Solves with four costs per cell, one per face.
+
+    Parameters
+    ----------
+    cost : array_like of shape (rows, cols, 4)
+        Cost per metre of leaving a cell by +x (column + 1), +y (row + 1), -x, -y: a step to the
+        neighbour that way costs ``cell_size * cost``. ``inf`` (or any value that is not finite
+        and positive) marks a face that cannot be crossed. Converted to float32, as the library
+        stores costs.
+    goal, cell_size, order
+        As in :func:`eikonal`.
+
+    Returns
+    -------
+    numpy.ndarray float64 of shape (rows, cols): 0 on goal cells, ``inf`` where unreachable.
+    """
+    c = _real_array("cost", cost, dtype=np.float32)
+    if c.ndim != 3 or c.shape[2] != 4:
+        raise ValueError(f"cost: shape {c.shape}: expected (rows, cols, 4)")
+    g = _goal_array(goal)
+    if g.ndim != 2:
+        raise ValueError(f"goal: {g.ndim}-D array of shape {g.shape}: expected a 2-D grid")
+    return _native.eikonal_cost(c, g, float(cell_size), int(order))
+
+
+@dataclass
+class Plan:
+    """A map's static plan (what ``crowdfield solve`` writes), as numpy arrays.
+
+    Attributes
+    ----------
+    solver : str
+        What ran, in words.
+    rho : float32 (rows, cols)
+        Density of the (empty) crowd the fields were computed for, persons/m².
+    speed, cost : float32 (rows, cols, 4)
+        Speed (m/s) and unit cost (s/m) per cell and direction (+x, +y, -x, -y).
+    goals : list of bool (rows, cols), one per group
+    potentials : list of float64 (rows, cols), one per group
+        Seconds of walking to the nearest goal; ``inf`` where none is reachable.
+    gradients : list of (gx, gy) float32 pairs, one per group
+        The upwind gradient of the potential, per metre.
+    group_names : list of str
+    """
+
+    solver: str
+    rho: np.ndarray
+    speed: np.ndarray
+    cost: np.ndarray
+    goals: List[np.ndarray]
+    potentials: List[np.ndarray]
+    gradients: List[Tuple[np.ndarray, np.ndarray]]
+    group_names: List[str]
+
+
+class Map:
+    """A loaded, validated map (see :func:`load_map`)."""
+
+    def __init__(self, native: Any):
+        self._native = native
+
+    @property
+    def name(self) -> str:
+        """The map's name."""
+        return self._native.name
+
+    @property
+    def path(self) -> str:
+        """The path it was loaded from."""
+        return self._native.path
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        """(rows, cols) of the grid."""
+        return self._native.shape
+
+    @property
+    def cell_size(self) -> float:
+        """Edge length of one cell, metres."""
+        return self._native.cell_size
+
+    @property
+    def group_names(self) -> List[str]:
+        """The groups' names, in order."""
+        return self._native.group_names
+
+    @property
+    def obstacle(self) -> np.ndarray:
+        """Obstacle cells, bool (rows, cols)."""
+        return self._native.obstacle
+
+    def plan(self, order: int = 1, backend: str = "cpu") -> Plan:
+        """The static plan: fields, and each group's potential and gradient.
+
+        ``order`` is 1 or 2; ``backend`` is "cpu", "gpu" or "auto" (``crowdfield solve``'s
+        ``--order`` and ``--backend``).
+        """
+        p = self._native.plan(int(order), str(backend))
+        return Plan(
+            solver=p["solver"],
+            rho=p["rho"],
+            speed=p["speed"],
+            cost=p["cost"],
+            goals=p["goals"],
+            potentials=p["potentials"],
+            gradients=list(zip(p["gx"], p["gy"])),
+            group_names=self.group_names,
+        )
+
+    def simulation(
+        self,
+        seed: int = 0,
+        local: str = "none",
+        dt: Optional[float] = None,
+        max_time: float = 600.0,
+        replan_every: int = 1,
+        order: int = 1,
+        backend: str = "cpu",
+        local_backend: str = "cpu-multi",
+        trajectory_every: int = 1,
+    ) -> "Simulation":
+        """A simulation of this map, with ``crowdfield simulate``'s options and defaults.
+
+        Parameters
+        ----------
+        seed : int
+            Seeds the spawning and the local layer (``--seed``).
+        local : {"none", "boids", "orca", "boids+orca"}
+            The local layer (``--local``); a boids mode with no group to steer runs without
+            boids, as the command does.
+        dt : float or None
+            Time step, seconds; None picks it from the map (``--dt``).
+        max_time : float
+            Stop after this many simulated seconds (``--max-time``).
+        replan_every, order, backend, local_backend
+            ``--replan-every``, ``--order`` (1 or 2), ``--backend`` ("cpu", "gpu", "auto"),
+            ``--local-backend`` ("cpu-single", "cpu-multi", "gpu").
+        trajectory_every : int
+            Record trajectories every this many steps (0: do not record).
+        """
+        for name, value in (("seed", seed), ("replan_every", replan_every), ("trajectory_every", trajectory_every)):
+            if not isinstance(value, numbers.Integral) or value < 0:
+                raise ValueError(f"{name}: {value!r}: expected a whole number of at least 0")
+        native = self._native.simulation(
+            int(seed),
+            str(local),
+            None if dt is None else float(dt),
+            float(max_time),
+            int(replan_every),
+            int(order),
+            str(backend),
+            str(local_backend),
+            int(trajectory_every),
+        )
+        return Simulation(native)
+
+    def __repr__(self) -> str:
+        rows, cols = self.shape
+        return f"<crowdfield.Map {self.name!r}: {rows} x {cols} cells of {self.cell_size} m, groups {self.group_names}>"
+
+
+TRAJECTORY_DTYPE = np.dtype(
+    [
+        ("t", np.float64),
+        ("id", np.uint32),
+        ("group", np.uint32),
+        ("x", np.float32),
+        ("y", np.float32),
+        ("vx", np.float32),
+        ("vy", np.float32),
+    ]
+)
+
+
+class Simulation:
+    """A crowd run on a map (made by :meth:`Map.simulation`)."""
+
+    def __init__(self, native: Any):
+        self._native = native
+
+    def step(self) -> int:
+        """Advances one step; returns how many agents arrived in it."""
+        return self._native.step()
+
+    def run(self, until: Optional[float] = None) -> int:
+        """Steps until every agent has arrived or the time limit is reached, or until the
+        simulated time reaches ``until`` seconds; returns the number of steps taken."""
+        return self._native.run(None if until is None else float(until))
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run is over (everyone arrived, or the time limit)."""
+        return self._native.finished
+
+    @property
+    def time(self) -> float:
+        """Simulated time, seconds."""
+        return self._native.time
+
+    @property
+    def steps(self) -> int:
+        """Steps taken so far."""
+        return self._native.steps
+
+    @property
+    def dt(self) -> float:
+        """Time step, seconds."""
+        return self._native.dt
+
+    @property
+    def positions(self) -> np.ndarray:
+        """float32 (n, 2): x, y of each walking agent, metres."""
+        return self._native.positions
+
+    @property
+    def velocities(self) -> np.ndarray:
+        """float32 (n, 2): vx, vy of each walking agent, m/s."""
+        return self._native.velocities
+
+    @property
+    def groups(self) -> np.ndarray:
+        """uint32 (n,): the group index of each walking agent."""
+        return self._native.groups
+
+    @property
+    def ids(self) -> np.ndarray:
+        """uint32 (n,): the id of each walking agent."""
+        return self._native.ids
+
+    def arrivals(self) -> np.ndarray:
+        """Structured array of arrivals so far: id, group, exit, time."""
+        dtype = np.dtype([("id", np.uint32), ("group", np.uint32), ("exit", np.int64), ("time", np.float64)])
+        return np.array(self._native.arrivals(), dtype=dtype)
+
+    def report(self) -> Dict[str, Any]:
+        """The run's report as a dict: the content ``crowdfield simulate`` writes to report.json."""
+        return json.loads(self._native.report_json())
+
+    def trajectories(self, as_frame: Optional[bool] = None):
+        """The recorded trajectories: one row per walking agent per recorded step, with columns
+        t, id, group, x, y, vx, vy (``trajectories.csv``'s).
+
+        Returns a pandas DataFrame when pandas is installed (or ``as_frame=True``, which raises
+        ImportError without it), otherwise (or with ``as_frame=False``) a numpy structured array.
+        """
+        cols = self._native.trajectory_columns()
+        out = np.empty(len(cols[0]), dtype=TRAJECTORY_DTYPE)
+        for name, col in zip(TRAJECTORY_DTYPE.names, cols):
+            out[name] = col
+        if as_frame is False:
+            return out
+        try:
+            import pandas as pd
+        except ImportError:
+            if as_frame:
+                raise ImportError("trajectories(as_frame=True) needs pandas: pip install pandas")
+            return out
+        return pd.DataFrame(out)
+
+    def __repr__(self) -> str:
+        return f"<crowdfield.Simulation t={self.time:.2f} s, {len(self.ids)} walking, {self.steps} steps>"
+
+
+def load_map(path, allow_outside_rasters: bool = False) -> Map:
+    """Loads, validates and compiles the map at ``path`` (a map JSON file).
+
+    Raises ``ValueError`` with the command's message for an invalid map, and ``OSError`` when the
+    file cannot be read.
+    """
+    import os
+
+    return Map(_native.load_map(os.fspath(path), bool(allow_outside_rasters)))

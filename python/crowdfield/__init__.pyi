@@ -1,0 +1,106 @@
+"""Type stubs for crowdfield (see crowdfield/__init__.py for the documentation)."""
+
+from os import PathLike
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+TRAJECTORY_DTYPE: np.dtype
+
+_Spacing = Union[float, Sequence[float]]
+
+def distance(
+    phi: npt.ArrayLike,
+    dx: _Spacing = ...,
+    self_test: bool = ...,
+    order: int = ...,
+    narrow: float = ...,
+    periodic: Union[bool, Sequence[bool]] = ...,
+) -> np.ndarray: ...
+def travel_time(
+    phi: npt.ArrayLike,
+    speed: npt.ArrayLike,
+    dx: _Spacing = ...,
+    self_test: bool = ...,
+    order: int = ...,
+    narrow: float = ...,
+    periodic: Union[bool, Sequence[bool]] = ...,
+) -> np.ndarray: ...
+def extension_velocities(
+    phi: npt.ArrayLike,
+    speed: npt.ArrayLike,
+    dx: _Spacing = ...,
+    self_test: bool = ...,
+    order: int = ...,
+    ext_mask: Optional[npt.ArrayLike] = ...,
+    narrow: float = ...,
+    periodic: Union[bool, Sequence[bool]] = ...,
+) -> Tuple[np.ndarray, np.ndarray]: ...
+def eikonal(speed: npt.ArrayLike, goal: npt.ArrayLike, cell_size: float = ..., order: int = ...) -> np.ndarray: ...
+def eikonal_anisotropic(
+    cost: npt.ArrayLike, goal: npt.ArrayLike, cell_size: float = ..., order: int = ...
+) -> np.ndarray: ...
+
+class Plan:
+    solver: str
+    rho: np.ndarray
+    speed: np.ndarray
+    cost: np.ndarray
+    goals: List[np.ndarray]
+    potentials: List[np.ndarray]
+    gradients: List[Tuple[np.ndarray, np.ndarray]]
+    group_names: List[str]
+
+class Map:
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def shape(self) -> Tuple[int, int]: ...
+    @property
+    def cell_size(self) -> float: ...
+    @property
+    def group_names(self) -> List[str]: ...
+    @property
+    def obstacle(self) -> np.ndarray: ...
+    def plan(self, order: int = ..., backend: str = ...) -> Plan: ...
+    def simulation(
+        self,
+        seed: int = ...,
+        local: str = ...,
+        dt: Optional[float] = ...,
+        max_time: float = ...,
+        replan_every: int = ...,
+        order: int = ...,
+        backend: str = ...,
+        local_backend: str = ...,
+        trajectory_every: int = ...,
+    ) -> Simulation: ...
+
+class Simulation:
+    def step(self) -> int: ...
+    def run(self, until: Optional[float] = ...) -> int: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def time(self) -> float: ...
+    @property
+    def steps(self) -> int: ...
+    @property
+    def dt(self) -> float: ...
+    @property
+    def positions(self) -> np.ndarray: ...
+    @property
+    def velocities(self) -> np.ndarray: ...
+    @property
+    def groups(self) -> np.ndarray: ...
+    @property
+    def ids(self) -> np.ndarray: ...
+    def arrivals(self) -> np.ndarray: ...
+    def report(self) -> Dict[str, Any]: ...
+    def trajectories(self, as_frame: Optional[bool] = ...) -> Any: ...
+
+def load_map(path: Union[str, PathLike], allow_outside_rasters: bool = ...) -> Map: ...

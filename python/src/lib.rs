@@ -1,0 +1,573 @@
+//! `crowdfield._native`: the compiled half of the `crowdfield` Python package, a thin binding
+//! over the crowdfield library. The pure-Python `crowdfield/__init__.py` checks and converts the
+//! arguments (dtypes, masked arrays, scikit-fmm's keywords) and calls these functions; each
+//! solve and simulation step runs with the GIL released.
+
+use crowdfield::eikonal::{self, Order, SpeedGrid, levelset};
+use crowdfield::gpu::Backend;
+use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::scene::Scene;
+use crowdfield::sim::{SimConfig, Simulation};
+use ndarray::{Array2, ArrayView2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyReadonlyArray3};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// A library error as the Python exception of its kind, with the command's message.
+fn to_py(e: crowdfield::Error) -> PyErr {
+    match e {
+        crowdfield::Error::Io { .. } => PyOSError::new_err(e.to_string()),
+        crowdfield::Error::Gpu(_) => PyRuntimeError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// The order of the update from its number.
+fn order_of(order: u8) -> PyResult<Order> {
+    match order {
+        1 => Ok(Order::First),
+        2 => Ok(Order::Second),
+        _ => Err(PyValueError::new_err(format!("order: {order}: expected 1 or 2"))),
+    }
+}
+
+/// The first cell of `a` whose value is NaN, as "(row r, column c)".
+fn first_nan(a: ArrayView2<f64>) -> Option<String> {
+    a.indexed_iter()
+        .find(|(_, v)| v.is_nan())
+        .map(|((r, c), _)| format!("(row {r}, column {c})"))
+}
+
+/// Signed distance from the zero contour of `phi` (scikit-fmm's `distance`), `+inf` where not
+/// reached, and the number of such cells.
+#[pyfunction]
+#[pyo3(signature = (phi, mask, dx, order))]
+fn levelset_distance<'py>(
+    py: Python<'py>,
+    phi: PyReadonlyArray2<'py, f64>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+    dx: (f64, f64),
+    order: u8,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
+    let order = order_of(order)?;
+    let phi = phi.as_array();
+    let mask = mask.as_ref().map(|m| m.as_array());
+    let solved = py
+        .detach(|| levelset::distance(phi, mask, [dx.0, dx.1], order))
+        .map_err(to_py)?;
+    Ok((solved.values.into_pyarray(py), solved.unreached))
+}
+
+/// Travel time from the zero contour of `phi` at `speed` (scikit-fmm's `travel_time`), `+inf`
+/// where not reached, and the number of such cells.
+#[pyfunction]
+#[pyo3(signature = (phi, speed, mask, dx, order))]
+fn levelset_travel_time<'py>(
+    py: Python<'py>,
+    phi: PyReadonlyArray2<'py, f64>,
+    speed: PyReadonlyArray2<'py, f64>,
+    mask: Option<PyReadonlyArray2<'py, bool>>,
+    dx: (f64, f64),
+    order: u8,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
+    let order = order_of(order)?;
+    let phi = phi.as_array();
+    let speed = speed.as_array();
+    let mask = mask.as_ref().map(|m| m.as_array());
+    let solved = py
+        .detach(|| levelset::travel_time(phi, speed, mask, [dx.0, dx.1], order))
+        .map_err(to_py)?;
+    Ok((solved.values.into_pyarray(py), solved.unreached))
+}
+
+/// The checks `crowdfield eikonal` makes on its cell size.
+fn check_cell_size(cell_size: f64) -> PyResult<()> {
+    if !(cell_size > 0.0 && cell_size.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "cell_size: {cell_size} is not a positive finite length"
+        )));
+    }
+    if cell_size > eikonal::MAX_CELL_SIZE {
+        return Err(PyValueError::new_err(format!(
+            "cell_size: {}: expected at most {:e} (the solver squares cell size times cost, which \
+             would overflow)",
+            crowdfield::error::num(cell_size),
+            eikonal::MAX_CELL_SIZE
+        )));
+    }
+    Ok(())
+}
+
+/// The goal cells of a numeric goal array (nonzero marks a source), as `crowdfield eikonal`
+/// reads its `--goal`.
+fn goal_cells(goal: ArrayView2<f64>, rows: usize, cols: usize) -> PyResult<Array2<bool>> {
+    if goal.dim() != (rows, cols) {
+        return Err(PyValueError::new_err(format!(
+            "goal: shape ({}, {}) differs from the shape ({rows}, {cols}) of the speeds",
+            goal.nrows(),
+            goal.ncols()
+        )));
+    }
+    if let Some(at) = first_nan(goal) {
+        return Err(PyValueError::new_err(format!(
+            "goal: value NaN at {at}; expected 0 or nonzero"
+        )));
+    }
+    let goal = goal.mapv(|v| v != 0.0);
+    if !goal.iter().any(|&g| g) {
+        return Err(PyValueError::new_err("goal: no source cell (every value is 0)"));
+    }
+    Ok(goal)
+}
+
+/// `crowdfield eikonal` on arrays: phi with `|grad phi| = 1 / speed`, 0 on the goal cells,
+/// `+inf` where unreachable; the same march, so the same bits.
+#[pyfunction]
+#[pyo3(signature = (speed, goal, cell_size, order))]
+fn eikonal_speed<'py>(
+    py: Python<'py>,
+    speed: PyReadonlyArray2<'py, f64>,
+    goal: PyReadonlyArray2<'py, f64>,
+    cell_size: f64,
+    order: u8,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    check_cell_size(cell_size)?;
+    let order = order_of(order)?;
+    let speed = speed.as_array();
+    let (rows, cols) = speed.dim();
+    let mut grid = SpeedGrid::new(rows, cols).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "speed: shape ({rows}, {cols}): expected a grid of at least one cell and, with two \
+             cells of padding on every side, at most {} cells",
+            SpeedGrid::MAX_CELLS
+        ))
+    })?;
+    if let Some(((r, c), v)) = eikonal::first_unrepresentable_speed(speed) {
+        return Err(PyValueError::new_err(format!(
+            "speed: speed {} at (row {r}, column {c}): expected at most {:.6e} (2^126), the fastest \
+             speed the solver represents (its cost 1/speed would underflow f32); scale the speeds down",
+            crowdfield::error::num(v),
+            eikonal::MAX_SPEED
+        )));
+    }
+    if let Some(at) = first_nan(speed) {
+        return Err(PyValueError::new_err(format!(
+            "speed: NaN at {at}: expected a speed (0 or inf for a wall)"
+        )));
+    }
+    let goal = goal_cells(goal.as_array(), rows, cols)?;
+    grid.speeds_mut().assign(&speed);
+    let phi = py.detach(|| grid.solve_fmm(goal.view(), cell_size, order).phi().to_owned());
+    Ok(phi.into_pyarray(py))
+}
+
+/// The anisotropic solve: `cost` of shape `(rows, cols, 4)` (cost per metre of leaving a cell
+/// by +x, +y, -x, -y), sources where `goal` is nonzero.
+#[pyfunction]
+#[pyo3(signature = (cost, goal, cell_size, order))]
+fn eikonal_cost<'py>(
+    py: Python<'py>,
+    cost: PyReadonlyArray3<'py, f32>,
+    goal: PyReadonlyArray2<'py, f64>,
+    cell_size: f64,
+    order: u8,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    check_cell_size(cell_size)?;
+    let order = order_of(order)?;
+    let cost = cost.as_array();
+    let (rows, cols, dirs) = cost.dim();
+    if dirs != 4 || rows == 0 || cols == 0 || rows.saturating_mul(cols) >= SpeedGrid::MAX_CELLS {
+        return Err(PyValueError::new_err(format!(
+            "cost: shape ({rows}, {cols}, {dirs}): expected (rows, cols, 4) with at least one cell"
+        )));
+    }
+    if let Some(((r, c, d), v)) = cost.indexed_iter().find(|(_, v)| v.is_nan()) {
+        return Err(PyValueError::new_err(format!(
+            "cost: {v} at (row {r}, column {c}, direction {d}): expected a cost per metre (+inf for \
+             a face that cannot be crossed)"
+        )));
+    }
+    let goal = goal_cells(goal.as_array(), rows, cols)?;
+    let solved = py.detach(|| eikonal::solve_fmm(cost, goal.view(), cell_size, order));
+    Ok(solved.phi.into_pyarray(py))
+}
+
+/// The local layer of a `--local` spelling.
+fn local_mode(name: &str) -> PyResult<LocalMode> {
+    Ok(match name {
+        "none" => LocalMode::None,
+        "boids" => LocalMode::Boids,
+        "orca" => LocalMode::Orca,
+        "boids+orca" => LocalMode::BoidsOrca,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "local: {other:?}: expected \"none\", \"boids\", \"orca\" or \"boids+orca\""
+            )));
+        }
+    })
+}
+
+/// The layer `crowdfield simulate` runs for a `--local` choice: a boids mode with nobody to
+/// steer (no group with a `boids` block or without goals) runs without boids.
+fn effective_local(scene: &Scene, mode: LocalMode) -> LocalMode {
+    let steers = scene
+        .groups
+        .iter()
+        .any(|g| g.boids.is_some() || g.goals.is_empty());
+    match mode {
+        LocalMode::Boids if !steers => LocalMode::None,
+        LocalMode::BoidsOrca if !steers => LocalMode::Orca,
+        other => other,
+    }
+}
+
+/// Where a stage runs, from its name.
+fn backend_of(name: &str) -> PyResult<Backend> {
+    Ok(match name {
+        "cpu" => Backend::Cpu,
+        "gpu" => Backend::Gpu,
+        "auto" => Backend::Auto,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "backend: {other:?}: expected \"cpu\", \"gpu\" or \"auto\""
+            )));
+        }
+    })
+}
+
+/// A compiled map.
+#[pyclass(module = "crowdfield._native", frozen)]
+struct Map {
+    scene: Scene,
+    path: String,
+}
+
+#[pymethods]
+impl Map {
+    /// The map's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.scene.name
+    }
+
+    /// The path it was loaded from.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// `(rows, cols)` of the grid.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        self.scene.grid.shape()
+    }
+
+    /// Edge of one cell, metres.
+    #[getter]
+    fn cell_size(&self) -> f64 {
+        self.scene.grid.cell_size
+    }
+
+    /// The groups' names, in order.
+    #[getter]
+    fn group_names(&self) -> Vec<String> {
+        self.scene.groups.iter().map(|g| g.name.clone()).collect()
+    }
+
+    /// The obstacle cells, bool `(rows, cols)`.
+    #[getter]
+    fn obstacle<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<bool>> {
+        self.scene.obstacle.clone().into_pyarray(py)
+    }
+
+    /// The static plan as a dict of arrays (see `crowdfield.Map.plan`).
+    fn plan<'py>(&self, py: Python<'py>, order: u8, backend: &str) -> PyResult<Bound<'py, PyDict>> {
+        let options = crowdfield::PlanOptions {
+            order: order_of(order)?,
+            backend: backend_of(backend)?,
+            gpu: None,
+        };
+        let scene = &self.scene;
+        let plan = py
+            .detach(|| crowdfield::plan(scene, &options))
+            .map_err(|e| to_py(e.relabel(&scene.name, &self.path)))?;
+        let out = PyDict::new(py);
+        out.set_item("solver", &plan.solver)?;
+        out.set_item("rho", plan.fields.density.rho.into_pyarray(py))?;
+        out.set_item("speed", plan.fields.speed.into_pyarray(py))?;
+        out.set_item("cost", plan.fields.cost.into_pyarray(py))?;
+        let mut goals = Vec::new();
+        let mut potentials = Vec::new();
+        let mut gx = Vec::new();
+        let mut gy = Vec::new();
+        for g in plan.groups {
+            goals.push(g.goal.into_pyarray(py));
+            potentials.push(g.solution.phi.into_pyarray(py));
+            gx.push(g.gradient.gx.into_pyarray(py));
+            gy.push(g.gradient.gy.into_pyarray(py));
+        }
+        out.set_item("goals", goals)?;
+        out.set_item("potentials", potentials)?;
+        out.set_item("gx", gx)?;
+        out.set_item("gy", gy)?;
+        Ok(out)
+    }
+
+    /// A simulation of this map (see `crowdfield.Map.simulation`).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (seed, local, dt, max_time, replan_every, order, backend, local_backend, trajectory_every))]
+    fn simulation(
+        &self,
+        py: Python<'_>,
+        seed: u64,
+        local: &str,
+        dt: Option<f64>,
+        max_time: f64,
+        replan_every: usize,
+        order: u8,
+        backend: &str,
+        local_backend: &str,
+        trajectory_every: usize,
+    ) -> PyResult<SimulationHandle> {
+        let local = effective_local(&self.scene, local_mode(local)?);
+        let local_backend = match local_backend {
+            "cpu-single" => LocalBackend::CpuSingle,
+            "cpu-multi" => LocalBackend::CpuMulti,
+            "gpu" => LocalBackend::Gpu,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "local_backend: {other:?}: expected \"cpu-single\", \"cpu-multi\" or \"gpu\""
+                )));
+            }
+        };
+        let config = SimConfig {
+            dt,
+            max_time,
+            seed,
+            replan_every,
+            order: order_of(order)?,
+            full_potentials: false,
+        };
+        let backend = backend_of(backend)?;
+        let scene = self.scene.clone();
+        let name = self.scene.name.clone();
+        let sim = py
+            .detach(|| {
+                Simulation::builder(scene)
+                    .config(config)
+                    .backend(backend)
+                    .local(local)
+                    .local_backend(local_backend)
+                    .build()
+            })
+            .map_err(|e| to_py(e.relabel(&name, &self.path)))?;
+        let mut handle = Recording {
+            sim,
+            every: trajectory_every,
+            rows: Vec::new(),
+        };
+        handle.record();
+        Ok(SimulationHandle {
+            inner: Mutex::new(handle),
+        })
+    }
+}
+
+/// One trajectory row: time, id, group, x, y, vx, vy.
+type TrajectoryRow = (f64, u32, u32, f32, f32, f32, f32);
+
+/// A simulation and the trajectory rows recorded so far.
+struct Recording {
+    sim: Simulation,
+    /// Record every this many steps (0: never).
+    every: usize,
+    rows: Vec<TrajectoryRow>,
+}
+
+impl Recording {
+    /// Appends one row per walking agent, as `trajectories.csv` does.
+    fn record(&mut self) {
+        if self.every == 0 {
+            return;
+        }
+        let a = self.sim.agents();
+        let t = self.sim.time();
+        for i in 0..a.len() {
+            self.rows
+                .push((t, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i]));
+        }
+    }
+
+    /// One step, recording as the command does.
+    fn step(&mut self) -> usize {
+        let arrived = self.sim.step();
+        if self.every != 0 && self.sim.steps().is_multiple_of(self.every) {
+            self.record();
+        }
+        arrived
+    }
+}
+
+/// A running simulation (see `crowdfield.Simulation`).
+#[pyclass(module = "crowdfield._native", name = "Simulation", frozen)]
+struct SimulationHandle {
+    inner: Mutex<Recording>,
+}
+
+impl SimulationHandle {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Recording> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// `(n, 2)` float32 array of two coordinate slices.
+fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<f32>> {
+    Array2::from_shape_fn((x.len(), 2), |(i, k)| if k == 0 { x[i] } else { y[i] }).into_pyarray(py)
+}
+
+#[pymethods]
+impl SimulationHandle {
+    /// Advances one step; returns the number of agents that arrived in it.
+    fn step(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.lock().step())
+    }
+
+    /// Steps until the run is finished or its time reaches `until` (None: to the end); returns
+    /// the number of steps taken.
+    #[pyo3(signature = (until=None))]
+    fn run(&self, py: Python<'_>, until: Option<f64>) -> usize {
+        py.detach(|| {
+            let mut rec = self.lock();
+            let mut steps = 0;
+            while !rec.sim.finished() && until.is_none_or(|t| rec.sim.time() < t) {
+                rec.step();
+                steps += 1;
+            }
+            steps
+        })
+    }
+
+    /// Whether every agent has arrived or the time limit is reached.
+    #[getter]
+    fn finished(&self) -> bool {
+        self.lock().sim.finished()
+    }
+
+    /// Simulated time, seconds.
+    #[getter]
+    fn time(&self) -> f64 {
+        self.lock().sim.time()
+    }
+
+    /// Steps taken.
+    #[getter]
+    fn steps(&self) -> usize {
+        self.lock().sim.steps()
+    }
+
+    /// The time step, seconds.
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.lock().sim.dt()
+    }
+
+    /// Positions of the walking agents, float32 `(n, 2)`: x, y in metres.
+    #[getter]
+    fn positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        pairs(py, self.lock().sim.positions())
+    }
+
+    /// Velocities of the walking agents, float32 `(n, 2)`, m/s.
+    #[getter]
+    fn velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        pairs(py, self.lock().sim.velocities())
+    }
+
+    /// Group index of each walking agent, uint32.
+    #[getter]
+    fn groups<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.lock().sim.groups().to_vec().into_pyarray(py)
+    }
+
+    /// Id of each walking agent, uint32.
+    #[getter]
+    fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.lock().sim.ids().to_vec().into_pyarray(py)
+    }
+
+    /// Arrivals so far as `(id, group, exit, time)` tuples.
+    fn arrivals(&self) -> Vec<(u32, u32, usize, f64)> {
+        self.lock()
+            .sim
+            .arrivals()
+            .iter()
+            .map(|a| (a.id, a.group, a.exit, a.time))
+            .collect()
+    }
+
+    /// The report as JSON text, the content of `report.json`.
+    fn report_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.lock().sim.report()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    /// The recorded trajectory rows as `(t, id, group, x, y, vx, vy)` columns.
+    #[allow(clippy::type_complexity)]
+    fn trajectory_columns<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<u32>>,
+        Bound<'py, PyArray1<f32>>,
+        Bound<'py, PyArray1<f32>>,
+        Bound<'py, PyArray1<f32>>,
+        Bound<'py, PyArray1<f32>>,
+    ) {
+        let rec = self.lock();
+        let col =
+            |f: fn(&TrajectoryRow) -> f32| rec.rows.iter().map(f).collect::<Vec<f32>>().into_pyarray(py);
+        (
+            rec.rows.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py),
+            rec.rows.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py),
+            rec.rows.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py),
+            col(|r| r.3),
+            col(|r| r.4),
+            col(|r| r.5),
+            col(|r| r.6),
+        )
+    }
+}
+
+/// Loads, validates and compiles the map at `path`.
+#[pyfunction]
+#[pyo3(signature = (path, allow_outside_rasters=false))]
+fn load_map(py: Python<'_>, path: PathBuf, allow_outside_rasters: bool) -> PyResult<Map> {
+    let options = crowdfield::map::LoadOptions {
+        allow_outside_rasters,
+    };
+    let scene = py
+        .detach(|| crowdfield::sim::load_map(&path, &options))
+        .map_err(to_py)?;
+    Ok(Map {
+        scene,
+        path: path.display().to_string(),
+    })
+}
+
+/// The compiled half of the `crowdfield` package; use `crowdfield` itself.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(levelset_distance, m)?)?;
+    m.add_function(wrap_pyfunction!(levelset_travel_time, m)?)?;
+    m.add_function(wrap_pyfunction!(eikonal_speed, m)?)?;
+    m.add_function(wrap_pyfunction!(eikonal_cost, m)?)?;
+    m.add_function(wrap_pyfunction!(load_map, m)?)?;
+    m.add_class::<Map>()?;
+    m.add_class::<SimulationHandle>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
