@@ -41,12 +41,36 @@ pub struct AgeGroup {
 
 /// The RiMEA table of walking speeds by age, one row per decade (see the module comment).
 pub const RIMEA_AGE_GROUPS: [AgeGroup; 6] = [
-    AgeGroup { name: "20-29", min: 1.60, max: 1.64 },
-    AgeGroup { name: "30-39", min: 1.52, max: 1.56 },
-    AgeGroup { name: "40-49", min: 1.46, max: 1.50 },
-    AgeGroup { name: "50-59", min: 1.39, max: 1.43 },
-    AgeGroup { name: "60-69", min: 1.27, max: 1.27 },
-    AgeGroup { name: "70-79", min: 1.07, max: 1.07 },
+    AgeGroup {
+        name: "20-29",
+        min: 1.60,
+        max: 1.64,
+    },
+    AgeGroup {
+        name: "30-39",
+        min: 1.52,
+        max: 1.56,
+    },
+    AgeGroup {
+        name: "40-49",
+        min: 1.46,
+        max: 1.50,
+    },
+    AgeGroup {
+        name: "50-59",
+        min: 1.39,
+        max: 1.43,
+    },
+    AgeGroup {
+        name: "60-69",
+        min: 1.27,
+        max: 1.27,
+    },
+    AgeGroup {
+        name: "70-79",
+        min: 1.07,
+        max: 1.07,
+    },
 ];
 
 /// The shares of the age groups of [`RIMEA_AGE_GROUPS`] in RiMEA test 7's population of 50
@@ -80,7 +104,10 @@ impl RimeaPopulation {
         if name == "adults" {
             return Some(Self::Adults);
         }
-        RIMEA_AGE_GROUPS.iter().position(|g| g.name == name).map(Self::AgeGroup)
+        RIMEA_AGE_GROUPS
+            .iter()
+            .position(|g| g.name == name)
+            .map(Self::AgeGroup)
     }
 
     /// The population's name in a map.
@@ -93,7 +120,9 @@ impl RimeaPopulation {
 
     /// Every name [`RimeaPopulation::from_name`] accepts, for messages and documents.
     pub fn names() -> Vec<&'static str> {
-        std::iter::once("adults").chain(RIMEA_AGE_GROUPS.iter().map(|g| g.name)).collect()
+        std::iter::once("adults")
+            .chain(RIMEA_AGE_GROUPS.iter().map(|g| g.name))
+            .collect()
     }
 
     /// The share of each age group of [`RIMEA_AGE_GROUPS`] in the population.
@@ -143,7 +172,14 @@ impl RimeaPopulation {
 const NORMAL_REDRAWS: usize = 200;
 
 /// Walker `i` of `n` in a spawn area: a preferred speed from `dist` bounded by `[min, max]`.
-pub fn sample_speed(dist: &SpeedDistribution, min: f64, max: f64, i: usize, n: usize, rng: &mut impl Rng) -> f64 {
+pub fn sample_speed(
+    dist: &SpeedDistribution,
+    min: f64,
+    max: f64,
+    i: usize,
+    n: usize,
+    rng: &mut impl Rng,
+) -> f64 {
     match dist {
         SpeedDistribution::Uniform => uniform(min, max, rng),
         SpeedDistribution::Normal { mean, sd } => {
@@ -164,7 +200,11 @@ pub fn sample_speed(dist: &SpeedDistribution, min: f64, max: f64, i: usize, n: u
 
 /// Uniform in `[min, max]` (`min` when the range is a point).
 fn uniform(min: f64, max: f64, rng: &mut impl Rng) -> f64 {
-    if max > min { rng.random_range(min..=max) } else { min }
+    if max > min {
+        rng.random_range(min..=max)
+    } else {
+        min
+    }
 }
 
 /// A standard normal draw (Box–Muller, the cosine half).
@@ -208,7 +248,9 @@ mod tests {
         let n = 20_000;
         let d = SpeedDistribution::Normal { mean: 1.34, sd: 0.26 };
         // A range of +-4 sd holds all but 6e-5 of the mass: mean and sd are the normal's.
-        let v: Vec<f64> = (0..n).map(|i| sample_speed(&d, 0.3, 2.38, i, n, &mut rng)).collect();
+        let v: Vec<f64> = (0..n)
+            .map(|i| sample_speed(&d, 0.3, 2.38, i, n, &mut rng))
+            .collect();
         let (m, sd) = mean_sd(&v);
         assert!((m - 1.34).abs() < 0.006, "{m}");
         assert!((sd - 0.26).abs() < 0.006, "{sd}");
@@ -218,7 +260,9 @@ mod tests {
     fn normal_draws_stay_inside_a_narrow_range() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let d = SpeedDistribution::Normal { mean: 1.34, sd: 0.26 };
-        let v: Vec<f64> = (0..5000).map(|i| sample_speed(&d, 1.2, 1.4, i, 5000, &mut rng)).collect();
+        let v: Vec<f64> = (0..5000)
+            .map(|i| sample_speed(&d, 1.2, 1.4, i, 5000, &mut rng))
+            .collect();
         assert!(v.iter().all(|x| (1.2..=1.4).contains(x)));
         // Truncated on both sides, nearer the upper bound: the mean moves below 1.34 slightly
         // and the draws spread over the whole range.
@@ -235,12 +279,22 @@ mod tests {
         assert_eq!(counts, [10, 10, 10, 10, 5, 5]);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         for i in 0..50 {
-            let v = sample_speed(&SpeedDistribution::Rimea(RimeaPopulation::Adults), 0.0, 9.0, i, 50, &mut rng);
+            let v = sample_speed(
+                &SpeedDistribution::Rimea(RimeaPopulation::Adults),
+                0.0,
+                9.0,
+                i,
+                50,
+                &mut rng,
+            );
             let g = RIMEA_AGE_GROUPS[RimeaPopulation::Adults.age_group_of(i, 50)];
             assert!((g.min..=g.max).contains(&v));
         }
         assert_eq!(RimeaPopulation::Adults.range(), (1.07, 1.64));
-        assert_eq!(RimeaPopulation::from_name("30-39"), Some(RimeaPopulation::AgeGroup(1)));
+        assert_eq!(
+            RimeaPopulation::from_name("30-39"),
+            Some(RimeaPopulation::AgeGroup(1))
+        );
         assert_eq!(RimeaPopulation::from_name("kids"), None);
     }
 
@@ -249,7 +303,9 @@ mod tests {
         let d = SpeedDistribution::Normal { mean: 1.3, sd: 0.2 };
         let draw = || {
             let mut rng = ChaCha8Rng::seed_from_u64(11);
-            (0..100).map(|i| sample_speed(&d, 0.8, 1.8, i, 100, &mut rng)).collect::<Vec<_>>()
+            (0..100)
+                .map(|i| sample_speed(&d, 0.8, 1.8, i, 100, &mut rng))
+                .collect::<Vec<_>>()
         };
         assert_eq!(draw(), draw());
     }

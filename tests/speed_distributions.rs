@@ -23,25 +23,43 @@ fn map_with_speed(speed: Value, count: usize) -> Value {
 }
 
 /// Writes the map and returns its problems (strings) and, when valid, its scene.
-fn load(v: &Value) -> (tempfile::TempDir, std::path::PathBuf, Result<crowdfield::scene::Scene, Vec<String>>) {
+fn load(
+    v: &Value,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    Result<crowdfield::scene::Scene, Vec<String>>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("speeds.json");
     std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
     let problems: Vec<String> = map::validate(&path).iter().map(|e| e.to_string()).collect();
-    let scene = if problems.is_empty() { Ok(map::load(&path).unwrap()) } else { Err(problems) };
+    let scene = if problems.is_empty() {
+        Ok(map::load(&path).unwrap())
+    } else {
+        Err(problems)
+    };
     (dir, path, scene)
 }
 
 fn speeds(v: &Value, seed: u64) -> Vec<f64> {
     let (_d, _p, scene) = load(v);
     let scene = scene.expect("a valid map");
-    spawn_agents(&scene, seed).unwrap().max_speed.iter().map(|&s| s as f64).collect()
+    spawn_agents(&scene, seed)
+        .unwrap()
+        .max_speed
+        .iter()
+        .map(|&s| s as f64)
+        .collect()
 }
 
 fn mean_sd(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let m = v.iter().sum::<f64>() / n;
-    (m, (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt())
+    (
+        m,
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt(),
+    )
 }
 
 #[test]
@@ -62,9 +80,16 @@ fn normal_speeds_have_their_mean_and_spread_and_stay_in_range() {
     // +-4 sd: the truncation leaves mean and sd as they are; standard errors 0.005 and 0.004.
     assert!((m - 1.34).abs() < 0.016, "{m}");
     assert!((sd - 0.2).abs() < 0.014, "{sd}");
-    let narrow = speeds(&map_with_speed(json!({"mean": 1.34, "sd": 0.3, "min": 1.2, "max": 1.4}), 500), 2);
+    let narrow = speeds(
+        &map_with_speed(json!({"mean": 1.34, "sd": 0.3, "min": 1.2, "max": 1.4}), 500),
+        2,
+    );
     assert!(narrow.iter().all(|s| (1.2 - 1e-6..=1.4 + 1e-6).contains(s)));
-    assert_eq!(v, speeds(&map_with_speed(spec, 1500), 2), "the same seed repeats the speeds");
+    assert_eq!(
+        v,
+        speeds(&map_with_speed(spec, 1500), 2),
+        "the same seed repeats the speeds"
+    );
 }
 
 #[test]
@@ -81,12 +106,18 @@ fn a_rimea_population_holds_its_age_groups_in_their_shares() {
     assert_eq!(counts, [10, 10, 10, 10, 5, 5]);
     let one = speeds(&map_with_speed(json!({"rimea": "30-39"}), 40), 3);
     assert!(one.iter().all(|s| (1.52 - 1e-6..=1.56 + 1e-6).contains(s)));
-    assert_eq!(RimeaPopulation::from_name("adults").unwrap().range(), (1.07, 1.64));
+    assert_eq!(
+        RimeaPopulation::from_name("adults").unwrap().range(),
+        (1.07, 1.64)
+    );
 }
 
 #[test]
 fn a_saved_map_keeps_its_distribution() {
-    for spec in [json!({"rimea": "adults"}), json!({"mean": 1.3, "sd": 0.2, "min": 0.8, "max": 1.8})] {
+    for spec in [
+        json!({"rimea": "adults"}),
+        json!({"mean": 1.3, "sd": 0.2, "min": 0.8, "max": 1.8}),
+    ] {
         let v = map_with_speed(spec.clone(), 10);
         let parsed = map::MapFile::from_json(&v.to_string(), "speeds.json").unwrap();
         let again: Value = serde_json::from_str(&parsed.to_json()).unwrap();
@@ -111,12 +142,33 @@ fn assert_reported(speed: Value, parts: &[&str]) {
 
 #[test]
 fn bad_distributions_name_the_file_the_path_and_the_value() {
-    assert_reported(json!({"rimea": "toddlers"}), &["groups[0].speed.rimea", "\"toddlers\"", "adults"]);
-    assert_reported(json!({"rimea": "adults", "mean": 1.3}), &["groups[0].speed.mean", "rimea"]);
-    assert_reported(json!({"rimea": "adults", "max": 2.0}), &["groups[0].speed.max", "rimea"]);
+    assert_reported(
+        json!({"rimea": "toddlers"}),
+        &["groups[0].speed.rimea", "\"toddlers\"", "adults"],
+    );
+    assert_reported(
+        json!({"rimea": "adults", "mean": 1.3}),
+        &["groups[0].speed.mean", "rimea"],
+    );
+    assert_reported(
+        json!({"rimea": "adults", "max": 2.0}),
+        &["groups[0].speed.max", "rimea"],
+    );
     assert_reported(json!({"mean": 1.3}), &["groups[0].speed.sd", "missing"]);
-    assert_reported(json!({"sd": 0.2, "min": 1, "max": 2}), &["groups[0].speed.mean", "missing"]);
-    assert_reported(json!({"mean": 1.3, "sd": -0.2, "min": 1, "max": 2}), &["groups[0].speed.sd", "-0.2"]);
-    assert_reported(json!({"mean": 2.5, "sd": 0.2, "min": 1, "max": 2}), &["groups[0].speed.mean", "2.5"]);
-    assert_reported(json!({"mean": "fast", "sd": 0.2}), &["groups[0].speed.mean", "fast"]);
+    assert_reported(
+        json!({"sd": 0.2, "min": 1, "max": 2}),
+        &["groups[0].speed.mean", "missing"],
+    );
+    assert_reported(
+        json!({"mean": 1.3, "sd": -0.2, "min": 1, "max": 2}),
+        &["groups[0].speed.sd", "-0.2"],
+    );
+    assert_reported(
+        json!({"mean": 2.5, "sd": 0.2, "min": 1, "max": 2}),
+        &["groups[0].speed.mean", "2.5"],
+    );
+    assert_reported(
+        json!({"mean": "fast", "sd": 0.2}),
+        &["groups[0].speed.mean", "fast"],
+    );
 }

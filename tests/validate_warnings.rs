@@ -47,7 +47,10 @@ fn warnings_with<'a>(stdout: &'a str, parts: &[&str]) -> Vec<&'a str> {
 fn a_lone_walker_reading_its_own_body_is_warned_about_and_crawls() {
     let params = json!({"speed_law": "weidmann", "density_at_walker": true});
     let (_dir, path, stdout) = validate(&corridor(0.25, params), "frozen.json");
-    let found = warnings_with(&stdout, &["frozen.json", "params.density_at_walker", "density_window"]);
+    let found = warnings_with(
+        &stdout,
+        &["frozen.json", "params.density_at_walker", "density_window"],
+    );
     assert_eq!(found.len(), 1, "{stdout}");
     // The warning's speed is what the walker does: run it for 10 s.
     let scene = crowdfield::map::load(&path).unwrap();
@@ -65,7 +68,10 @@ fn a_lone_walker_reading_its_own_body_is_warned_about_and_crawls() {
         .and_then(|s| s.split(' ').next())
         .and_then(|s| s.parse().ok())
         .expect("the warning gives the speed");
-    assert!((claimed - speed).abs() < 0.3, "warning says {claimed} m/s, the walker walked {speed} m/s");
+    assert!(
+        (claimed - speed).abs() < 0.3,
+        "warning says {claimed} m/s, the walker walked {speed} m/s"
+    );
 }
 
 #[test]
@@ -91,7 +97,16 @@ fn a_door_one_cell_wide_is_warned_about() {
     v["groups"][0]["goals"] = json!([{"rect": {"min": [19.5, 0], "max": [20, 4]}}]);
     let (_dir, _path, stdout) = validate(&v, "door.json");
     assert_eq!(
-        warnings_with(&stdout, &["door.json", "layers.obstacles", "(10.25, 2.25) m", "cell_size 0.5"]).len(),
+        warnings_with(
+            &stdout,
+            &[
+                "door.json",
+                "layers.obstacles",
+                "(10.25, 2.25) m",
+                "cell_size 0.5"
+            ]
+        )
+        .len(),
         1,
         "{stdout}"
     );

@@ -64,21 +64,35 @@ fn the_quick_suite_writes_its_report_plots_and_maps() {
             // Every map the suite ran is an ordinary, valid map.
             assert!(crowdfield::map::validate(&path).is_empty(), "{}", path.display());
         }
-        assert!(stdout.contains(t["title"].as_str().unwrap()), "the table names {t}");
+        assert!(
+            stdout.contains(t["title"].as_str().unwrap()),
+            "the table names {t}"
+        );
     }
     // The stairs tests are not applicable: the terrain has no stairs.
     for id in ["rimea-2", "rimea-3", "rimea-13"] {
-        assert_eq!(tests[ids.iter().position(|i| *i == id).unwrap()]["status"], "not_applicable");
+        assert_eq!(
+            tests[ids.iter().position(|i| *i == id).unwrap()]["status"],
+            "not_applicable"
+        );
     }
     assert_eq!(report["passed"], failed == 0);
-    assert_eq!(run.status.code(), Some(if failed == 0 { 0 } else { 1 }), "{stderr}");
+    assert_eq!(
+        run.status.code(),
+        Some(if failed == 0 { 0 } else { 1 }),
+        "{stderr}"
+    );
     // The plotted series: three densities, two line densities, three widths, and the arrival
     // curves with four and two exits.
     assert_eq!(report["fundamental_diagram"].as_array().unwrap().len(), 3);
     assert_eq!(report["single_file"].as_array().unwrap().len(), 2);
     assert_eq!(report["bottleneck"].as_array().unwrap().len(), 3);
     assert_eq!(report["arrival_curves"].as_array().unwrap().len(), 2);
-    for png in ["fundamental_diagram.png", "bottleneck_flow.png", "rimea9_arrivals.png"] {
+    for png in [
+        "fundamental_diagram.png",
+        "bottleneck_flow.png",
+        "rimea9_arrivals.png",
+    ] {
         let bytes = std::fs::read(out.join(png)).unwrap();
         assert_eq!(&bytes[1..4], b"PNG", "{png}");
     }
@@ -103,7 +117,14 @@ fn the_quick_suite_writes_its_report_plots_and_maps() {
 fn bad_params_name_the_option_and_the_value() {
     let dir = tempfile::tempdir().unwrap();
     let run = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
-        .args(["verify", "--quick", "--quiet", "--params", r#"{"speed_lav": "weidmann"}"#, "--out"])
+        .args([
+            "verify",
+            "--quick",
+            "--quiet",
+            "--params",
+            r#"{"speed_lav": "weidmann"}"#,
+            "--out",
+        ])
         .arg(dir.path().join("v"))
         .output()
         .unwrap();

@@ -46,7 +46,8 @@ fn read_params(arg: &str) -> anyhow::Result<Params> {
     let (text, label) = if arg.trim_start().starts_with('{') {
         (arg.to_string(), "--params".to_string())
     } else {
-        let text = std::fs::read_to_string(arg).with_context(|| format!("--params {arg}: cannot read the file"))?;
+        let text =
+            std::fs::read_to_string(arg).with_context(|| format!("--params {arg}: cannot read the file"))?;
         (text, format!("--params {arg}"))
     };
     serde_json::from_str::<Params>(&text).map_err(|e| {
@@ -84,7 +85,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     verify::output::write(&mut out, &report, &maps)?;
     print!("{}", verify::output::table(&report));
-    let failed = report.tests.iter().filter(|t| t.status == verify::Status::Fail).count();
+    let failed = report
+        .tests
+        .iter()
+        .filter(|t| t.status == verify::Status::Fail)
+        .count();
     println!(
         "{}: {} of {} tests failed; report in {}",
         if report.passed { "passed" } else { "FAILED" },
@@ -92,5 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         report.tests.len(),
         crowdfield::text::show_path(&args.out.join(verify::output::MARKDOWN_FILE))
     );
-    Ok(if report.passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if report.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -7,7 +7,8 @@
 
 use super::LoadOptions;
 use super::format::{
-    DEFAULT_SPEED, FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped, SpeedRange,
+    DEFAULT_SPEED, FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped,
+    SpeedRange,
 };
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
 use super::{
@@ -721,7 +722,8 @@ impl Checker<'_> {
                 }
             },
         };
-        let (speed_distribution, (speed_min, speed_max)) = self.speed_distribution(&g.speed, &format!("{at}.speed"));
+        let (speed_distribution, (speed_min, speed_max)) =
+            self.speed_distribution(&g.speed, &format!("{at}.speed"));
         let speed_ok = g.speed.rimea.is_none()
             && self.number(g.speed.min, &format!("{at}.speed.min"), |v| v > 0.0, "> 0")
                 & self.number(g.speed.max, &format!("{at}.speed.max"), |v| v > 0.0, "> 0");

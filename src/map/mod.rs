@@ -268,7 +268,11 @@ fn narrow_opening_warnings(scene: &Scene) -> Vec<String> {
         }
     }
     let blocked = |r: isize, c: isize| {
-        r < 0 || c < 0 || r >= grid.rows as isize || c >= grid.cols as isize || scene.obstacle[[r as usize, c as usize]]
+        r < 0
+            || c < 0
+            || r >= grid.rows as isize
+            || c >= grid.cols as isize
+            || scene.obstacle[[r as usize, c as usize]]
     };
     let open = |r: isize, c: isize| !blocked(r, c);
     let mut found = Vec::new();

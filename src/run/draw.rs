@@ -522,7 +522,14 @@ pub fn xy_plot(plot: &XyPlot) -> RgbaImage {
         fill_rect(&mut img, x, l.plot_y, 1, l.plot_h, GRID_LINE);
         fill_rect(&mut img, x, bottom + 1, 1, TICK_LEN, INK);
         let tx = x as f32 - text_width(&label, LABEL_SIZE) / 2.0;
-        draw_text(&mut img, tx, (bottom + TICK_LEN + 4) as f32, LABEL_SIZE, &label, INK);
+        draw_text(
+            &mut img,
+            tx,
+            (bottom + TICK_LEN + 4) as f32,
+            LABEL_SIZE,
+            &label,
+            INK,
+        );
     }
     for (v, label) in ticks(0.0, y_max, COUNT_TICKS) {
         let y = l.y_of(v, y_max);
@@ -534,8 +541,22 @@ pub fn xy_plot(plot: &XyPlot) -> RgbaImage {
     fill_rect(&mut img, left, l.plot_y, 1, l.plot_h, INK);
     fill_rect(&mut img, left, bottom, l.plot_w, 1, INK);
     let x_name_x = left as f32 + (l.plot_w as f32 - text_width(&plot.x_name, LABEL_SIZE)) / 2.0;
-    draw_text(&mut img, x_name_x, (bottom + 30) as f32, LABEL_SIZE, &plot.x_name, INK);
-    draw_text(&mut img, MARGIN as f32, (l.plot_y - 22) as f32, LABEL_SIZE, &plot.y_name, INK);
+    draw_text(
+        &mut img,
+        x_name_x,
+        (bottom + 30) as f32,
+        LABEL_SIZE,
+        &plot.x_name,
+        INK,
+    );
+    draw_text(
+        &mut img,
+        MARGIN as f32,
+        (l.plot_y - 22) as f32,
+        LABEL_SIZE,
+        &plot.y_name,
+        INK,
+    );
     let px = |(x, y): (f64, f64)| (l.x_of(x, x_max), l.y_of(y, y_max));
     for s in &plot.series {
         match s {
@@ -547,7 +568,14 @@ pub fn xy_plot(plot: &XyPlot) -> RgbaImage {
                         let f = k as f64 / n as f64;
                         let x = a.0 as f64 + f * (b.0 as f64 - a.0 as f64);
                         let y = a.1 as f64 + f * (b.1 as f64 - a.1 as f64);
-                        fill_rect(&mut img, x.round() as u32, y.round() as u32, CURVE_W, CURVE_W, *color);
+                        fill_rect(
+                            &mut img,
+                            x.round() as u32,
+                            y.round() as u32,
+                            CURVE_W,
+                            CURVE_W,
+                            *color,
+                        );
                     }
                 }
             }

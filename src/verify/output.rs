@@ -69,7 +69,8 @@ pub fn write(out: &mut OwnedDir, report: &VerifyReport, maps: &[GeneratedMap]) -
 
 /// The table of results as Markdown rows (also what the command prints).
 pub fn table(report: &VerifyReport) -> String {
-    let mut s = String::from("| test | checks | criterion (source) | measured | result |\n|---|---|---|---|---|\n");
+    let mut s =
+        String::from("| test | checks | criterion (source) | measured | result |\n|---|---|---|---|---|\n");
     for t in &report.tests {
         let _ = writeln!(
             s,
@@ -105,7 +106,11 @@ pub fn markdown(report: &VerifyReport) -> String {
         s,
         "Suite: {}, {} per test; `params`: {params}; local layer: {}.\n\n{passed} passed, {failed} failed, {} not applicable.\n",
         if report.quick { "quick" } else { "full" },
-        if report.seeds == 1 { "1 seed".to_string() } else { format!("{} seeds", report.seeds) },
+        if report.seeds == 1 {
+            "1 seed".to_string()
+        } else {
+            format!("{} seeds", report.seeds)
+        },
         report.local,
         report.tests.len() - passed - failed
     );
@@ -122,7 +127,12 @@ pub fn markdown(report: &VerifyReport) -> String {
 
 /// RiMEA 4 over Weidmann's curve, RiMEA 16 over the single-file curve.
 fn fundamental_diagram_plot(report: &VerifyReport) -> XyPlot {
-    let curve = |f: fn(f64) -> f64, to: f64| (0..=100).map(|k| 0.25 + (to - 0.25) * k as f64 / 100.0).map(|r| (r, f(r))).collect();
+    let curve = |f: fn(f64) -> f64, to: f64| {
+        (0..=100)
+            .map(|k| 0.25 + (to - 0.25) * k as f64 / 100.0)
+            .map(|r| (r, f(r)))
+            .collect()
+    };
     XyPlot {
         title: "Speed against density: measured and published".to_string(),
         x_name: "density, persons/m² (single file: persons/m)".to_string(),
@@ -161,7 +171,12 @@ fn bottleneck_plot(report: &VerifyReport) -> XyPlot {
         x_name: "door width, m".to_string(),
         y_name: "specific flow, persons/(m·s)".to_string(),
         x_max: 3.0,
-        y_max: report.bottleneck.iter().map(|p| p.y).fold(2.5, f64::max).min(10.0),
+        y_max: report
+            .bottleneck
+            .iter()
+            .map(|p| p.y)
+            .fold(2.5, f64::max)
+            .min(10.0),
         series: vec![
             PlotSeries::Band {
                 name: "experiments 1.3–1.9".to_string(),
@@ -200,7 +215,11 @@ fn arrivals_plot(report: &VerifyReport) -> XyPlot {
             .iter()
             .map(|c| PlotSeries::Steps {
                 name: c.label.clone(),
-                color: if c.exits == 4 { [40, 120, 40] } else { [200, 120, 0] },
+                color: if c.exits == 4 {
+                    [40, 120, 40]
+                } else {
+                    [200, 120, 0]
+                },
                 points: c.curve.iter().map(|&(t, n)| (t, n as f64)).collect(),
             })
             .collect(),

@@ -2,9 +2,12 @@
 //! doors built from rectangles, so each can be saved, opened in the editor and run with
 //! `simulate` like any other map.
 
-use crate::map::{GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Premovement, Rect, SpawnSpec, SpeedRange};
 use crate::map::FORMAT_VERSION;
 use crate::map::format::DEFAULT_RADIUS;
+use crate::map::{
+    GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Premovement, Rect, SpawnSpec,
+    SpeedRange,
+};
 use crate::params::Params;
 
 /// An axis-aligned rectangle from `(x0, y0)` to `(x1, y1)`, metres.
@@ -42,7 +45,12 @@ impl SceneBuilder {
     }
 
     fn obstacles(&mut self) -> &mut Vec<LayerShape> {
-        &mut self.map.layers.obstacles.get_or_insert_with(Layer::default).shapes
+        &mut self
+            .map
+            .layers
+            .obstacles
+            .get_or_insert_with(Layer::default)
+            .shapes
     }
 
     /// Blocks a rectangle.

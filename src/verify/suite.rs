@@ -63,7 +63,11 @@ impl Ctx<'_> {
     }
 
     /// Runs `job` for every `(variant, seed)` pair in parallel, in order.
-    fn each<V: Sync, T: Send>(&self, variants: &[V], job: impl Fn(&V, u64) -> Result<T> + Sync) -> Result<Vec<Vec<T>>> {
+    fn each<V: Sync, T: Send>(
+        &self,
+        variants: &[V],
+        job: impl Fn(&V, u64) -> Result<T> + Sync,
+    ) -> Result<Vec<Vec<T>>> {
         let pairs: Vec<(usize, u64)> = (0..variants.len())
             .flat_map(|v| self.seeds.iter().map(move |&s| (v, s)))
             .collect();
@@ -126,7 +130,17 @@ impl Sizes {
     /// Runs per seed: one per map the tests run.
     fn runs_per_seed(&self) -> usize {
         // 1, 4 (densities), 5, 6, 7, 9 (two), 10, 11, 12, 15, 16 (line densities), bottleneck.
-        1 + self.densities.len() + 1 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + self.line_densities.len() + self.widths.len()
+        1 + self.densities.len()
+            + 1
+            + 1
+            + 1
+            + 2
+            + 1
+            + 1
+            + 1
+            + 1
+            + self.line_densities.len()
+            + self.widths.len()
     }
 }
 
@@ -178,7 +192,10 @@ pub(super) fn run(
         bottleneck,
         arrival_curves,
     };
-    let mut maps = ctx.maps.into_inner().expect("no run panics while holding the lock");
+    let mut maps = ctx
+        .maps
+        .into_inner()
+        .expect("no run panics while holding the lock");
     maps.sort_by(|a, b| a.file.cmp(&b.file));
     Ok((report, maps))
 }
@@ -256,10 +273,11 @@ fn stairs(number: u32, what: &str) -> TestResult {
         checks: "A walker keeps a given speed on a staircase.".to_string(),
         criterion: "not applicable".to_string(),
         source: format!("{RIMEA}, test {number}"),
-        measured: "not run: the terrain slows walkers by its slope (params.s_min to s_max), but a stair has no \
+        measured:
+            "not run: the terrain slows walkers by its slope (params.s_min to s_max), but a stair has no \
                    speed of its own in the model; a slope standing in for a stair would test the slope law, \
                    not a stair"
-            .to_string(),
+                .to_string(),
         values: Vec::new(),
         status: Status::NotApplicable,
         maps: Vec::new(),
@@ -292,7 +310,11 @@ impl BoxMeasure {
     /// `(persons per unit of the box's size, mean speed)`.
     fn result(&self, size: f64) -> (f64, f64) {
         let density = self.persons / self.samples.max(1) as f64 / size;
-        let speed = if self.persons > 0.0 { self.speed_sum / self.persons } else { 0.0 };
+        let speed = if self.persons > 0.0 {
+            self.speed_sum / self.persons
+        } else {
+            0.0
+        };
         (density, speed)
     }
 }
@@ -346,7 +368,14 @@ fn rimea4(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
     }
     let words: Vec<String> = points
         .iter()
-        .map(|p| format!("{:.2}/m²: {:.2} m/s (Weidmann {:.2})", p.x, p.y, weidmann_speed(p.x)))
+        .map(|p| {
+            format!(
+                "{:.2}/m²: {:.2} m/s (Weidmann {:.2})",
+                p.x,
+                p.y,
+                weidmann_speed(p.x)
+            )
+        })
         .collect();
     Ok((
         result(
@@ -369,7 +398,8 @@ fn rimea4(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
 fn rimea5(ctx: &Ctx) -> Result<TestResult> {
     let mut g = group("walkers", 1.34);
     g.goals.push(goal("exit", rect(7.75, 2.0, 8.0, 3.0), 1.0));
-    g.spawns.push(spawn_waiting("room", rect(0.5, 0.5, 4.5, 4.5), 10, 10.0, 100.0));
+    g.spawns
+        .push(spawn_waiting("room", rect(0.5, 0.5, 4.5, 4.5), 10, 10.0, 100.0));
     let map = SceneBuilder::new("rimea-5-premovement", 8.0, 5.0, CELL)
         .group(g)
         .params(ctx.options.params.clone())
@@ -443,8 +473,10 @@ fn corner(ctx: &Ctx, number: u32, width: f64, persons: usize) -> Result<TestResu
     let (leg, up) = (6.0 * width, 6.0 * width);
     let size = leg + width;
     let mut g = group("walkers", 1.34);
-    g.goals.push(goal("top", rect(leg, up + width - 0.25, size, up + width), width));
-    g.spawns.push(spawn("start", rect(0.0, 0.0, 0.6 * leg, width), persons));
+    g.goals
+        .push(goal("top", rect(leg, up + width - 0.25, size, up + width), width));
+    g.spawns
+        .push(spawn("start", rect(0.0, 0.0, 0.6 * leg, width), persons));
     let map = SceneBuilder::new(&format!("rimea-{number}-corner"), size, up + width, CELL)
         .wall(rect(0.0, width, leg, up + width))
         .group(g)
@@ -593,11 +625,21 @@ fn rimea9(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, TestResult, Vec<Arriv
     let (w, h, persons) = sizes.rimea9_room;
     let exits = |n: usize| {
         let mut g = group("crowd", 1.34);
-        let spots = [(0.2 * w, 0.0), (0.8 * w, h - 0.25), (0.8 * w, 0.0), (0.2 * w, h - 0.25)];
+        let spots = [
+            (0.2 * w, 0.0),
+            (0.8 * w, h - 0.25),
+            (0.8 * w, 0.0),
+            (0.2 * w, h - 0.25),
+        ];
         for (k, &(x, y)) in spots.iter().take(n).enumerate() {
-            g.goals.push(goal(&format!("exit {}", k + 1), rect(x - 0.5, y, x + 0.5, y + 0.25), 1.0));
+            g.goals.push(goal(
+                &format!("exit {}", k + 1),
+                rect(x - 0.5, y, x + 0.5, y + 0.25),
+                1.0,
+            ));
         }
-        g.spawns.push(spawn("room", rect(0.5, 0.5, w - 0.5, h - 0.5), persons));
+        g.spawns
+            .push(spawn("room", rect(0.5, 0.5, w - 0.5, h - 0.5), persons));
         SceneBuilder::new(&format!("rimea-9-{n}-exits"), w, h, CELL)
             .group(g)
             .params(ctx.options.params.clone())
@@ -637,7 +679,9 @@ fn rimea9(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, TestResult, Vec<Arriv
         .collect();
     let t4: Vec<f64> = runs[0].iter().map(|r| r.0.unwrap_or(f64::INFINITY)).collect();
     let t2: Vec<f64> = runs[1].iter().map(|r| r.0.unwrap_or(f64::INFINITY)).collect();
-    let ok = ratios.iter().all(|r| (RIMEA9_RATIO.0..=RIMEA9_RATIO.1).contains(r));
+    let ok = ratios
+        .iter()
+        .all(|r| (RIMEA9_RATIO.0..=RIMEA9_RATIO.1).contains(r));
     let t9 = result(
         "rimea-9",
         "RiMEA 9: a large room, four exits then two",
@@ -687,7 +731,8 @@ fn rimea10(ctx: &Ctx) -> Result<TestResult> {
     east.spawns.push(spawn("west half", rect(2.0, 1.0, 8.0, 9.0), 20));
     let mut west = group("to the west exit", 1.34);
     west.goals.push(goal("west", rect(0.0, 4.5, 0.25, 5.5), 1.0));
-    west.spawns.push(spawn("east half", rect(12.0, 1.0, 18.0, 9.0), 20));
+    west.spawns
+        .push(spawn("east half", rect(12.0, 1.0, 18.0, 9.0), 20));
     let map = SceneBuilder::new("rimea-10-assigned-exits", 20.0, 10.0, CELL)
         .group(east)
         .group(west)
@@ -722,7 +767,8 @@ fn rimea11(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
     let mut g = group("crowd", 1.34);
     g.goals.push(goal("near", rect(1.0, 9.75, 2.0, 10.0), 1.0));
     g.goals.push(goal("far", rect(18.0, 9.75, 19.0, 10.0), 1.0));
-    g.spawns.push(spawn("left end", rect(0.5, 0.5, 8.0, 9.0), persons));
+    g.spawns
+        .push(spawn("left end", rect(0.5, 0.5, 8.0, 9.0), persons));
     let map = SceneBuilder::new("rimea-11-exit-choice", 20.0, 10.0, CELL)
         .group(g)
         .params(ctx.options.params.clone())
@@ -739,7 +785,9 @@ fn rimea11(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
     Ok(result(
         "rimea-11",
         "RiMEA 11: choice of exit",
-        &format!("{persons} walkers at one end of a 20 m x 10 m room with a 1 m exit near them and one far away."),
+        &format!(
+            "{persons} walkers at one end of a 20 m x 10 m room with a 1 m exit near them and one far away."
+        ),
         "everyone out; more than half through the nearer exit, every seed",
         &format!("{RIMEA}, test 11"),
         format!("share through the nearer exit: {}", describe(&values, "", 2)),
@@ -784,7 +832,8 @@ fn rimea12(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
     let persons = sizes.rimea12_persons;
     let mut g = group("crowd", 1.34);
     g.goals.push(goal("exit", rect(29.75, 4.0, 30.0, 6.0), 2.0));
-    g.spawns.push(spawn("first room", rect(0.5, 0.5, 8.0, 9.5), persons));
+    g.spawns
+        .push(spawn("first room", rect(0.5, 0.5, 8.0, 9.5), persons));
     let map = SceneBuilder::new("rimea-12-room-corridor-room", 30.0, 10.0, CELL)
         .wall(rect(10.0, 0.0, 10.5, 10.0))
         .opening(rect(10.0, 4.5, 10.5, 5.5))
@@ -809,10 +858,18 @@ fn rimea12(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
         .iter()
         .map(|(p, _)| p[1].max(p[2]) / p[0].max(1e-9))
         .collect();
-    let ok = runs.iter().zip(&values).all(|((_, left), v)| *v < 1.0 && *left == 0);
+    let ok = runs
+        .iter()
+        .zip(&values)
+        .all(|((_, left), v)| *v < 1.0 && *left == 0);
     let words: Vec<String> = runs
         .iter()
-        .map(|(p, _)| format!("door {:.2}, corridor {:.2}, exit {:.2} persons/m²", p[0], p[1], p[2]))
+        .map(|(p, _)| {
+            format!(
+                "door {:.2}, corridor {:.2}, exit {:.2} persons/m²",
+                p[0], p[1], p[2]
+            )
+        })
         .collect();
     Ok(result(
         "rimea-12",
@@ -824,7 +881,11 @@ fn rimea12(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
         "everyone out; the peak density in the corridor and in front of the exit below that in front of the \
          door (ratio < 1), every seed",
         &format!("{RIMEA}, test 12"),
-        format!("peak densities: {} (ratio {})", words.join("; "), describe(&values, "", 2)),
+        format!(
+            "peak densities: {} (ratio {})",
+            words.join("; "),
+            describe(&values, "", 2)
+        ),
         values,
         ok,
         vec![file],
@@ -854,7 +915,14 @@ fn rimea16(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
     }
     let words: Vec<String> = points
         .iter()
-        .map(|p| format!("{:.2}/m: {:.2} m/s (reference {:.2})", p.x, p.y, single_file_speed(p.x)))
+        .map(|p| {
+            format!(
+                "{:.2}/m: {:.2} m/s (reference {:.2})",
+                p.x,
+                p.y,
+                single_file_speed(p.x)
+            )
+        })
         .collect();
     Ok((
         result(
@@ -932,7 +1000,12 @@ fn bottleneck_series(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>
             &format!(
                 "{persons} walkers leave a room through one door 0.4 m deep, widths {} m; the steady flow \
                  (10th to 90th percentile of the arrivals) per metre of door.",
-                sizes.widths.iter().map(|w| tag(*w)).collect::<Vec<_>>().join(", ")
+                sizes
+                    .widths
+                    .iter()
+                    .map(|w| tag(*w))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             "specific flow 1.3–1.9 persons/(m·s) at every width and seed; total flow growing with width; \
              everyone out",
