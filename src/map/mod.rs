@@ -213,21 +213,24 @@ pub fn own_body_density(lambda: f64, h: f64) -> f64 {
 /// [`frozen_walker_warning`]); 0.9 leaves room for the rounding of speeds near free flow.
 const LONE_WALKER_FRACTION: f64 = 0.9;
 
-/// `params.density_at_walker` without a `density_window`: each face reads at least its own
+/// `params.density_at_walker` without a `density_window` (or with one no larger than a cell):
+/// each face reads at least its own
 /// cell's per-cell splat, which holds the walker's own body, so a walker alone reads a density
 /// that grows as the cells shrink and walks at the speed law's speed for it (under Weidmann's
 /// law about 0.1 m/s on cells of 0.25 m, `f_min`). The warning names the field and the speed.
 fn frozen_walker_warning(scene: &Scene) -> Option<String> {
     let p = &scene.params;
-    if !p.density_at_walker || p.density_window > 0.0 {
+    let h = scene.grid.cell_size;
+    // A window of one cell reads the per-cell splat too.
+    let per_cell = crate::fields::window::DensityWindow::new(p.density_window, h).is_none_or(|w| w.half == 0);
+    if !p.density_at_walker || !per_cell {
         return None;
     }
-    let h = scene.grid.cell_size;
     let rho = own_body_density(p.lambda, h);
     let v = crate::fields::speed::blend_speed(p, p.f_max, p.f_min, rho);
     (v < LONE_WALKER_FRACTION * p.f_max).then(|| {
         format!(
-            "params.density_at_walker: true without params.density_window: a walker alone reads its own \
+            "params.density_at_walker: true without a params.density_window larger than a cell: a walker alone reads its own \
              body in its cell (at least {} persons/m² on cells of {} m) and walks at about {} m/s instead of \
              {} m/s (params.speed_law {}); set params.density_window to 1 (m²) so the density is read over a \
              measurement area",
