@@ -131,7 +131,7 @@ fn a_saved_map_keeps_its_distribution() {
 #[track_caller]
 fn assert_reported(speed: Value, parts: &[&str]) {
     let (_d, _p, scene) = load(&map_with_speed(speed, 10));
-    let problems = scene.err().expect("an invalid map");
+    let problems = scene.expect_err("an invalid map");
     assert!(
         problems
             .iter()

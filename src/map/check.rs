@@ -687,7 +687,7 @@ impl Checker<'_> {
                 let missing = if s.mean.is_none() { "mean" } else { "sd" };
                 self.push(
                     &format!("{at}.{missing}"),
-                    format!("missing: a normal distribution needs both `mean` and `sd` (m/s)"),
+                    "missing: a normal distribution needs both `mean` and `sd` (m/s)".to_string(),
                 );
                 (SpeedDistribution::Uniform, (s.min, s.max))
             }
