@@ -146,7 +146,7 @@ fn fundamental_diagram_plot(report: &VerifyReport) -> XyPlot {
                 points: curve(weidmann_speed, 5.4),
             },
             PlotSeries::Line {
-                name: "single file, Seyfried 2005".to_string(),
+                name: "1-D, Seyfried 2005".to_string(),
                 color: [120, 150, 220],
                 points: curve(single_file_speed, 3.0),
             },
