@@ -50,9 +50,11 @@ pub mod plan;
 pub mod run;
 pub mod scene;
 pub mod sim;
+pub mod speeds;
 #[cfg(test)]
 mod test_rng;
 pub mod text;
+pub mod verify;
 
 pub use error::{Error, Result};
 pub use grid::{Dir, Grid};

@@ -41,10 +41,13 @@ pub struct Group {
     pub goals: Vec<Area>,
     /// Spawn areas.
     pub spawns: Vec<Spawn>,
-    /// Agents' preferred speeds are drawn uniformly in `[speed_min, speed_max]`, m/s.
+    /// Agents' preferred speeds lie in `[speed_min, speed_max]`, m/s, distributed as
+    /// `speed_distribution` says.
     pub speed_min: f64,
     /// See `speed_min`.
     pub speed_max: f64,
+    /// How the speeds are distributed inside `[speed_min, speed_max]` (uniform by default).
+    pub speed_distribution: crate::speeds::SpeedDistribution,
     /// Body radius of the group's agents, m.
     pub radius: f64,
     /// Boids behaviour, when the group flocks.

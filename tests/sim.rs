@@ -40,6 +40,7 @@ fn group(name: &str, goals: Vec<Area>, spawn: Area, count: usize, speed: (f64, f
         }],
         speed_min: speed.0,
         speed_max: speed.1,
+        speed_distribution: Default::default(),
         radius,
         boids: None,
         orca: OrcaParams::default(),

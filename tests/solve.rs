@@ -22,6 +22,7 @@ fn group(name: &str, goal: Array2<bool>) -> Group {
         spawns: vec![],
         speed_min: 1.2,
         speed_max: 1.4,
+        speed_distribution: Default::default(),
         radius: 0.25,
         boids: None,
         orca: Default::default(),

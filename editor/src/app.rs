@@ -629,9 +629,9 @@ impl EditorApp {
                 group,
                 coalesce,
             } => {
-                if index < self.doc.groups.len() && self.doc.groups[index] != group {
+                if index < self.doc.groups.len() && self.doc.groups[index] != *group {
                     self.record_groups("Group settings", Some(coalesce));
-                    self.doc.groups[index] = group;
+                    self.doc.groups[index] = *group;
                     self.changed();
                 }
             }

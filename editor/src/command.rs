@@ -74,8 +74,8 @@ pub enum Command {
     SetGroup {
         /// Group index.
         index: usize,
-        /// The new settings.
-        group: GroupDoc,
+        /// The new settings (boxed: a group is far larger than the other commands).
+        group: Box<GroupDoc>,
         /// Coalescing key, e.g. "group 0 name".
         coalesce: String,
     },

@@ -167,6 +167,8 @@ pub struct GroupDoc {
     pub speed_min: f64,
     /// Fastest preferred speed, m/s.
     pub speed_max: f64,
+    /// How the speeds are distributed in `[speed_min, speed_max]` (kept as loaded).
+    pub speed_distribution: crowdfield::speeds::SpeedDistribution,
     /// Body radius, m.
     pub radius: f64,
     /// Boids behaviour, when the group flocks (kept as loaded).
@@ -186,6 +188,7 @@ impl GroupDoc {
             spawns: Vec::new(),
             speed_min: DEFAULT_SPEED,
             speed_max: DEFAULT_SPEED,
+            speed_distribution: Default::default(),
             radius: DEFAULT_RADIUS,
             boids: None,
             orca: None,
@@ -281,6 +284,7 @@ impl Document {
                     .collect(),
                 speed_min: g.speed_min,
                 speed_max: g.speed_max,
+                speed_distribution: g.speed_distribution.clone(),
                 radius: g.radius,
                 boids: g.boids.clone(),
                 orca: g.orca.clone().unwrap_or_default(),

@@ -81,8 +81,13 @@ pub fn load(path: &Path) -> Result<Document> {
                 .unwrap_or(GROUP_PALETTE[gi % GROUP_PALETTE.len()]),
             goals,
             spawns,
-            speed_min: spec.speed.min,
-            speed_max: spec.speed.max,
+            speed_min: scene.groups.get(gi).map_or(spec.speed.min, |g| g.speed_min),
+            speed_max: scene.groups.get(gi).map_or(spec.speed.max, |g| g.speed_max),
+            speed_distribution: scene
+                .groups
+                .get(gi)
+                .map(|g| g.speed_distribution.clone())
+                .unwrap_or_default(),
             radius: spec.radius,
             boids: spec.boids.clone(),
             orca: spec.orca.clone(),
@@ -208,9 +213,23 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
                     spec
                 })
                 .collect(),
-            speed: SpeedRange {
-                min: g.speed_min,
-                max: g.speed_max,
+            speed: {
+                let (mean, sd, rimea) = g.speed_distribution.to_spec();
+                if rimea.is_some() {
+                    // A RiMEA population sets its own range.
+                    SpeedRange {
+                        rimea,
+                        ..Default::default()
+                    }
+                } else {
+                    SpeedRange {
+                        min: g.speed_min,
+                        max: g.speed_max,
+                        mean,
+                        sd,
+                        rimea,
+                    }
+                }
             },
             radius: g.radius,
             boids: g.boids.clone(),

@@ -265,3 +265,30 @@ fn bad_save_paths_and_oversized_maps_are_refused_before_any_change() {
     );
     assert_eq!(clean.doc, before);
 }
+
+#[test]
+fn a_group_speed_distribution_survives_load_and_save() {
+    let tmp = tempfile::tempdir().unwrap();
+    for speed in [
+        r#"{"rimea": "adults"}"#,
+        r#"{"mean": 1.3, "sd": 0.2, "min": 0.8, "max": 1.8}"#,
+    ] {
+        let map = format!(
+            r#"{{"version": 1, "name": "speeds", "grid": {{"cols": 20, "rows": 10, "cell_size": 0.5}},
+                "groups": [{{"name": "walkers",
+                    "goals": [{{"rect": {{"min": [9, 0], "max": [10, 5]}}}}],
+                    "spawns": [{{"rect": {{"min": [0, 0], "max": [4, 5]}}, "count": 10}}],
+                    "speed": {speed}}}]}}"#
+        );
+        let path = tmp.path().join("speeds.json");
+        std::fs::write(&path, map).unwrap();
+        let doc = mapio::load(&path).unwrap();
+        let out = tmp.path().join("saved.json");
+        mapio::save(&doc, &out).unwrap();
+        assert_eq!(
+            crowdfield::map::load(&out).unwrap(),
+            crowdfield::map::load(&path).unwrap(),
+            "{speed}"
+        );
+    }
+}

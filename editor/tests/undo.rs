@@ -143,7 +143,7 @@ fn area_and_group_edits_undo() {
             g.name = n.to_string();
             Command::SetGroup {
                 index: 0,
-                group: g,
+                group: Box::new(g),
                 coalesce: "group 0 name".into(),
             }
         })
@@ -157,7 +157,7 @@ fn area_and_group_edits_undo() {
         "Speeds and colour",
         vec![Command::SetGroup {
             index: 0,
-            group: g,
+            group: Box::new(g),
             coalesce: "group 0 speed".into(),
         }],
         1,

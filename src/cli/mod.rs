@@ -12,6 +12,7 @@ mod image;
 mod simulate;
 mod solve;
 mod validate;
+mod verify;
 
 /// Continuum-crowds planning: potential fields, crowd simulation, evacuation batches.
 #[derive(Parser)]
@@ -37,6 +38,8 @@ enum Command {
     Batch(batch::Args),
     /// Measure the solvers and the simulation step.
     Bench(bench::Args),
+    /// Run the verification suite (RiMEA tests, bottleneck experiments) and report each test.
+    Verify(verify::Args),
 }
 
 /// `--backend` values: the command's spelling of [`crowdfield::gpu::Backend`].
@@ -74,6 +77,7 @@ pub fn main() -> ExitCode {
         Command::Simulate(a) => simulate::run(a),
         Command::Batch(a) => batch::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Verify(a) => verify::run(a),
     };
     match result {
         Ok(code) => code,

@@ -154,6 +154,16 @@ impl LocalMode {
         }
     }
 
+    /// The name [`LocalMode::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Boids => "boids",
+            Self::Orca => "orca",
+            Self::BoidsOrca => "boids+orca",
+        }
+    }
+
     fn boids(self) -> bool {
         matches!(self, Self::Boids | Self::BoidsOrca)
     }

@@ -30,6 +30,7 @@ pub fn open_crowd(n: usize, density: f32) -> (Scene, Agents, Vec<[f32; 2]>) {
         spawns: vec![],
         speed_min: 1.2,
         speed_max: 1.2,
+        speed_distribution: Default::default(),
         radius: 0.25,
         boids: Some(BoidsParams::default()),
         orca: OrcaParams::default(),

@@ -6,7 +6,10 @@
 //! reports everything that can be known.
 
 use super::LoadOptions;
-use super::format::{FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped};
+use super::format::{
+    DEFAULT_SPEED, FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped,
+    SpeedRange,
+};
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
 use super::{
     BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_GRID_EXTENT,
@@ -17,6 +20,7 @@ use crate::error::Error;
 use crate::grid::{Dir, Grid};
 use crate::params::{BoidsParams, MAX_DENSITY_WINDOW_M2, OrcaParams, Params};
 use crate::scene::{Area, Group, Scene, Spawn};
+use crate::speeds::{RimeaPopulation, SpeedDistribution};
 use crate::text::{name_too_long, quoted};
 use ndarray::Array2;
 use std::collections::{HashSet, VecDeque};
@@ -628,6 +632,68 @@ impl Checker<'_> {
         })
     }
 
+    /// The distribution of a group's `speed` (at `at`) and its range `(min, max)`; errors for
+    /// a half-given normal, a normal that cannot be drawn, an unknown RiMEA population or one
+    /// given with a range of its own.
+    fn speed_distribution(&mut self, s: &SpeedRange, at: &str) -> (SpeedDistribution, (f64, f64)) {
+        if let Some(name) = &s.rimea {
+            let Some(population) = RimeaPopulation::from_name(name) else {
+                self.push(
+                    &format!("{at}.rimea"),
+                    format!(
+                        "{}: expected a RiMEA population: {}",
+                        quoted(name),
+                        RimeaPopulation::names().join(", ")
+                    ),
+                );
+                return (SpeedDistribution::Uniform, (s.min, s.max));
+            };
+            let given = [
+                ("min", s.min != DEFAULT_SPEED),
+                ("max", s.max != DEFAULT_SPEED),
+                ("mean", s.mean.is_some()),
+                ("sd", s.sd.is_some()),
+            ];
+            for (key, given) in given {
+                self.ensure(!given, &format!("{at}.{key}"), || {
+                    format!(
+                        "given with `rimea` {}: expected `rimea` alone (the population's table sets the speeds)",
+                        quoted(name)
+                    )
+                });
+            }
+            return (SpeedDistribution::Rimea(population), population.range());
+        }
+        match (s.mean, s.sd) {
+            (None, None) => (SpeedDistribution::Uniform, (s.min, s.max)),
+            (Some(mean), Some(sd)) => {
+                let ok = self.number(sd, &format!("{at}.sd"), |v| v > 0.0, "> 0")
+                    & self.number(mean, &format!("{at}.mean"), |v| v > 0.0, "> 0");
+                if ok && s.min <= s.max {
+                    self.ensure((s.min..=s.max).contains(&mean), &format!("{at}.mean"), || {
+                        format!(
+                            "{} m/s: expected a mean inside [min, max] = [{}, {}] m/s (the draws are \
+                             truncated to that range; the defaults of both are {} m/s)",
+                            num(mean),
+                            num(s.min),
+                            num(s.max),
+                            num(DEFAULT_SPEED)
+                        )
+                    });
+                }
+                (SpeedDistribution::Normal { mean, sd }, (s.min, s.max))
+            }
+            (Some(_), None) | (None, Some(_)) => {
+                let missing = if s.mean.is_none() { "mean" } else { "sd" };
+                self.push(
+                    &format!("{at}.{missing}"),
+                    "missing: a normal distribution needs both `mean` and `sd` (m/s)".to_string(),
+                );
+                (SpeedDistribution::Uniform, (s.min, s.max))
+            }
+        }
+    }
+
     fn group(
         &mut self,
         g: &GroupSpec,
@@ -656,8 +722,11 @@ impl Checker<'_> {
                 }
             },
         };
-        let speed_ok = self.number(g.speed.min, &format!("{at}.speed.min"), |v| v > 0.0, "> 0")
-            & self.number(g.speed.max, &format!("{at}.speed.max"), |v| v > 0.0, "> 0");
+        let (speed_distribution, (speed_min, speed_max)) =
+            self.speed_distribution(&g.speed, &format!("{at}.speed"));
+        let speed_ok = g.speed.rimea.is_none()
+            && self.number(g.speed.min, &format!("{at}.speed.min"), |v| v > 0.0, "> 0")
+                & self.number(g.speed.max, &format!("{at}.speed.max"), |v| v > 0.0, "> 0");
         if speed_ok {
             self.ensure(g.speed.min <= g.speed.max, &format!("{at}.speed.max"), || {
                 format!(
@@ -843,8 +912,9 @@ impl Checker<'_> {
             color,
             goals,
             spawns,
-            speed_min: g.speed.min,
-            speed_max: g.speed.max,
+            speed_min,
+            speed_max,
+            speed_distribution,
             radius: g.radius,
             boids: g.boids.clone(),
             orca: g.orca.clone().unwrap_or_default(),

@@ -331,7 +331,10 @@ impl_shaped!(LayerShape);
 impl_shaped!(GoalSpec);
 impl_shaped!(SpawnSpec);
 
-/// Preferred walking speeds, m/s, drawn uniformly in `[min, max]`.
+/// Preferred walking speeds, m/s: uniform in `[min, max]` (`{"min": 1.2, "max": 1.5}`); normal
+/// with `mean` and `sd`, truncated to `[min, max]` (`{"mean": 1.34, "sd": 0.26, "min": 0.6,
+/// "max": 2.0}`); or a RiMEA population by name (`{"rimea": "adults"}`, see
+/// [`crate::speeds::RimeaPopulation`]), which sets the range itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SpeedRange {
@@ -339,6 +342,17 @@ pub struct SpeedRange {
     pub min: f64,
     /// Fastest preferred speed, m/s. Default 1.34.
     pub max: f64,
+    /// Mean of a normal distribution, m/s (with `sd`; the draws are truncated to
+    /// `[min, max]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    /// Standard deviation of the normal distribution, m/s (with `mean`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sd: Option<f64>,
+    /// A RiMEA population by name: `"adults"` (RiMEA test 7's mix of ages) or one age group
+    /// (`"20-29"` ... `"70-79"`); `min` and `max` are left out then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rimea: Option<String>,
 }
 
 impl Default for SpeedRange {
@@ -346,6 +360,9 @@ impl Default for SpeedRange {
         Self {
             min: DEFAULT_SPEED,
             max: DEFAULT_SPEED,
+            mean: None,
+            sd: None,
+            rimea: None,
         }
     }
 }

@@ -198,6 +198,122 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
             ));
         }
     }
+    out.extend(frozen_walker_warning(scene));
+    out.extend(narrow_opening_warnings(scene));
+    out
+}
+
+/// A lone walker's own share of the density splat in its cell, persons/m², for cells of `h`
+/// metres: at least `0.5^lambda` of it stays in its own cell (SPEC §2).
+pub fn own_body_density(lambda: f64, h: f64) -> f64 {
+    0.5f64.powf(lambda) / (h * h)
+}
+
+/// Below this fraction of `f_max` a lone walker is "slowed by its own body" (the warning of
+/// [`frozen_walker_warning`]); 0.9 leaves room for the rounding of speeds near free flow.
+const LONE_WALKER_FRACTION: f64 = 0.9;
+
+/// `params.density_at_walker` without a `density_window` (or with one no larger than a cell):
+/// each face reads at least its own
+/// cell's per-cell splat, which holds the walker's own body, so a walker alone reads a density
+/// that grows as the cells shrink and walks at the speed law's speed for it (under Weidmann's
+/// law about 0.1 m/s on cells of 0.25 m, `f_min`). The warning names the field and the speed.
+fn frozen_walker_warning(scene: &Scene) -> Option<String> {
+    let p = &scene.params;
+    let h = scene.grid.cell_size;
+    // A window of one cell reads the per-cell splat too.
+    let per_cell = crate::fields::window::DensityWindow::new(p.density_window, h).is_none_or(|w| w.half == 0);
+    if !p.density_at_walker || !per_cell {
+        return None;
+    }
+    let rho = own_body_density(p.lambda, h);
+    let v = crate::fields::speed::blend_speed(p, p.f_max, p.f_min, rho);
+    (v < LONE_WALKER_FRACTION * p.f_max).then(|| {
+        format!(
+            "params.density_at_walker: true without a params.density_window larger than a cell: a walker alone reads its own \
+             body in its cell (at least {} persons/m² on cells of {} m) and walks at about {} m/s instead of \
+             {} m/s (params.speed_law {}); set params.density_window to 1 (m²) so the density is read over a \
+             measurement area",
+            check::num((rho * 100.0).round() / 100.0),
+            check::num(h),
+            check::num((v * 100.0).round() / 100.0),
+            check::num(p.f_max),
+            match p.speed_law {
+                crate::params::SpeedLaw::Linear => "linear",
+                crate::params::SpeedLaw::Weidmann => "weidmann",
+            }
+        )
+    })
+}
+
+/// Most narrow openings named one by one in the warning of [`narrow_opening_warnings`].
+const NARROW_OPENINGS_NAMED: usize = 3;
+
+/// Openings of one cell between obstacles (a free cell whose neighbours on both sides, along
+/// a row or a column, are obstacles or the edge of the map while the cells beyond are open),
+/// and goals narrower than two cells: there the cell size, not the door's width, sets how
+/// many walkers pass, so flows through it are unreliable.
+fn narrow_opening_warnings(scene: &Scene) -> Vec<String> {
+    let grid = &scene.grid;
+    let h = grid.cell_size;
+    let mut out = Vec::new();
+    for (gi, g) in scene.groups.iter().enumerate() {
+        for (ei, e) in g.goals.iter().enumerate() {
+            if e.width < 2.0 * h {
+                out.push(format!(
+                    "groups[{gi}].goals[{ei}].width: {} m is narrower than two cells (grid.cell_size {} m): \
+                     the cell size sets the flow through it, not its width; use cells of at most {} m",
+                    check::num(e.width),
+                    check::num(h),
+                    check::num(e.width / 2.0)
+                ));
+            }
+        }
+    }
+    let blocked = |r: isize, c: isize| {
+        r < 0
+            || c < 0
+            || r >= grid.rows as isize
+            || c >= grid.cols as isize
+            || scene.obstacle[[r as usize, c as usize]]
+    };
+    let open = |r: isize, c: isize| !blocked(r, c);
+    let mut found = Vec::new();
+    for r in 0..grid.rows as isize {
+        for c in 0..grid.cols as isize {
+            if blocked(r, c) {
+                continue;
+            }
+            // Walls left and right, passage up and down (a door in a wall along y), or the
+            // other way round.
+            let across_x = blocked(r, c - 1) && blocked(r, c + 1) && open(r - 1, c) && open(r + 1, c);
+            let across_y = blocked(r - 1, c) && blocked(r + 1, c) && open(r, c - 1) && open(r, c + 1);
+            let inside = c > 0 && r > 0 && c + 1 < grid.cols as isize && r + 1 < grid.rows as isize;
+            if inside && (across_x || across_y) {
+                found.push((r as usize, c as usize));
+            }
+        }
+    }
+    if !found.is_empty() {
+        let at: Vec<String> = found
+            .iter()
+            .take(NARROW_OPENINGS_NAMED)
+            .map(|&(r, c)| {
+                let (x, y) = grid.cell_center(r, c);
+                format!("({}, {}) m", check::num(x), check::num(y))
+            })
+            .collect();
+        let more = found.len().saturating_sub(NARROW_OPENINGS_NAMED);
+        out.push(format!(
+            "layers.obstacles: {} one cell wide between obstacles at {}{}: a door narrower than two cells \
+             (grid.cell_size {} m) passes walkers at a rate the cell size sets, not the door's width; use cells \
+             of at most half the narrowest door",
+            if found.len() == 1 { "an opening" } else { "openings" },
+            at.join(", "),
+            if more > 0 { format!(" and {more} more cells") } else { String::new() },
+            check::num(h)
+        ));
+    }
     out
 }
 

@@ -465,3 +465,190 @@ mod tests {
         );
     }
 }
+
+/// One series of an [`XyPlot`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlotSeries {
+    /// A curve through the points, in order.
+    Line {
+        /// Legend text.
+        name: String,
+        /// Colour.
+        color: [u8; 3],
+        /// `(x, y)` points.
+        points: Vec<(f64, f64)>,
+    },
+    /// A staircase: flat until each point, then up (an arrival curve).
+    Steps {
+        /// Legend text.
+        name: String,
+        /// Colour.
+        color: [u8; 3],
+        /// `(x, y)` corners, x increasing.
+        points: Vec<(f64, f64)>,
+    },
+    /// Markers.
+    Points {
+        /// Legend text.
+        name: String,
+        /// Colour.
+        color: [u8; 3],
+        /// `(x, y)` points.
+        points: Vec<(f64, f64)>,
+    },
+    /// A shaded band `lo <= y <= hi` across the plot (a published range).
+    Band {
+        /// Legend text.
+        name: String,
+        /// Colour (drawn washed out).
+        color: [u8; 3],
+        /// `(lo, hi)`.
+        range: (f64, f64),
+    },
+}
+
+/// A plot of `y` against `x` from 0 to the given maxima, drawn like the arrivals plot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XyPlot {
+    /// Title.
+    pub title: String,
+    /// The x axis's name with its unit.
+    pub x_name: String,
+    /// The y axis's name with its unit.
+    pub y_name: String,
+    /// Right end of the x axis.
+    pub x_max: f64,
+    /// Top of the y axis.
+    pub y_max: f64,
+    /// The series, drawn in order (bands first, as a rule).
+    pub series: Vec<PlotSeries>,
+}
+
+/// Half-size of a plot marker, px.
+const MARKER_HALF: u32 = 4;
+/// Wash of a band's colour (0: the colour, 1: white).
+const BAND_WASH: f32 = 0.7;
+
+/// Draws an [`XyPlot`] with round ticks, grid lines, axis names and a legend.
+pub fn xy_plot(plot: &XyPlot) -> RgbaImage {
+    let l = PlotLayout::new(plot.series.len());
+    let mut img = blank_canvas(l.width, l.height, &plot.title);
+    let (x_max, y_max) = (plot.x_max.max(1e-9), plot.y_max.max(1e-9));
+    let (left, bottom) = (l.plot_x, l.plot_y + l.plot_h - 1);
+    for s in &plot.series {
+        if let PlotSeries::Band { color, range, .. } = s {
+            let (y0, y1) = (l.y_of(range.1, y_max), l.y_of(range.0, y_max));
+            fill_rect(
+                &mut img,
+                left,
+                y0,
+                l.plot_w,
+                y1.saturating_sub(y0) + 1,
+                crate::export::render::washed(*color, BAND_WASH),
+            );
+        }
+    }
+    for (t, label) in ticks(0.0, x_max, TIME_TICKS) {
+        let x = l.x_of(t, x_max);
+        fill_rect(&mut img, x, l.plot_y, 1, l.plot_h, GRID_LINE);
+        fill_rect(&mut img, x, bottom + 1, 1, TICK_LEN, INK);
+        let tx = x as f32 - text_width(&label, LABEL_SIZE) / 2.0;
+        draw_text(
+            &mut img,
+            tx,
+            (bottom + TICK_LEN + 4) as f32,
+            LABEL_SIZE,
+            &label,
+            INK,
+        );
+    }
+    for (v, label) in ticks(0.0, y_max, COUNT_TICKS) {
+        let y = l.y_of(v, y_max);
+        fill_rect(&mut img, left, y, l.plot_w, 1, GRID_LINE);
+        fill_rect(&mut img, left - TICK_LEN, y, TICK_LEN, 1, INK);
+        let tx = (left - TICK_LEN - 4) as f32 - text_width(&label, LABEL_SIZE);
+        draw_text(&mut img, tx, y as f32 - LABEL_SIZE * 0.6, LABEL_SIZE, &label, INK);
+    }
+    fill_rect(&mut img, left, l.plot_y, 1, l.plot_h, INK);
+    fill_rect(&mut img, left, bottom, l.plot_w, 1, INK);
+    let x_name_x = left as f32 + (l.plot_w as f32 - text_width(&plot.x_name, LABEL_SIZE)) / 2.0;
+    draw_text(
+        &mut img,
+        x_name_x,
+        (bottom + 30) as f32,
+        LABEL_SIZE,
+        &plot.x_name,
+        INK,
+    );
+    draw_text(
+        &mut img,
+        MARGIN as f32,
+        (l.plot_y - 22) as f32,
+        LABEL_SIZE,
+        &plot.y_name,
+        INK,
+    );
+    let px = |(x, y): (f64, f64)| (l.x_of(x, x_max), l.y_of(y, y_max));
+    for s in &plot.series {
+        match s {
+            PlotSeries::Line { color, points, .. } => {
+                for w in points.windows(2) {
+                    let (a, b) = (px(w[0]), px(w[1]));
+                    let n = a.0.abs_diff(b.0).max(a.1.abs_diff(b.1)).max(1);
+                    for k in 0..=n {
+                        let f = k as f64 / n as f64;
+                        let x = a.0 as f64 + f * (b.0 as f64 - a.0 as f64);
+                        let y = a.1 as f64 + f * (b.1 as f64 - a.1 as f64);
+                        fill_rect(
+                            &mut img,
+                            x.round() as u32,
+                            y.round() as u32,
+                            CURVE_W,
+                            CURVE_W,
+                            *color,
+                        );
+                    }
+                }
+            }
+            PlotSeries::Steps { color, points, .. } => {
+                let mut last = (0.0, 0.0);
+                for &p in points {
+                    let (x0, y0) = px(last);
+                    let (x1, y1) = px(p);
+                    segment(&mut img, (x0, y0), (x1, y0), *color);
+                    segment(&mut img, (x1, y0), (x1, y1), *color);
+                    last = p;
+                }
+            }
+            PlotSeries::Points { color, points, .. } => {
+                for &p in points {
+                    let (x, y) = px(p);
+                    let size = 2 * MARKER_HALF + 1;
+                    fill_rect(
+                        &mut img,
+                        x.saturating_sub(MARKER_HALF),
+                        y.saturating_sub(MARKER_HALF),
+                        size,
+                        size,
+                        *color,
+                    );
+                }
+            }
+            PlotSeries::Band { .. } => {}
+        }
+    }
+    let legend: Vec<LegendEntry> = plot
+        .series
+        .iter()
+        .map(|s| match s {
+            PlotSeries::Band { name, color, .. } => {
+                LegendEntry::Swatch(crate::export::render::washed(*color, BAND_WASH), name.clone())
+            }
+            PlotSeries::Line { name, color, .. }
+            | PlotSeries::Steps { name, color, .. }
+            | PlotSeries::Points { name, color, .. } => LegendEntry::Swatch(*color, name.clone()),
+        })
+        .collect();
+    draw_legend_at(&mut img, l.legend_x, l.legend_y, &legend);
+    img
+}

@@ -37,7 +37,7 @@ const JITTER_TRIES: usize = 4;
 const PREMOVEMENT_STREAM: u64 = 1;
 
 /// Places every group's agents. Agent ids are `0..n` in group order, then spawn-area order.
-/// Preferred speeds are uniform in the group's `[speed_min, speed_max]`, pre-movement times
+/// Preferred speeds follow the group's distribution ([`crate::speeds::sample_speed`]), pre-movement times
 /// uniform in the spawn area's range. The pre-movement times come from a random stream of their
 /// own (seeded from `seed`), so giving an area a pre-movement time moves no one's position or
 /// speed.
@@ -76,12 +76,16 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
                         format!("{}: {message}", spawn.count),
                     )
                 })?;
-            for (x, y) in points {
-                let speed = if group.speed_max > group.speed_min {
-                    rng.random_range(group.speed_min..=group.speed_max)
-                } else {
-                    group.speed_min
-                };
+            let n = points.len();
+            for (i, (x, y)) in points.into_iter().enumerate() {
+                let speed = crate::speeds::sample_speed(
+                    &group.speed_distribution,
+                    group.speed_min,
+                    group.speed_max,
+                    i,
+                    n,
+                    &mut rng,
+                );
                 let id = agents.len() as u32;
                 agents.push(
                     id,
@@ -279,6 +283,7 @@ mod tests {
             }],
             speed_min: 1.0,
             speed_max: 1.4,
+            speed_distribution: Default::default(),
             radius,
             boids: None,
             orca: OrcaParams::default(),

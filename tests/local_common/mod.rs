@@ -20,6 +20,7 @@ pub fn group(name: &str, orca: OrcaParams, boids: Option<BoidsParams>) -> Group 
         spawns: Vec::new(),
         speed_min: 1.0,
         speed_max: 1.0,
+        speed_distribution: Default::default(),
         radius: 0.25,
         boids,
         orca,

@@ -200,7 +200,7 @@ impl GroupsPanel {
         if let Some(k) = key {
             commands.push(Command::SetGroup {
                 index,
-                group: g,
+                group: Box::new(g),
                 coalesce: format!("group {index} {k}"),
             });
         }

@@ -1,0 +1,105 @@
+//! `crowdfield verify`: the built-in verification suite (RiMEA tests, bottleneck experiments).
+//! Runs [`crowdfield::verify::run_suite`], writes its folder and prints the table; exits with
+//! status 1 when any test fails.
+
+use super::simulate::LocalArg;
+use anyhow::Context;
+use crowdfield::params::Params;
+use crowdfield::verify::{self, DEFAULT_SEEDS, QUICK_SEEDS, VerifyOptions};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `crowdfield verify`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Smaller scenes, fewer densities and door widths and one seed: the same tests, in a
+    /// fraction of the time (for CI).
+    #[arg(long)]
+    pub quick: bool,
+    /// Seeds per test (0..N). Default: 3, or 1 with --quick.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub seeds: Option<u64>,
+    /// Output folder: verify.json, verify.md, the plots and every map the suite ran (created
+    /// if missing; only files an earlier `verify` wrote are replaced).
+    #[arg(long, default_value = "verify")]
+    pub out: PathBuf,
+    /// A `params` block for every generated map, as a JSON file or as JSON text
+    /// (`--params '{"speed_law": "weidmann"}'`), to verify another parameter set. Default: no
+    /// block, the model's defaults.
+    #[arg(long, value_name = "FILE|JSON")]
+    pub params: Option<String>,
+    /// Local layer of every run, as on `simulate`.
+    #[arg(long, value_enum, default_value_t = LocalArg::None)]
+    pub local: LocalArg,
+    /// Write into an --out folder that holds files `verify` did not write (they are kept
+    /// unless a file of the suite has the same name).
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Reads `--params`: JSON text when it starts with `{`, else a file holding JSON.
+fn read_params(arg: &str) -> anyhow::Result<Params> {
+    let (text, label) = if arg.trim_start().starts_with('{') {
+        (arg.to_string(), "--params".to_string())
+    } else {
+        let text =
+            std::fs::read_to_string(arg).with_context(|| format!("--params {arg}: cannot read the file"))?;
+        (text, format!("--params {arg}"))
+    };
+    serde_json::from_str::<Params>(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{label}: {e}: expected a map's `params` block (see docs/map-format.md), such as \
+             {{\"speed_law\": \"weidmann\", \"density_window\": 1}}"
+        )
+    })
+}
+
+/// Runs `crowdfield verify`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let options = VerifyOptions {
+        quick: args.quick,
+        seeds: args
+            .seeds
+            .unwrap_or(if args.quick { QUICK_SEEDS } else { DEFAULT_SEEDS }),
+        params: args.params.as_deref().map(read_params).transpose()?,
+        local: args.local.mode(),
+    };
+    let mut out = verify::output::open(&args.out, args.force)?;
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(0)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs  [{elapsed_precise}]")
+            .expect("static progress template"),
+    );
+    let (report, maps) = verify::run_suite(&options, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    verify::output::write(&mut out, &report, &maps)?;
+    print!("{}", verify::output::table(&report));
+    let failed = report
+        .tests
+        .iter()
+        .filter(|t| t.status == verify::Status::Fail)
+        .count();
+    println!(
+        "{}: {} of {} tests failed; report in {}",
+        if report.passed { "passed" } else { "FAILED" },
+        failed,
+        report.tests.len(),
+        crowdfield::text::show_path(&args.out.join(verify::output::MARKDOWN_FILE))
+    );
+    Ok(if report.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,129 @@
+//! `validate`'s warnings about parameter combinations that freeze walkers or make figures
+//! unreliable: each names the file and the field, and the lone-walker case is checked by
+//! running the walker.
+
+use crowdfield::prelude::*;
+use serde_json::{Value, json};
+use std::process::Command;
+
+/// A corridor 20 m x 2 m at `cell` metres with one walker walking east and the given params.
+fn corridor(cell: f64, params: Value) -> Value {
+    json!({
+        "version": 1,
+        "name": "lone",
+        "grid": {"cols": (20.0 / cell) as usize, "rows": (2.0 / cell) as usize, "cell_size": cell},
+        "groups": [{
+            "name": "walker",
+            "goals": [{"rect": {"min": [19.5, 0], "max": [20, 2]}}],
+            "spawns": [{"rect": {"min": [0, 0.5], "max": [1, 1.5]}, "count": 1}]
+        }],
+        "params": params
+    })
+}
+
+/// `validate`'s stdout for the map `v`, written as `name`.
+fn validate(v: &Value, name: &str) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .arg("validate")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (dir, path, String::from_utf8(out.stdout).unwrap())
+}
+
+/// The warning lines of `stdout` that contain every one of `parts`.
+fn warnings_with<'a>(stdout: &'a str, parts: &[&str]) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(": warning: ") && parts.iter().all(|p| l.contains(p)))
+        .collect()
+}
+
+#[test]
+fn a_lone_walker_reading_its_own_body_is_warned_about_and_crawls() {
+    let params = json!({"speed_law": "weidmann", "density_at_walker": true});
+    let (_dir, path, stdout) = validate(&corridor(0.25, params), "frozen.json");
+    let found = warnings_with(
+        &stdout,
+        &["frozen.json", "params.density_at_walker", "density_window"],
+    );
+    assert_eq!(found.len(), 1, "{stdout}");
+    // The warning's speed is what the walker does: run it for 10 s.
+    let scene = crowdfield::map::load(&path).unwrap();
+    let mut sim = Simulation::builder(scene).max_time(10.0).build().unwrap();
+    while !sim.finished() {
+        sim.step();
+    }
+    let x = sim.positions().0[0] as f64;
+    let speed = (x - 0.5).max(0.0) / 10.0;
+    assert!(speed < 0.5, "a walker reading its own body walked at {speed} m/s");
+    let words = found[0];
+    let claimed: f64 = words
+        .split("walks at about ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .expect("the warning gives the speed");
+    assert!(
+        (claimed - speed).abs() < 0.3,
+        "warning says {claimed} m/s, the walker walked {speed} m/s"
+    );
+}
+
+#[test]
+fn a_density_window_or_no_density_at_walker_is_not_warned_about() {
+    for params in [
+        json!({"speed_law": "weidmann", "density_at_walker": true, "density_window": 1}),
+        json!({"speed_law": "weidmann"}),
+        json!({}),
+    ] {
+        let (_dir, _path, stdout) = validate(&corridor(0.25, params.clone()), "fine.json");
+        assert!(!stdout.contains("warning"), "{params}: {stdout}");
+    }
+}
+
+#[test]
+fn a_door_one_cell_wide_is_warned_about() {
+    let mut v = corridor(0.5, json!({}));
+    v["grid"] = json!({"cols": 40, "rows": 8, "cell_size": 0.5});
+    v["layers"] = json!({"obstacles": {"shapes": [
+        {"rect": {"min": [10, 0], "max": [10.5, 4]}},
+        {"rect": {"min": [10, 2], "max": [10.5, 2.5]}, "value": 0}
+    ]}});
+    v["groups"][0]["goals"] = json!([{"rect": {"min": [19.5, 0], "max": [20, 4]}}]);
+    let (_dir, _path, stdout) = validate(&v, "door.json");
+    assert_eq!(
+        warnings_with(
+            &stdout,
+            &[
+                "door.json",
+                "layers.obstacles",
+                "(10.25, 2.25) m",
+                "cell_size 0.5"
+            ]
+        )
+        .len(),
+        1,
+        "{stdout}"
+    );
+    // The same door two cells wide is fine.
+    v["layers"]["obstacles"]["shapes"][1]["rect"] = json!({"min": [10, 2], "max": [10.5, 3]});
+    let (_dir, _path, stdout) = validate(&v, "door.json");
+    assert!(!stdout.contains("warning"), "{stdout}");
+}
+
+#[test]
+fn a_goal_narrower_than_two_cells_is_warned_about() {
+    let mut v = corridor(0.5, json!({}));
+    v["groups"][0]["goals"][0]["width"] = json!(0.6);
+    let (_dir, _path, stdout) = validate(&v, "goal.json");
+    assert_eq!(
+        warnings_with(&stdout, &["goal.json", "groups[0].goals[0].width", "0.6 m"]).len(),
+        1,
+        "{stdout}"
+    );
+}
