@@ -43,6 +43,7 @@ fn walkers(goal: Area, spawn: Area, count: usize, speed: f64) -> Group {
         }],
         speed_min: speed,
         speed_max: speed,
+        speed_distribution: Default::default(),
         radius: 0.25,
         boids: None,
         orca: OrcaParams::default(),
@@ -319,4 +320,71 @@ fn a_local_layer_on_a_map_with_exits_is_named_as_not_for_evacuation_figures() {
     let mut sim = Simulation::builder(flock).local(LocalMode::Orca).build().unwrap();
     sim.step();
     assert!(sim.report().warnings.is_empty());
+}
+
+#[test]
+fn a_goal_strip_along_the_edge_narrower_than_a_body_is_reached() {
+    // One cell of 0.25 m at the east edge: no centre of a 0.25 m body fits in it unless the
+    // body may reach past the edge there.
+    let mut scene = pedestrian_scene("edge goal", 20.0, 2.0, 0.25);
+    let grid = scene.grid;
+    let goal = area("edge", cells(&grid, 19.75, 0.0, 20.0, 2.0), 2.0);
+    let spawn = area("start", cells(&grid, 0.75, 0.75, 1.25, 1.25), 0.0);
+    scene.groups.push(walkers(goal, spawn, 1, 1.34));
+    let report = run(scene, 60.0, 0);
+    assert!(report.complete, "the walker never reached the edge's goal");
+    let t = report.total.evacuation_time.unwrap();
+    assert!(t < 19.5 / 1.34 + 1.0, "{t} s");
+}
+
+#[test]
+fn walkers_faster_than_f_max_keep_their_own_free_speed() {
+    let mut scene = pedestrian_scene("fast corridor", 42.0, 2.0, 0.25);
+    assert!(scene.params.f_max < 1.6);
+    let grid = scene.grid;
+    let goal = area("end", cells(&grid, 41.0, 0.0, 42.0, 2.0), 2.0);
+    let spawn = area("start", cells(&grid, 0.75, 0.75, 1.25, 1.25), 0.0);
+    scene.groups.push(walkers(goal, spawn, 1, 1.6));
+    let mut sim = Simulation::builder(scene)
+        .config(SimConfig {
+            max_time: 60.0,
+            ..SimConfig::default()
+        })
+        .build()
+        .unwrap();
+    let x0 = sim.agents().x[0] as f64;
+    sim.run(|_| Ok(())).unwrap();
+    let t = sim.report().total.evacuation_time.expect("the walker arrives");
+    let free = (41.0 - x0) / 1.6;
+    assert!((t - free).abs() <= 0.3, "{t} s against {free} s at 1.6 m/s");
+}
+
+#[test]
+fn two_groups_walking_at_each_other_pass_and_both_get_out() {
+    // RiMEA test 10's room: each group's exit is on the far side, so they cross head-on. A
+    // walker coming the other way is not one to wait for (they would wait for each other).
+    for seed in [0, 1] {
+        let mut scene = pedestrian_scene("counterflow", 20.0, 10.0, 0.25);
+        let grid = scene.grid;
+        let east = area("east", cells(&grid, 19.5, 4.5, 20.0, 5.5), 1.0);
+        let west = area("west", cells(&grid, 0.0, 4.5, 0.5, 5.5), 1.0);
+        let mut to_east = walkers(
+            east,
+            area("west half", cells(&grid, 2.0, 1.0, 8.0, 9.0), 0.0),
+            20,
+            1.34,
+        );
+        to_east.name = "eastbound".into();
+        let mut to_west = walkers(
+            west,
+            area("east half", cells(&grid, 12.0, 1.0, 18.0, 9.0), 0.0),
+            20,
+            1.34,
+        );
+        to_west.name = "westbound".into();
+        scene.groups.push(to_east);
+        scene.groups.push(to_west);
+        let report = run(scene, 300.0, seed);
+        assert!(report.complete, "seed {seed}: {:?} left", report.total.remaining);
+    }
 }

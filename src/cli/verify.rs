@@ -2,7 +2,7 @@
 //! Runs [`crowdfield::verify::run_suite`], writes its folder and prints the table; exits with
 //! status 1 when any test fails.
 
-use super::simulate::LocalArg;
+use super::simulate::{LocalArg, ModelArg};
 use anyhow::Context;
 use crowdfield::params::Params;
 use crowdfield::verify::{self, DEFAULT_SEEDS, QUICK_SEEDS, VerifyOptions};
@@ -29,6 +29,10 @@ pub struct Args {
     /// block, the model's defaults.
     #[arg(long, value_name = "FILE|JSON")]
     pub params: Option<String>,
+    /// The model of every run, as on `simulate` (default: the model of a map without one:
+    /// `pedestrian`, or `continuum_crowds` with --params).
+    #[arg(long, value_enum)]
+    pub model: Option<ModelArg>,
     /// Local layer of every run, as on `simulate`.
     #[arg(long, value_enum, default_value_t = LocalArg::None)]
     pub local: LocalArg,
@@ -66,6 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .seeds
             .unwrap_or(if args.quick { QUICK_SEEDS } else { DEFAULT_SEEDS }),
         params: args.params.as_deref().map(read_params).transpose()?,
+        model: args.model.map(Into::into),
         local: args.local.mode(),
     };
     let mut out = verify::output::open(&args.out, args.force)?;

@@ -1049,7 +1049,8 @@ pub fn slide(scene: &Scene, x0: f32, y0: f32, x1: f32, y1: f32) -> (f32, f32) {
 /// [`slide`] for a body of radius `r`: the centre moves as [`slide`] moves it, then each of
 /// the body's four points `r` from its centre along the axes that has entered an obstacle cell
 /// it was not in before the move pushes the centre back along its axis until the point is on
-/// the cell's edge (when the centre stays passable). A body so keeps its radius from walls and
+/// the cell's edge (when the centre stays passable); the grid's edge stops a rim too, except beside a
+/// goal cell ([`rim_free`]). A body so keeps its radius from walls and
 /// slides along them and into a door's opening (a 0.75 m door lets centres through a 0.25 m
 /// band for bodies of 0.5 m), while a body already nearer a wall than `r` (spawned there) may
 /// still move along it or away from it.
@@ -1062,7 +1063,7 @@ pub fn slide_body(scene: &Scene, r: f32, x0: f32, y0: f32, x1: f32, y1: f32) -> 
     // Leaves a rim point this far (m) outside the obstacle cell it is pushed out of.
     const CLEAR: f32 = 1e-4;
     for sign in [1.0f32, -1.0] {
-        if !passable(scene, x + sign * r, y) && passable(scene, x0 + sign * r, y0) {
+        if !rim_free(scene, x + sign * r, y) && rim_free(scene, x0 + sign * r, y0) {
             let edge = if sign > 0.0 {
                 ((x + r) / h).floor() * h
             } else {
@@ -1075,7 +1076,7 @@ pub fn slide_body(scene: &Scene, r: f32, x0: f32, y0: f32, x1: f32, y1: f32) -> 
         }
     }
     for sign in [1.0f32, -1.0] {
-        if !passable(scene, x, y + sign * r) && passable(scene, x0, y0 + sign * r) {
+        if !rim_free(scene, x, y + sign * r) && rim_free(scene, x0, y0 + sign * r) {
             let edge = if sign > 0.0 {
                 ((y + r) / h).floor() * h
             } else {
@@ -1088,4 +1089,27 @@ pub fn slide_body(scene: &Scene, r: f32, x0: f32, y0: f32, x1: f32, y1: f32) -> 
         }
     }
     (x, y)
+}
+
+/// Whether a body's rim may stand at `(x, y)` ([`slide_body`]): a passable point, or a point
+/// past the grid's edge beside a goal cell (the goal leads out of the map there, so a goal
+/// strip along the edge narrower than a body's radius still takes its centre).
+fn rim_free(scene: &Scene, x: f32, y: f32) -> bool {
+    if passable(scene, x, y) {
+        return true;
+    }
+    let g = &scene.grid;
+    let (xf, yf) = (x as f64, y as f64);
+    if g.cell_of(xf, yf).is_some() {
+        return false;
+    }
+    // The grid cell nearest the point outside it.
+    let h = g.cell_size;
+    let c = ((xf / h).floor().max(0.0) as usize).min(g.cols.saturating_sub(1));
+    let r = ((yf / h).floor().max(0.0) as usize).min(g.rows.saturating_sub(1));
+    !scene.obstacle[(r, c)]
+        && scene
+            .groups
+            .iter()
+            .any(|group| group.goals.iter().any(|area| area.mask[(r, c)]))
 }

@@ -214,7 +214,15 @@ pub fn apply(
             let (xi, yi, ri) = (agents.x[i], agents.y[i], agents.radius[i]);
             let cell = g.cell_of(xi as f64, yi as f64).map(|(r, c)| r * g.cols + c);
             let terrain = cell.map_or(p.f_max as f32, |c| terrain_along(faces, p, c, dx, dy));
-            let free = agents.max_speed[i].min(terrain);
+            // The walker's own free speed, slowed by the slope in the proportion the terrain
+            // slows the model's fastest walker (`f_max` on the flat): a population's fast
+            // walkers keep their speed above `f_max`.
+            let slope_factor = if p.f_max > 0.0 {
+                (terrain / p.f_max as f32).clamp(0.0, 1.0)
+            } else {
+                1.0
+            };
+            let free = agents.max_speed[i] * slope_factor;
             let group = agents.group[i] as usize;
             let phi_i = phi_at(group, xi, yi);
             let mut rho = 0.0f32;
@@ -236,6 +244,12 @@ pub fn apply(
                 let reach = ri + agents.radius[j];
                 let across = (ex * dy - ey * dx).abs();
                 if across >= reach {
+                    return;
+                }
+                // A walker coming the other way is no one to follow: waiting for it while it
+                // waits for this one would lock the two for good. The separation step keeps
+                // their bodies apart as they pass.
+                if vx[j] * dx + vy[j] * dy < 0.0 {
                     return;
                 }
                 let phi_j = phi_at(group, agents.x[j], agents.y[j]);

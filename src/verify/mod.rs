@@ -16,7 +16,7 @@ mod suite;
 use crate::error::Result;
 use crate::local::LocalMode;
 use crate::map::MapFile;
-use crate::params::Params;
+use crate::params::{Model, Params};
 use crate::sim::Simulation;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +29,8 @@ pub struct VerifyOptions {
     pub seeds: u64,
     /// The `params` block every generated map carries (`None`: the model's defaults).
     pub params: Option<Params>,
+    /// The `model` every generated map names (`None`: the model of a map without one).
+    pub model: Option<Model>,
     /// The local layer of every run.
     pub local: LocalMode,
 }
@@ -39,6 +41,7 @@ impl Default for VerifyOptions {
             quick: false,
             seeds: DEFAULT_SEEDS,
             params: None,
+            model: None,
             local: LocalMode::None,
         }
     }
@@ -130,6 +133,8 @@ pub struct VerifyReport {
     pub seeds: u64,
     /// The maps' `params` block, when one was given.
     pub params: Option<Params>,
+    /// The model that ran (`pedestrian`, `continuum_crowds`).
+    pub model: String,
     /// The local layer (`none`, `orca`, ...).
     pub local: String,
     /// Every test, in order.

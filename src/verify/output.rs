@@ -104,13 +104,14 @@ pub fn markdown(report: &VerifyReport) -> String {
     };
     let _ = writeln!(
         s,
-        "Suite: {}, {} per test; `params`: {params}; local layer: {}.\n\n{passed} passed, {failed} failed, {} not applicable.\n",
+        "Suite: {}, {} per test; model: `{}`; `params`: {params}; local layer: {}.\n\n{passed} passed, {failed} failed, {} not applicable.\n",
         if report.quick { "quick" } else { "full" },
         if report.seeds == 1 {
             "1 seed".to_string()
         } else {
             format!("{} seeds", report.seeds)
         },
+        report.model,
         report.local,
         report.tests.len() - passed - failed
     );

@@ -8,7 +8,7 @@ use crate::map::{
     GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Premovement, Rect, SpawnSpec,
     SpeedRange,
 };
-use crate::params::Params;
+use crate::params::{Model, Params};
 
 /// An axis-aligned rectangle from `(x0, y0)` to `(x1, y1)`, metres.
 pub fn rect(x0: f64, y0: f64, x1: f64, y1: f64) -> Rect {
@@ -40,6 +40,7 @@ impl SceneBuilder {
                 layers: Layers::default(),
                 groups: Vec::new(),
                 params: None,
+                model: None,
             },
         }
     }
@@ -82,6 +83,13 @@ impl SceneBuilder {
     /// Sets the map's `params` block (none: the model's defaults).
     pub fn params(mut self, params: Option<Params>) -> Self {
         self.map.params = params;
+        self
+    }
+
+    /// Sets the map's `model` (none: the model a map without it runs, see
+    /// [`Params::for_map`]).
+    pub fn model(mut self, model: Option<Model>) -> Self {
+        self.map.model = model;
         self
     }
 

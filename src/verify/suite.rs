@@ -8,6 +8,7 @@ use super::scenarios::{SceneBuilder, goal, group, rect, spawn, spawn_waiting};
 use super::{ArrivalCurve, GeneratedMap, Point, Status, TestResult, VerifyOptions, VerifyReport, simulate};
 use crate::error::Result;
 use crate::map::{MapFile, SpeedRange};
+use crate::params::{Model, Params};
 use crate::speeds::{RIMEA_AGE_GROUPS, RimeaPopulation};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -184,6 +185,10 @@ pub(super) fn run(
         quick: options.quick,
         seeds: ctx.seeds.len() as u64,
         params: options.params.clone(),
+        model: Params::for_map(options.model, options.params.as_ref())
+            .model
+            .name()
+            .to_string(),
         local: options.local.name().to_string(),
         tests,
         passed,
@@ -244,6 +249,7 @@ fn rimea1(ctx: &Ctx) -> Result<TestResult> {
     let map = SceneBuilder::new("rimea-1-corridor", 40.0, 2.0, CELL)
         .group(g)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build();
     let file = ctx.keep(&map);
     let times = ctx.each(&[map], |map, seed| {
@@ -342,6 +348,7 @@ fn crowded_corridor(ctx: &Ctx, name: &str, width: f64, count: usize) -> MapFile 
     SceneBuilder::new(name, 50.0, width, CELL)
         .group(g)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build()
 }
 
@@ -403,6 +410,7 @@ fn rimea5(ctx: &Ctx) -> Result<TestResult> {
     let map = SceneBuilder::new("rimea-5-premovement", 8.0, 5.0, CELL)
         .group(g)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
@@ -481,6 +489,7 @@ fn corner(ctx: &Ctx, number: u32, width: f64, persons: usize) -> Result<TestResu
         .wall(rect(0.0, width, leg, up + width))
         .group(g)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
@@ -534,11 +543,14 @@ fn rimea7(ctx: &Ctx) -> Result<TestResult> {
         rimea: Some(RimeaPopulation::Adults.name().to_string()),
         ..Default::default()
     };
-    g.goals.push(goal("end", rect(49.5, 0.0, 50.0, 20.0), 20.0));
-    g.spawns.push(spawn("start", rect(0.0, 0.0, 20.0, 20.0), 50));
-    let map = SceneBuilder::new("rimea-7-age-groups", 50.0, 20.0, 0.5)
+    // Everyone starts on one line across a wide hall, so a walker never catches up with a
+    // slower one ahead of it: each crosses the lines at its own free speed.
+    g.goals.push(goal("end", rect(49.5, 0.0, 50.0, 60.0), 60.0));
+    g.spawns.push(spawn("start", rect(0.5, 0.0, 1.5, 60.0), 50));
+    let map = SceneBuilder::new("rimea-7-age-groups", 50.0, 60.0, 0.5)
         .group(g)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
@@ -593,8 +605,11 @@ fn rimea7(ctx: &Ctx) -> Result<TestResult> {
         .iter()
         .all(|(worst, counts)| *worst <= FREE_SPEED_TOLERANCE && counts.as_slice() == expected.as_slice());
     let counts = runs.first().map(|r| format!("{:?}", r.1)).unwrap_or_default();
-    let f_max = ctx.options.params.clone().unwrap_or_default().f_max;
-    let capped = if RimeaPopulation::Adults.range().1 > f_max {
+    let params = Params::for_map(ctx.options.model, ctx.options.params.as_ref());
+    let f_max = params.f_max;
+    // The published model walks at the speed field's speed, at most `f_max`; the pedestrian
+    // model at each walker's own.
+    let capped = if params.model == Model::ContinuumCrowds && RimeaPopulation::Adults.range().1 > f_max {
         format!(" (params.f_max {f_max} m/s caps the walkers' speed on the potential)")
     } else {
         String::new()
@@ -602,7 +617,7 @@ fn rimea7(ctx: &Ctx) -> Result<TestResult> {
     Ok(result(
         "rimea-7",
         "RiMEA 7: walking speeds by age group",
-        "50 adults of `\"speed\": {\"rimea\": \"adults\"}` walk freely; each one's speed is measured between \
+        "50 adults of `\"speed\": {\"rimea\": \"adults\"}` start on one line across a 60 m hall and walk freely; each one's speed is measured between \
          22 m and 47 m.",
         &format!(
             "age groups 20-29 … 70-79 hold 10, 10, 10, 10, 5, 5 walkers; every measured speed inside its \
@@ -643,6 +658,7 @@ fn rimea9(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, TestResult, Vec<Arriv
         SceneBuilder::new(&format!("rimea-9-{n}-exits"), w, h, CELL)
             .group(g)
             .params(ctx.options.params.clone())
+            .model(ctx.options.model)
             .build()
     };
     let maps = [exits(4), exits(2)];
@@ -737,6 +753,7 @@ fn rimea10(ctx: &Ctx) -> Result<TestResult> {
         .group(east)
         .group(west)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
@@ -772,6 +789,7 @@ fn rimea11(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
     let map = SceneBuilder::new("rimea-11-exit-choice", 20.0, 10.0, CELL)
         .group(g)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
@@ -841,6 +859,7 @@ fn rimea12(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
         .wall(rect(10.5, 6.0, 20.0, 10.0))
         .group(g)
         .params(ctx.options.params.clone())
+        .model(ctx.options.model)
         .build();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
@@ -959,6 +978,7 @@ fn bottleneck_series(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>
                 .opening(rect(8.0, y0, 8.4, y1))
                 .group(g)
                 .params(ctx.options.params.clone())
+                .model(ctx.options.model)
                 .build()
         })
         .collect();
