@@ -69,6 +69,16 @@ fn the_quick_suite_writes_its_report_plots_and_maps() {
             "the table names {t}"
         );
     }
+    // The default (pedestrian) model passes every applicable test but single file, where its
+    // headway (set for a crowd's zipper at a door) keeps walkers closer than people do.
+    for t in tests {
+        let want = match t["id"].as_str().unwrap() {
+            "rimea-2" | "rimea-3" | "rimea-13" => "not_applicable",
+            "rimea-16" => "fail",
+            _ => "pass",
+        };
+        assert_eq!(t["status"], want, "{}: {}", t["id"], t["measured"]);
+    }
     // The stairs tests are not applicable: the terrain has no stairs.
     for id in ["rimea-2", "rimea-3", "rimea-13"] {
         assert_eq!(
