@@ -102,25 +102,32 @@ fn door_flow(door: f64, h: f64, seed: u64) -> (f64, f64) {
     (exit.specific_flow.unwrap(), exit.flow.unwrap())
 }
 
+/// One walker at `speed` m/s down a 42 m x 2 m corridor of `h` m cells to a goal in its last
+/// metre: its evacuation time and where it started (x, m).
+fn corridor_walk(h: f64, speed: f64) -> (f64, f64) {
+    let mut scene = pedestrian_scene("corridor", 42.0, 2.0, h);
+    let grid = scene.grid;
+    let goal = area("end", cells(&grid, 41.0, 0.0, 42.0, 2.0), 2.0);
+    let spawn = area("start", cells(&grid, 0.75, 0.75, 1.25, 1.25), 0.0);
+    scene.groups.push(walkers(goal, spawn, 1, speed));
+    let mut sim = Simulation::builder(scene)
+        .config(SimConfig {
+            max_time: 60.0,
+            ..SimConfig::default()
+        })
+        .build()
+        .unwrap();
+    let x0 = sim.agents().x[0] as f64;
+    sim.run(|_| Ok(())).unwrap();
+    let t = sim.report().total.evacuation_time.expect("the walker arrives");
+    (t, x0)
+}
+
 #[test]
 fn a_lone_walker_walks_at_its_free_speed_on_every_cell_size() {
     // RiMEA test 1: 40 m of corridor at 1.33 m/s in 26 to 34 s.
     for h in [0.125, 0.25, 0.5] {
-        let mut scene = pedestrian_scene("corridor", 42.0, 2.0, h);
-        let grid = scene.grid;
-        let goal = area("end", cells(&grid, 41.0, 0.0, 42.0, 2.0), 2.0);
-        let spawn = area("start", cells(&grid, 0.75, 0.75, 1.25, 1.25), 0.0);
-        scene.groups.push(walkers(goal, spawn, 1, 1.33));
-        let mut sim = Simulation::builder(scene)
-            .config(SimConfig {
-                max_time: 60.0,
-                ..SimConfig::default()
-            })
-            .build()
-            .unwrap();
-        let x0 = sim.agents().x[0] as f64;
-        sim.run(|_| Ok(())).unwrap();
-        let t = sim.report().total.evacuation_time.expect("the walker arrives");
+        let (t, x0) = corridor_walk(h, 1.33);
         let free = (41.0 - x0) / 1.33;
         assert!((26.0..=34.0).contains(&t), "cells {h} m: {t} s");
         assert!(
@@ -339,22 +346,8 @@ fn a_goal_strip_along_the_edge_narrower_than_a_body_is_reached() {
 
 #[test]
 fn walkers_faster_than_f_max_keep_their_own_free_speed() {
-    let mut scene = pedestrian_scene("fast corridor", 42.0, 2.0, 0.25);
-    assert!(scene.params.f_max < 1.6);
-    let grid = scene.grid;
-    let goal = area("end", cells(&grid, 41.0, 0.0, 42.0, 2.0), 2.0);
-    let spawn = area("start", cells(&grid, 0.75, 0.75, 1.25, 1.25), 0.0);
-    scene.groups.push(walkers(goal, spawn, 1, 1.6));
-    let mut sim = Simulation::builder(scene)
-        .config(SimConfig {
-            max_time: 60.0,
-            ..SimConfig::default()
-        })
-        .build()
-        .unwrap();
-    let x0 = sim.agents().x[0] as f64;
-    sim.run(|_| Ok(())).unwrap();
-    let t = sim.report().total.evacuation_time.expect("the walker arrives");
+    assert!(Params::for_map(None, None).f_max < 1.6);
+    let (t, x0) = corridor_walk(0.25, 1.6);
     let free = (41.0 - x0) / 1.6;
     assert!((t - free).abs() <= 0.3, "{t} s against {free} s at 1.6 m/s");
 }

@@ -210,20 +210,6 @@ fn local_mode(name: &str) -> PyResult<LocalMode> {
     })
 }
 
-/// The layer `crowdfield simulate` runs for a `--local` choice: a boids mode with nobody to
-/// steer (no group with a `boids` block or without goals) runs without boids.
-fn effective_local(scene: &Scene, mode: LocalMode) -> LocalMode {
-    let steers = scene
-        .groups
-        .iter()
-        .any(|g| g.boids.is_some() || g.goals.is_empty());
-    match mode {
-        LocalMode::Boids if !steers => LocalMode::None,
-        LocalMode::BoidsOrca if !steers => LocalMode::Orca,
-        other => other,
-    }
-}
-
 /// Where a stage runs, from its name.
 fn backend_of(name: &str) -> PyResult<Backend> {
     Ok(match name {
@@ -332,7 +318,7 @@ impl Map {
         local_backend: &str,
         trajectory_every: usize,
     ) -> PyResult<SimulationHandle> {
-        let local = effective_local(&self.scene, local_mode(local)?);
+        let local = local_mode(local)?.effective_for(&self.scene);
         let local_backend = match local_backend {
             "cpu-single" => LocalBackend::CpuSingle,
             "cpu-multi" => LocalBackend::CpuMulti,

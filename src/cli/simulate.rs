@@ -243,26 +243,9 @@ fn boids_groups_note(scene: &Scene, mode: LocalMode) -> String {
     note
 }
 
-/// The local layer a run uses for `--local mode`: a boids mode on a map where no group has a
-/// `boids` block and no group is goal-less (those flock with default parameters) steers no
-/// agent, so it runs as what is left of it (`boids` as none, `boids+orca` as orca), which
-/// gives exactly the walk of that mode; the layer's own move pass would otherwise still
-/// change how walkers meet the walls.
-fn effective_local(scene: &Scene, mode: LocalMode) -> LocalMode {
-    let steers = scene
-        .groups
-        .iter()
-        .any(|g| g.boids.is_some() || g.goals.is_empty());
-    match mode {
-        LocalMode::Boids if !steers => LocalMode::None,
-        LocalMode::BoidsOrca if !steers => LocalMode::Orca,
-        other => other,
-    }
-}
-
-/// The warning for a boids mode of `--local` that [`effective_local`] runs as another mode.
+/// The warning for a boids mode of `--local` that [`LocalMode::effective_for`] runs as another mode.
 fn no_boids_warning(scene: &Scene, map: &Path, asked: LocalMode) -> Option<String> {
-    let runs = effective_local(scene, asked);
+    let runs = asked.effective_for(scene);
     (runs != asked).then(|| {
         format!(
             "local layer: {}, but no group of {} has a `boids` block: boids would steer no one, \
@@ -353,7 +336,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let scene_name = scene.name.clone();
     let asked = args.local.mode();
-    let local = effective_local(&scene, asked);
+    let local = asked.effective_for(&scene);
     let mut sim = Simulation::builder(scene)
         .config(config)
         .backend(Backend::from(args.backend))

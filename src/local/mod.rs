@@ -139,6 +139,23 @@ pub enum LocalMode {
 }
 
 impl LocalMode {
+    /// The mode a run on `scene` uses when this one is asked for: a boids mode on a map where
+    /// no group has a `boids` block and no group is goal-less (those flock with default
+    /// parameters) steers no agent, so it runs as what is left of it (`boids` as none,
+    /// `boids+orca` as orca), which gives exactly the walk of that mode; the layer's own move
+    /// pass would otherwise still change how walkers meet the walls.
+    pub fn effective_for(self, scene: &crate::scene::Scene) -> Self {
+        let steers = scene
+            .groups
+            .iter()
+            .any(|g| g.boids.is_some() || g.goals.is_empty());
+        match self {
+            Self::Boids if !steers => Self::None,
+            Self::BoidsOrca if !steers => Self::Orca,
+            other => other,
+        }
+    }
+
     /// Parses the names `none|boids|orca|boids+orca` (as the command's `--local` spells them).
     pub fn parse(s: &str) -> Result<Self> {
         match s {

@@ -365,25 +365,7 @@ fn rimea4(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
         .collect();
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
     let measured = ctx.each(&maps, |map, seed| corridor_measure(ctx, map, seed, 6.0 * WIDTH))?;
-    let mut points = Vec::new();
-    let mut ok = true;
-    for per_seed in &measured {
-        for (&(rho, v), &seed) in per_seed.iter().zip(&ctx.seeds) {
-            points.push(Point { x: rho, y: v, seed });
-            ok &= speed_matches(v, weidmann_speed(rho));
-        }
-    }
-    let words: Vec<String> = points
-        .iter()
-        .map(|p| {
-            format!(
-                "{:.2}/m²: {:.2} m/s (Weidmann {:.2})",
-                p.x,
-                p.y,
-                weidmann_speed(p.x)
-            )
-        })
-        .collect();
+    let (points, ok, words) = judge_speeds(&measured, &ctx.seeds, "m²", "Weidmann", weidmann_speed);
     Ok((
         result(
             "rimea-4",
@@ -533,6 +515,38 @@ fn corner(ctx: &Ctx, number: u32, width: f64, persons: usize) -> Result<TestResu
         ok,
         vec![file],
     ))
+}
+
+/// The measured `(density, speed)` of every run (per map, per seed) as plot points, whether
+/// every speed matches `reference` at its density ([`speed_matches`]), and each point in words
+/// (`"0.49/m²: 1.33 m/s (Weidmann 1.30)"`, densities per `unit`).
+fn judge_speeds(
+    measured: &[Vec<(f64, f64)>],
+    seeds: &[u64],
+    unit: &str,
+    reference_name: &str,
+    reference: fn(f64) -> f64,
+) -> (Vec<Point>, bool, Vec<String>) {
+    let mut points = Vec::new();
+    let mut ok = true;
+    for per_seed in measured {
+        for (&(rho, v), &seed) in per_seed.iter().zip(seeds) {
+            points.push(Point { x: rho, y: v, seed });
+            ok &= speed_matches(v, reference(rho));
+        }
+    }
+    let words = points
+        .iter()
+        .map(|p| {
+            format!(
+                "{:.2}/{unit}: {:.2} m/s ({reference_name} {:.2})",
+                p.x,
+                p.y,
+                reference(p.x)
+            )
+        })
+        .collect();
+    (points, ok, words)
 }
 
 /// RiMEA 7: 50 adults of RiMEA's walking speeds by age; their free speeds measured.
@@ -929,25 +943,7 @@ fn rimea16(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
         .collect();
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
     let measured = ctx.each(&maps, |map, seed| corridor_measure(ctx, map, seed, 6.0))?;
-    let mut points = Vec::new();
-    let mut ok = true;
-    for per_seed in &measured {
-        for (&(rho, v), &seed) in per_seed.iter().zip(&ctx.seeds) {
-            points.push(Point { x: rho, y: v, seed });
-            ok &= speed_matches(v, single_file_speed(rho));
-        }
-    }
-    let words: Vec<String> = points
-        .iter()
-        .map(|p| {
-            format!(
-                "{:.2}/m: {:.2} m/s (reference {:.2})",
-                p.x,
-                p.y,
-                single_file_speed(p.x)
-            )
-        })
-        .collect();
+    let (points, ok, words) = judge_speeds(&measured, &ctx.seeds, "m", "reference", single_file_speed);
     Ok((
         result(
             "rimea-16",
