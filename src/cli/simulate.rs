@@ -356,7 +356,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.quiet {
         eprintln!(
-            "potentials: {solver_note}; local layer: {}{local_note}{}",
+            "model: {}; potentials: {solver_note}; local layer: {}{local_note}{}",
+            sim.scene().params.model.name(),
             local_name(local),
             boids_groups_note(sim.scene(), local)
         );
