@@ -520,3 +520,51 @@ fn batch_solve_json_has_the_same_group_keys_as_solve_summary() {
         assert!(root.join(group["dir"].as_str().unwrap()).is_dir());
     }
 }
+
+/// `batch --simulate --model` runs every map on the model named, as `simulate --model` does:
+/// the same report, and a batch without the option runs each map's own model (here the
+/// bundled hall's `params` pick the published model). Changing the model redoes the map.
+#[test]
+fn batch_model_runs_every_map_on_the_model_named_as_simulate_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
+    let report = |path: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let run = |args: &[&str]| {
+        let o = batch().args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let out = dir.path().join("out");
+    let sim = dir.path().join("sim");
+    let (out_s, sim_s, map_s) = (
+        out.to_str().unwrap(),
+        sim.to_str().unwrap(),
+        map.to_str().unwrap(),
+    );
+    let common = ["--quiet", "--max-time", "8", "--model", "continuum_crowds"];
+    run(&[&["batch", "--simulate", "--out", out_s, map_s][..], &common].concat());
+    run(&[&["simulate", map_s, "--out", sim_s][..], &common].concat());
+    let (from_batch, from_simulate) = (
+        report(&out.join("bottleneck/report.json")),
+        report(&sim.join("report.json")),
+    );
+    assert_eq!(from_batch["model"], "continuum_crowds");
+    for key in ["model", "speed_law", "steps", "total", "groups"] {
+        assert_eq!(from_batch[key], from_simulate[key], "{key}");
+    }
+    // Without --model the map's own (pedestrian: the bundled bottleneck has no params), and
+    // the changed option is not taken for the finished run.
+    run(&[
+        "batch",
+        "--simulate",
+        "--quiet",
+        "--max-time",
+        "8",
+        "--out",
+        out_s,
+        map_s,
+    ]);
+    assert_eq!(report(&out.join("bottleneck/report.json"))["model"], "pedestrian");
+    assert_eq!(summary(&out)[0]["status"], "ok");
+}

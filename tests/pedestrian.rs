@@ -381,3 +381,56 @@ fn two_groups_walking_at_each_other_pass_and_both_get_out() {
         assert!(report.complete, "seed {seed}: {:?} left", report.total.remaining);
     }
 }
+
+/// Two walkers of 0.2 m radius at 1.34 m/s in a corridor `width` metres wide, the follower
+/// 1 m behind the leader on the corridor's axis: the follower's speed after one step.
+fn follower_speed(width: f64) -> f32 {
+    let mut scene = pedestrian_scene("file", 20.0, width, 0.125);
+    let grid = scene.grid;
+    let goal = area("end", cells(&grid, 19.5, 0.0, 20.0, width), width);
+    let spawn = area("start", cells(&grid, 1.0, 0.0, 3.0, width), 0.0);
+    let mut group = walkers(goal, spawn, 2, 1.34);
+    group.radius = 0.2;
+    scene.groups.push(group);
+    let mut sim = Simulation::builder(scene).build().unwrap();
+    let y = (width / 2.0) as f32;
+    sim.set_position(0, 10.0, y);
+    sim.set_position(1, 9.0, y);
+    sim.step();
+    let (vx, vy) = sim.velocities();
+    (vx[1] * vx[1] + vy[1] * vy[1]).sqrt()
+}
+
+#[test]
+fn walkers_in_single_file_keep_the_distance_people_keep_in_a_file() {
+    // In a passage narrower than two bodies, the follower keeps Seyfried et al. 2005's
+    // required length: 1.06 s of its speed between the bodies (0.6 m / 1.06 s).
+    let file = follower_speed(0.5);
+    assert!((file - 0.6 / 1.06).abs() < 0.02, "{file} m/s");
+    // Where it could walk beside the one ahead, the crowd's 0.3 s applies: 0.6 m of gap does
+    // not slow it below its free speed.
+    let open = follower_speed(4.0);
+    assert!((open - 1.34).abs() < 0.02, "{open} m/s");
+}
+
+#[test]
+fn a_door_in_a_wall_is_no_single_file_passage() {
+    use crowdfield::sim::pedestrian::Floor;
+    let scene = bottleneck(0.75, 0.125);
+    let floor = Floor::new(&scene, 1.2);
+    let g = scene.grid;
+    // In the doorway, walking through it: the floor across is 0.75 m, narrower than two bodies
+    // of 0.25 m, but only for the wall's 0.5 m, so the crowd passes in a zipper.
+    assert!(floor.across(&g, 10.25, 5.0, 1.0, 0.0) < 1.0);
+    assert!(!floor.single_file(&g, 10.25, 5.0, 1.0, 0.0, 0.25));
+    // In the room, and along the wall.
+    assert!(!floor.single_file(&g, 5.0, 5.0, 1.0, 0.0, 0.25));
+    assert!(!floor.single_file(&g, 9.8, 2.0, 0.0, 1.0, 0.25));
+    // A corridor 0.5 m wide and 20 m long is one, walking along it at any angle it allows.
+    let corridor = pedestrian_scene("corridor", 20.0, 0.5, 0.125);
+    let floor = Floor::new(&corridor, 1.2);
+    assert!(floor.single_file(&corridor.grid, 10.0, 0.25, 1.0, 0.0, 0.2));
+    assert!(floor.single_file(&corridor.grid, 10.0, 0.25, 0.96, 0.28, 0.2));
+    // Bodies narrow enough to walk two abreast in it are not in a file.
+    assert!(!floor.single_file(&corridor.grid, 10.0, 0.25, 1.0, 0.0, 0.1));
+}

@@ -42,6 +42,11 @@ pub struct Args {
     /// Simulation seed (with --simulate).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
+    /// The model of every map, as on `simulate` (default: each map's own `model`; pedestrian
+    /// for a map without `params`). It changes the solve too: each model plans with its own
+    /// speed law.
+    #[arg(long, value_enum)]
+    pub model: Option<super::simulate::ModelArg>,
     /// No progress bar and no closing count when every map succeeds; failures and warnings
     /// are still printed.
     #[arg(long)]
@@ -104,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..SimConfig::default()
         },
         load: args.read.options(),
+        model: args.model.map(Into::into),
     };
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -253,6 +253,9 @@ pub struct BatchOptions {
     /// What the maps may read (rasters outside their folder or not).
     #[serde(default)]
     pub load: crate::map::LoadOptions,
+    /// The model of every map (as [`crate::params::Params::with_model`]), or each map's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<crate::params::Model>,
 }
 
 /// How one map of a batch ended.
@@ -403,7 +406,10 @@ fn process_map(
     options: &BatchOptions,
     outcome: &mut MapOutcome,
 ) -> Result<()> {
-    let scene = crate::sim::load_map(map, &options.load)?;
+    let mut scene = crate::sim::load_map(map, &options.load)?;
+    if let Some(model) = options.model {
+        scene.params = scene.params.clone().with_model(model);
+    }
     let grid = scene.grid;
     let options_plan = crate::plan::PlanOptions {
         order: options.sim.order,

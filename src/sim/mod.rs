@@ -264,9 +264,9 @@ pub struct Simulation {
     /// The pedestrian model's neighbour grid (bins of [`pedestrian::look_radius`]).
     pedestrian_grid: NeighborGrid,
     pedestrian_rule: pedestrian::SpeedRule,
-    /// The pedestrian model's open share of each cell's density disc
-    /// ([`pedestrian::open_share`]; empty for the published model).
-    pedestrian_open: Array2<f32>,
+    /// What the pedestrian model reads of the floor ([`pedestrian::Floor`]; empty for the
+    /// published model).
+    pedestrian_floor: pedestrian::Floor,
     gpu: Option<Arc<GpuContext>>,
     /// Why the GPU solver was given up for the CPU one, when it was.
     pub(crate) gpu_fallback: Option<String>,
@@ -384,10 +384,10 @@ impl Simulation {
         }
         let goal_masks: Vec<Array2<bool>> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
         let pedestrian_rule = pedestrian::SpeedRule::default();
-        let pedestrian_open = if scene.params.model == crate::params::Model::Pedestrian {
-            pedestrian::open_share(&scene, pedestrian_rule.density_radius)
+        let pedestrian_floor = if scene.params.model == crate::params::Model::Pedestrian {
+            pedestrian::Floor::new(&scene, pedestrian_rule.density_radius)
         } else {
-            Array2::zeros((0, 0))
+            pedestrian::Floor::default()
         };
         let faces = fields::SceneFaces::new(&scene);
         let mut spawned = vec![0usize; scene.groups.len()];
@@ -439,7 +439,7 @@ impl Simulation {
                 pedestrian::look_radius(v_max as f32, max_radius),
             ),
             pedestrian_rule,
-            pedestrian_open,
+            pedestrian_floor,
             gpu: None,
             gpu_fallback: None,
             model_warnings: Vec::new(),
@@ -823,7 +823,7 @@ impl Simulation {
                 &self.potentials,
                 &mut self.pedestrian_grid,
                 self.pedestrian_rule,
-                &self.pedestrian_open,
+                &self.pedestrian_floor,
                 &mut vx,
                 &mut vy,
             );

@@ -13,7 +13,9 @@
 //!    bodies of the nearest walker ahead (in its walking lane: the bodies would touch if it
 //!    walked straight on) that is nearer the walker's goal than it is (a lower potential of
 //!    its own group). Ordering by potential means that two walkers never wait for each other,
-//!    so a door cannot lock two walkers that each yield to the other.
+//!    so a door cannot lock two walkers that each yield to the other. In a passage too narrow
+//!    for two bodies side by side (single file, [`Floor::single_file`]) the gap is
+//!    [`SINGLE_FILE_TIME_GAP`], the time people keep in single file.
 //!
 //! The separation step then keeps bodies apart. Everything here reads the state at the start
 //! of the step and writes per agent, in agent order: deterministic for any thread count.
@@ -38,6 +40,17 @@ pub const DENSITY_RADIUS: f32 = 1.2;
 /// gap slows dense crowds below Weidmann's diagram (0.7 s: 62 % of it at 2 persons/m²).
 pub const TIME_GAP: f32 = 0.3;
 
+/// Time gap of the headway rule in single file, seconds: walkers who cannot pass or walk
+/// beside the one ahead keep the distance of Seyfried et al. 2005's single-file experiments,
+/// whose required length grows by 1.06 m per m/s of speed (`d = 0.36 m + 1.06 s · v`). In a
+/// crowd the staggered walkers use the gaps beside the one ahead, and [`TIME_GAP`] applies.
+pub const SINGLE_FILE_TIME_GAP: f32 = 1.06;
+
+/// How far a passage must stay too narrow for two bodies, ahead of and behind a walker, m,
+/// for it to walk in single file: a door in a wall is a short constriction through which a
+/// crowd passes in a zipper, not a file.
+pub const SINGLE_FILE_REACH: f32 = 0.5;
+
 /// Least bin size of the pedestrian model's neighbour grid, metres: its 3x3 bins cover every
 /// walker within the bin size, which is at least [`DENSITY_RADIUS`] and the headway's reach
 /// (`free speed x TIME_GAP` plus two body radii, beyond which the rule never binds;
@@ -47,7 +60,7 @@ pub const LOOK_RADIUS: f32 = 1.6;
 /// The bin size for walkers of at most `max_speed` m/s and `max_radius` m: [`LOOK_RADIUS`], or
 /// the headway's reach when that is longer.
 pub fn look_radius(max_speed: f32, max_radius: f32) -> f32 {
-    LOOK_RADIUS.max(max_speed * TIME_GAP + 2.0 * max_radius)
+    LOOK_RADIUS.max(max_speed * SINGLE_FILE_TIME_GAP.max(TIME_GAP) + 2.0 * max_radius)
 }
 
 /// The speed rule's constants.
@@ -57,6 +70,8 @@ pub struct SpeedRule {
     pub density_radius: f32,
     /// Time gap, s.
     pub time_gap: f32,
+    /// Time gap in single file, s.
+    pub single_file_time_gap: f32,
 }
 
 impl Default for SpeedRule {
@@ -64,6 +79,7 @@ impl Default for SpeedRule {
         Self {
             density_radius: DENSITY_RADIUS,
             time_gap: TIME_GAP,
+            single_file_time_gap: SINGLE_FILE_TIME_GAP,
         }
     }
 }
@@ -128,6 +144,85 @@ pub fn open_share(scene: &Scene, radius: f32) -> Array2<f32> {
     share
 }
 
+/// What the pedestrian model reads of the floor, computed once per scene: the open share of
+/// each cell's density disc, and the width of open floor across each cell.
+#[derive(Clone, Debug, Default)]
+pub struct Floor {
+    /// Per cell, [`open_share`].
+    pub open_share: Array2<f32>,
+    /// Per cell, the width of open floor across a walk along x (the run of non-obstacle cells
+    /// of the grid in the cell's column through it), m; 0 in obstacle cells.
+    pub across_x: Array2<f32>,
+    /// Per cell, the width of open floor across a walk along y (the run in the cell's row), m.
+    pub across_y: Array2<f32>,
+}
+
+impl Floor {
+    /// The floor of `scene` for a density kernel of radius `radius`.
+    pub fn new(scene: &Scene, radius: f32) -> Self {
+        let g = scene.grid;
+        let h = g.cell_size as f32;
+        let mut across_x = Array2::<f32>::zeros(g.shape());
+        let mut across_y = Array2::<f32>::zeros(g.shape());
+        for (line, mut out) in scene.obstacle.columns().into_iter().zip(across_x.columns_mut()) {
+            open_runs(line.iter().copied(), h, out.iter_mut());
+        }
+        for (line, mut out) in scene.obstacle.rows().into_iter().zip(across_y.rows_mut()) {
+            open_runs(line.iter().copied(), h, out.iter_mut());
+        }
+        Self {
+            open_share: open_share(scene, radius),
+            across_x,
+            across_y,
+        }
+    }
+
+    /// The width of open floor across a walk along `(dx, dy)` (unit) at `(x, y)`: the run
+    /// across the axis nearer the walking direction, times the cosine between them (the chord
+    /// of a straight passage at any angle); `+inf` outside the grid.
+    pub fn across(&self, g: &crate::grid::Grid, x: f32, y: f32, dx: f32, dy: f32) -> f32 {
+        let Some((r, c)) = g.cell_of(x as f64, y as f64) else {
+            return f32::INFINITY;
+        };
+        if dx.abs() >= dy.abs() {
+            self.across_x[[r, c]] * dx.abs()
+        } else {
+            self.across_y[[r, c]] * dy.abs()
+        }
+    }
+
+    /// Whether a walker of radius `radius` at `(x, y)` walking along `(dx, dy)` (unit) walks in
+    /// single file: the floor across its way is narrower than two bodies side by side, here
+    /// and [`SINGLE_FILE_REACH`] ahead and behind (a passage, not a door in a wall). Narrower
+    /// than two bodies, every other walker in the passage is in its lane.
+    pub fn single_file(&self, g: &crate::grid::Grid, x: f32, y: f32, dx: f32, dy: f32, radius: f32) -> bool {
+        let two_bodies = 4.0 * radius;
+        let s = SINGLE_FILE_REACH;
+        [0.0, s, -s]
+            .iter()
+            .all(|&t| self.across(g, x + t * dx, y + t * dy, dx, dy) < two_bodies)
+    }
+}
+
+/// Writes to each open cell of a line of cells (`blocked` per cell) the length of the run of
+/// open cells it belongs to, cells of size `h`; blocked cells get 0.
+fn open_runs<'a>(blocked: impl Iterator<Item = bool>, h: f32, out: impl Iterator<Item = &'a mut f32>) {
+    let blocked: Vec<bool> = blocked.collect();
+    let mut lengths = vec![0.0f32; blocked.len()];
+    let mut start = 0;
+    while start < blocked.len() {
+        let end = blocked[start..]
+            .iter()
+            .position(|&b| b)
+            .map_or(blocked.len(), |k| start + k);
+        lengths[start..end].fill((end - start) as f32 * h);
+        start = end + 1;
+    }
+    for (o, l) in out.zip(lengths) {
+        *o = l;
+    }
+}
+
 /// Weidmann's speed at density `rho` (persons/m²) for free speed `free`, floored at 0.
 pub fn weidmann_speed(p: &Params, free: f32, rho: f32) -> f32 {
     if rho <= 0.0 {
@@ -186,7 +281,7 @@ pub fn apply(
     potentials: &[Array2<f64>],
     grid: &mut NeighborGrid,
     rule: SpeedRule,
-    open: &Array2<f32>,
+    floor: &Floor,
     vx: &mut [f32],
     vy: &mut [f32],
 ) {
@@ -258,11 +353,16 @@ pub fn apply(
                 }
                 gap = gap.min(d2.sqrt() - reach);
             });
-            let share = cell.map_or(1.0, |c| open.as_slice().map_or(1.0, |o| o[c]));
+            let share = cell.map_or(1.0, |c| floor.open_share.as_slice().map_or(1.0, |o| o[c]));
             let rho = rho / share.max(MIN_OPEN_SHARE);
             let mut v = weidmann_speed(p, free, rho);
             if gap.is_finite() {
-                v = v.min((gap / rule.time_gap).max(0.0));
+                let time_gap = if floor.single_file(&g, xi, yi, dx, dy, ri) {
+                    rule.single_file_time_gap
+                } else {
+                    rule.time_gap
+                };
+                v = v.min((gap / time_gap).max(0.0));
             }
             (v * dx, v * dy)
         })
