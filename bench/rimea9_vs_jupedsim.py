@@ -7,7 +7,8 @@ Both sides are timed as a user runs them, whole process: `crowdfield simulate MA
 the plots and the report) against a Python process that imports JuPedSim, builds the same room,
 places 1000 agents and iterates until the room is empty (no trajectory file). Both place their
 agents at random in the room (0.5 m from the walls), with the same body radius (0.25 m) and free
-speed (1.34 m/s). crowdfield's walkers choose their exit by the potential field (the quickest way
+speed (1.34 m/s). crowdfield's exits are goals in the doorways at the room's edge; JuPedSim's,
+1 m openings into 0.5 m alcoves outside the room (its exit stages). crowdfield's walkers choose their exit by the potential field (the quickest way
 out, counting the crowd); JuPedSim's walk to the exit nearest to where they start (its journeys
 name one exit per agent). The table also gives each side's evacuation time, so that the speed is
 compared between runs that do the same job.
@@ -81,8 +82,7 @@ exits = [tuple(map(float, e.split(','))) for e in sys.argv[7:]]
 alcoves = [Polygon([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
            for (x0, y0, x1, y1) in ((x0, -0.5, x1, 0.0) if y0 < height / 2 else (x0, height, x1, height + 0.5)
                                     for (x0, y0, x1, y1) in exits)]
-room = Polygon([(0, 0), (width, 0), (width, height), (0, height)])
-room = union_all([room, *alcoves])
+room = union_all([Polygon([(0, 0), (width, 0), (width, height), (0, height)]), *alcoves])
 sim = jps.Simulation(model=jps.CollisionFreeSpeedModel(), geometry=room)
 targets = []
 for (x0, y0, x1, y1), alcove in zip(exits, alcoves):

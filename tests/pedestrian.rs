@@ -426,11 +426,13 @@ fn a_door_in_a_wall_is_no_single_file_passage() {
     // In the room, and along the wall.
     assert!(!floor.single_file(&g, 5.0, 5.0, 1.0, 0.0, 0.25));
     assert!(!floor.single_file(&g, 9.8, 2.0, 0.0, 1.0, 0.25));
+    assert!(!floor.has_single_file(&g, 0.25));
     // A corridor 0.5 m wide and 20 m long is one, walking along it at any angle it allows.
     let corridor = pedestrian_scene("corridor", 20.0, 0.5, 0.125);
     let floor = Floor::new(&corridor, 1.2);
     assert!(floor.single_file(&corridor.grid, 10.0, 0.25, 1.0, 0.0, 0.2));
     assert!(floor.single_file(&corridor.grid, 10.0, 0.25, 0.96, 0.28, 0.2));
+    assert!(floor.has_single_file(&corridor.grid, 0.2));
     // Bodies narrow enough to walk two abreast in it are not in a file.
     assert!(!floor.single_file(&corridor.grid, 10.0, 0.25, 1.0, 0.0, 0.1));
 }

@@ -390,12 +390,18 @@ impl Simulation {
             pedestrian::Floor::default()
         };
         let faces = fields::SceneFaces::new(&scene);
+        let max_radius = agents.radius.iter().fold(0.05f32, |m, &r| m.max(r));
+        // The headway looks as far ahead as the longest time gap the floor asks for.
+        let pedestrian_time_gap = if pedestrian_floor.has_single_file(&grid, max_radius) {
+            pedestrian_rule.single_file_time_gap
+        } else {
+            pedestrian_rule.time_gap
+        };
         let mut spawned = vec![0usize; scene.groups.len()];
         for &g in &agents.group {
             spawned[g as usize] += 1;
         }
         let n = agents.len();
-        let max_radius = agents.radius.iter().fold(0.05f32, |m, &r| m.max(r));
         let neighbors = NeighborGrid::new(grid.width() as f32, grid.height() as f32, 2.0 * max_radius);
         let log = AgentLog {
             walked: vec![0.0; n],
@@ -436,7 +442,7 @@ impl Simulation {
             pedestrian_grid: NeighborGrid::new(
                 grid.width() as f32,
                 grid.height() as f32,
-                pedestrian::look_radius(v_max as f32, max_radius),
+                pedestrian::look_radius(v_max as f32, max_radius, pedestrian_time_gap),
             ),
             pedestrian_rule,
             pedestrian_floor,

@@ -57,10 +57,10 @@ pub const SINGLE_FILE_REACH: f32 = 0.5;
 /// [`look_radius`]).
 pub const LOOK_RADIUS: f32 = 1.6;
 
-/// The bin size for walkers of at most `max_speed` m/s and `max_radius` m: [`LOOK_RADIUS`], or
-/// the headway's reach when that is longer.
-pub fn look_radius(max_speed: f32, max_radius: f32) -> f32 {
-    LOOK_RADIUS.max(max_speed * SINGLE_FILE_TIME_GAP.max(TIME_GAP) + 2.0 * max_radius)
+/// The bin size for walkers of at most `max_speed` m/s and `max_radius` m keeping a time gap
+/// of at most `time_gap` s: [`LOOK_RADIUS`], or the headway's reach when that is longer.
+pub fn look_radius(max_speed: f32, max_radius: f32, time_gap: f32) -> f32 {
+    LOOK_RADIUS.max(max_speed * time_gap + 2.0 * max_radius)
 }
 
 /// The speed rule's constants.
@@ -189,6 +189,24 @@ impl Floor {
         } else {
             self.across_y[[r, c]] * dy.abs()
         }
+    }
+
+    /// Whether the floor has a single-file passage for bodies of `radius` anywhere, walking
+    /// along either axis from a cell's centre (the longest time gap the floor asks for is then
+    /// [`SINGLE_FILE_TIME_GAP`]).
+    pub fn has_single_file(&self, g: &crate::grid::Grid, radius: f32) -> bool {
+        if self.across_x.dim() != g.shape() {
+            return false;
+        }
+        (0..g.rows).any(|r| {
+            (0..g.cols).any(|c| {
+                let (x, y) = g.cell_center(r, c);
+                let (x, y) = (x as f32, y as f32);
+                self.across_x[[r, c]] > 0.0
+                    && (self.single_file(g, x, y, 1.0, 0.0, radius)
+                        || self.single_file(g, x, y, 0.0, 1.0, radius))
+            })
+        })
     }
 
     /// Whether a walker of radius `radius` at `(x, y)` walking along `(dx, dy)` (unit) walks in
