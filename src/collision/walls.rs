@@ -69,7 +69,7 @@ pub fn passable(scene: &Scene, x: f32, y: f32) -> bool {
 /// points `r` from its centre along the axes that has entered an obstacle cell it was not in
 /// before the step pushes the centre back along its axis until the point is on the cell's edge
 /// (when the centre stays passable); the grid's edge stops a rim too, except beside a goal
-/// cell ([`rim_free`]). A body so keeps its radius from walls and slides along them and into a
+/// cell (`rim_free`). A body so keeps its radius from walls and slides along them and into a
 /// door's opening (a 0.75 m door lets centres through a 0.25 m band for bodies of 0.5 m), while
 /// a body already nearer a wall than `r` (spawned there) may still move along it or away from
 /// it. With `r` 0 the rim is the centre, which [`slide`] already keeps passable: the step of a
@@ -315,12 +315,6 @@ impl WallMap {
         let same_row = (a.y * self.inv_cell) as u32 == (b.y * self.inv_cell) as u32;
         same_col || same_row || self.is_free(V2::new(b.x, a.y)) || self.is_free(V2::new(a.x, b.y))
     }
-
-    /// Moves an agent from `pos` at `vel` for `dt`, in sub-steps of at most half a cell. A
-    /// sub-step that would end outside free space keeps whichever axis still can move, and the
-    /// blocked velocity component is reversed (`bounce`, the seeds' fish) or zeroed (walkers
-    /// sliding along a wall). An agent that starts outside free space moves freely (it can
-    /// only get out). Returns the new position and velocity and whether a wall was hit.
 
     /// Moves an agent from `pos` at `vel` for `dt`, in sub-steps of at most half a cell, each a
     /// [`slide`] under [`Self::step_ok`]. A sub-step that a wall shortens keeps whichever axis
