@@ -23,10 +23,10 @@
 
 use crowdfield::agents::Agents;
 use crowdfield::io::write_bytes_atomic;
-use crowdfield::local::orca::V2;
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
 use crowdfield::params::BoidsParams;
 use crowdfield::scene::Scene;
+use crowdfield::vec2::V2;
 use rayon::prelude::*;
 use std::time::Instant;
 

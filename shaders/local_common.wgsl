@@ -1,5 +1,5 @@
 // Local layer (boids, ORCA, move): the structs, bindings and helpers shared by the local_*.wgsl passes.
-// Every function mirrors its CPU twin in src/local/ (named in its comment) operation by operation, so
+// Every function mirrors its CPU twin in src/local/ or src/collision/ (named in its comment) operation by operation, so
 // the GPU and CPU agree to f32 rounding. Structs: Sync with the #[repr(C)] twins in src/gpu/local.rs.
 
 // Lines an agent's ORCA program holds: 4 border half-planes, MAX_OBSTACLE_POINTS wall points,
@@ -153,7 +153,7 @@ fn group_of(g: u32) -> GroupCfg {
     return group_cfg[min(g, params.groups)];
 }
 
-// ---- vectors (CPU twin: orca::V2) ----
+// ---- vectors (CPU twin: vec2::V2) ----
 
 fn len_sq(v: vec2<f32>) -> f32 {
     return v.x * v.x + v.y * v.y;
@@ -318,7 +318,7 @@ fn boids_steer(k: u32, g: GroupCfg) -> vec2<f32> {
     return accum_steer(acc, g, me);
 }
 
-// ---- walls (CPU twin: obstacles::WallMap) ----
+// ---- walls (CPU twin: collision::WallMap) ----
 
 fn cell_flags(r: u32, c: u32) -> u32 {
     return walls[r * params.cols + c];
@@ -463,7 +463,7 @@ fn coincident_direction(a: u32, b: u32) -> vec2<f32> {
 }
 
 // One sweep of the contact pass for slot k (CPU twin: LocalLayer::resolve_contacts with
-// contact::push): reads every slot's position from one field of `work`, writes its own to
+// contact::push, overlap::Push::add): reads every slot's position from one field of `work`, writes its own to
 // the other (unchanged unless it lacks ORCA's guarantee and overlaps someone).
 fn contact_sweep(k: u32, even: bool) {
     let a = packed[k];

@@ -32,6 +32,7 @@
 //! each step; `potential_png.rs` solves a potential from an `ndarray` and draws it as a PNG.
 
 pub mod agents;
+pub mod collision;
 pub mod eikonal;
 pub mod error;
 pub mod export;
@@ -54,6 +55,7 @@ pub mod speeds;
 #[cfg(test)]
 mod test_rng;
 pub mod text;
+pub mod vec2;
 pub mod verify;
 
 pub use error::{Error, Result};

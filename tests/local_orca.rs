@@ -12,9 +12,10 @@
 mod local_common;
 
 use crowdfield::agents::Agents;
-use crowdfield::local::orca::{self, Share, V2};
+use crowdfield::local::orca::{self, Share};
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
 use crowdfield::params::OrcaParams;
+use crowdfield::vec2::V2;
 use dodgy_2d::{Agent, AvoidanceOptions, Vec2};
 use local_common::{Rng, group, scene};
 use std::borrow::Cow;

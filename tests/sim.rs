@@ -1005,7 +1005,7 @@ fn a_goal_less_boids_group_swims_under_the_boids_layer_and_stands_without_it() {
             sim.step();
             for i in 0..sim.agents().len() {
                 assert!(
-                    crowdfield::sim::passable(sim.scene(), sim.agents().x[i], sim.agents().y[i]),
+                    crowdfield::collision::walls::passable(sim.scene(), sim.agents().x[i], sim.agents().y[i]),
                     "a fish left the water"
                 );
             }

@@ -22,10 +22,10 @@
 //! when the agent count, the bin grid, the groups, the moving obstacles or the map outgrow them.
 
 use crate::agents::Agents;
+use crate::collision::WallMap;
 use crate::error::{Error, Result};
 use crate::gpu::context::{GpuContext, Slot, bind_group, dispatch_linear, layout, pipeline};
 use crate::gpu::shaders;
-use crate::local::obstacles::WallMap;
 use crate::local::{LocalBackend, LocalLayer, LocalMode, LocalStats, MovingObstacle};
 use crate::neighbors::NeighborGrid;
 use bytemuck::{Pod, Zeroable};

@@ -13,11 +13,11 @@
 //! velocity offset reached in one second, `v_pref = clamp(v_field + s * 1 s, max_speed)`.
 //! Both read only the previous step's state (double-buffered).
 
-use super::orca::V2;
 use super::scan::Scratch;
 use super::{PackedAgent, PackedAgents};
 use crate::neighbors::NeighborGrid;
 use crate::params::BoidsParams;
+use crate::vec2::V2;
 
 /// Boids parameters of one group in `f32`, as the per-agent kernel reads them.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,7 +9,8 @@
 //! is not the velocity ORCA chose either. Measured on the scenario tests: every overlapping
 //! pair had both programs infeasible. So after the move, each agent without the guarantee (an
 //! infeasible program, or a move the walls changed) looks at the bodies around its new
-//! position and steps out of those it overlaps:
+//! position and steps out of those it overlaps ([`Push`], the simulation's separation's too,
+//! under the rule [`CONTACT`]):
 //! - by half the overlap when the other agent lacks the guarantee too (it steps out the other
 //!   half), by all of it otherwise (the other agent keeps its place), to [`CONTACT_GAP`]
 //!   beyond touching;
@@ -17,8 +18,8 @@
 //!   (Jacobi steps: the result does not depend on the order or the thread count), until a
 //!   sweep pushes nobody, at most [`CONTACT_SWEEPS`];
 //! - no push longer than the agent's radius, and the push moves with the walls
-//!   ([`super::obstacles::WallMap::move_agent`]: it stops at them, so an agent pinned against
-//!   a wall may keep a few millimetres of overlap);
+//!   ([`WallMap::move_agent`](crate::collision::WallMap::move_agent): it stops at them, so an
+//!   agent pinned against a wall may keep a few millimetres of overlap);
 //! - the agent's velocity becomes its displacement over the step.
 //!
 //! Only the agents without the guarantee run it (a few per cent of a crowd). The GPU runs the
@@ -33,8 +34,9 @@
 use super::LocalBackend;
 use super::PackedAgents;
 use super::move_pass::Moved;
-use super::orca::V2;
+use crate::collision::overlap::{self, Push, PushRule, Unit};
 use crate::neighbors::NeighborGrid;
+use crate::vec2::V2;
 use rayon::prelude::*;
 
 /// Gap (m) the contact pass leaves between two bodies it separates: 1 mm beyond touching, so
@@ -48,20 +50,27 @@ pub const CONTACT_GAP: f32 = 1e-3;
 /// into the next step.
 pub const CONTACT_SWEEPS: usize = 16;
 
-/// The unit vector agent `a` steps along out of agent `b` when both stand on the same point:
-/// a direction fixed by their indices, opposite for the two (the simulation's separation
-/// does the same).
+/// How an agent of the contact pass steps out of a body: 1 mm beyond touching
+/// ([`CONTACT_GAP`]), the direction `d * (1 / |d|)` as the shader computes it.
+pub const CONTACT: PushRule = PushRule {
+    gap: CONTACT_GAP,
+    unit: Unit::Reciprocal,
+};
+
+/// The unit vector agent `a` steps along out of agent `b` when both stand on the same point
+/// ([`overlap::coincident_direction`]), keyed by their ids in the GPU's `u32` arithmetic:
+/// opposite for the two.
 #[inline]
 pub(crate) fn coincident_direction(a: u32, b: u32) -> V2 {
     let (lo, hi) = (a.min(b), a.max(b));
-    let angle = (lo.wrapping_mul(7919).wrapping_add(hi) % 65_536) as f32 * 2.399_963;
-    let sign = if a < b { 1.0 } else { -1.0 };
-    V2::new(sign * angle.cos(), sign * angle.sin())
+    let key = lo.wrapping_mul(7919).wrapping_add(hi) % 65_536;
+    overlap::coincident_direction(u64::from(key), a < b)
 }
 
-/// The step out of the bodies it overlaps of packed agent `k`, from the positions after the
-/// move (`pos(j)` for packed agent `j`), with `unguaranteed(j)` telling who lacks ORCA's
-/// guarantee (and steps out half of a shared overlap). Zero when it overlaps nobody.
+/// The step out of the bodies it overlaps of packed agent `k` ([`Push`] under [`CONTACT`]),
+/// from the positions after the move (`pos(j)` for packed agent `j`), with `unguaranteed(j)`
+/// telling who lacks ORCA's guarantee (and steps out half of a shared overlap). Zero when it
+/// overlaps nobody.
 #[inline]
 pub(crate) fn push(
     frame: &PackedAgents,
@@ -72,30 +81,20 @@ pub(crate) fn push(
 ) -> V2 {
     let me = &frame.agents[k];
     let p = pos(k);
-    let mut push = V2::ZERO;
+    let mut push = Push::default();
     for row in super::scan::bin_rows(grid, me.p) {
         for j in row {
             if j == k {
                 continue;
             }
             let other = &frame.agents[j];
-            let d = p - pos(j);
-            let touch = me.radius + other.radius;
-            let d2 = d.len_sq();
-            if d2 >= touch * touch {
-                continue;
-            }
-            let dist = d2.sqrt();
-            let dir = if dist > 1e-6 {
-                d * (1.0 / dist)
-            } else {
-                coincident_direction(me.agent, other.agent)
-            };
             let share = if unguaranteed(j) { 0.5 } else { 1.0 };
-            push = push + dir * (share * (touch + CONTACT_GAP - dist));
+            push.add(CONTACT, p - pos(j), me.radius + other.radius, share, || {
+                coincident_direction(me.agent, other.agent)
+            });
         }
     }
-    push.clamp_len(me.radius)
+    push.total(me.radius)
 }
 
 impl super::LocalLayer {

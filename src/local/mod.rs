@@ -12,7 +12,7 @@
 //!    boids+ORCA the boids sums of pass 2 are taken during ORCA's neighbour scan: one scan,
 //!    same result);
 //! 4. `move_agents` (`move_pass.rs`): integrate positions, stopping at walls
-//!    ([`obstacles::WallMap::move_agent`]);
+//!    ([`WallMap::move_agent`](crate::collision::WallMap::move_agent));
 //! 5. `resolve_contacts` ([`contact`], ORCA modes): agents without ORCA's guarantee (an
 //!    infeasible program, or a move a wall changed) step out of the bodies they overlap;
 //! 6. `write_back` (`move_pass.rs`): positions and velocities into the caller's agents, in
@@ -63,14 +63,14 @@ pub mod scan;
 pub mod workload;
 
 use crate::agents::Agents;
+use crate::collision::WallMap;
 use crate::error::{Error, Result};
 use crate::neighbors::NeighborGrid;
 use crate::params::{BoidsParams, OrcaParams};
 use crate::scene::Scene;
+use crate::vec2::V2;
 use boids::BoidsF32;
 use move_pass::{BlockTally, Moved};
-use obstacles::WallMap;
-use orca::V2;
 #[cfg(test)]
 pub(crate) use run::for_each_near;
 use run::{for_each_slot, scatter_to_slots};

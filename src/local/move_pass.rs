@@ -1,10 +1,10 @@
 //! The move pass of the local layer and the write-back: each packed slot's new position and
-//! velocity with the walls ([`WallMap::move_agent`](super::obstacles::WallMap::move_agent)), counted per block of slots, then
+//! velocity with the walls ([`WallMap::move_agent`](crate::collision::WallMap::move_agent)), counted per block of slots, then
 //! written back to the caller's agents in their own order.
 
-use super::orca::V2;
 use super::{LocalBackend, LocalLayer};
 use crate::agents::Agents;
+use crate::vec2::V2;
 use rayon::prelude::*;
 
 /// One packed slot after the move pass (16 bytes: the write-back reads one per agent).

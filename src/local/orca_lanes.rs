@@ -12,7 +12,8 @@
 //! Lanes whose program turns out infeasible finish with the scalar fallback
 //! (`orca::program_fallback`) from the line that failed, as [`orca::solve`] does.
 
-use super::orca::{self, Line, PARALLEL_EPSILON, Solution, V2};
+use super::orca::{self, Line, PARALLEL_EPSILON, Solution};
+use crate::vec2::V2;
 
 /// Agents whose programs run at once: one AVX2 vector of `f32`.
 pub const AGENT_LANES: usize = 8;

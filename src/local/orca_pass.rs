@@ -5,11 +5,12 @@
 //! bit for bit.
 
 use super::boids::{self, BoidsF32};
-use super::obstacles::WallMap;
-use super::orca::{self, Line, Share, V2};
+use super::orca::{self, Line, Share};
 use super::run::{for_each_block, for_each_slot};
 use super::{Groups, MovingObstacle, ORCA_CLEARANCE, PackedAgents, orca_lanes, scan};
+use crate::collision::WallMap;
 use crate::neighbors::NeighborGrid;
+use crate::vec2::V2;
 
 /// Working memory of one ORCA worker.
 #[derive(Default)]

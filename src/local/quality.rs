@@ -2,9 +2,9 @@
 //! their radii, found with the bin grid) with their mean and largest depth, and jams (agents
 //! that want to move but have not moved for longer than a time T).
 
-use super::orca::V2;
 use crate::agents::Agents;
 use crate::neighbors::NeighborGrid;
+use crate::vec2::V2;
 use rayon::prelude::*;
 
 /// The collision grid has at most this many bins along an axis: caps its memory when agents

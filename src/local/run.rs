@@ -4,9 +4,9 @@
 
 use super::LocalBackend;
 #[cfg(test)]
-use super::orca::V2;
-#[cfg(test)]
 use crate::neighbors::NeighborGrid;
+#[cfg(test)]
+use crate::vec2::V2;
 use rayon::prelude::*;
 
 /// Calls `visit(k)` for the packed index `k` of every agent in the 3x3 bins around `p`, in the

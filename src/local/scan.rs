@@ -26,9 +26,9 @@
 //! neighbours as above. The same results bit for bit, agent by agent.
 
 use super::boids::{self, BoidsF32};
-use super::orca::V2;
 use super::{PackedAgent, PackedAgents};
 use crate::neighbors::NeighborGrid;
+use crate::vec2::V2;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -127,7 +127,7 @@ pub(crate) struct Scratch {
 /// The runs of packed indices in the 3x3 bins around `p`, one per bin row (bins of one row
 /// are contiguous in the packed order), bottom row first; rows past the grid are empty.
 #[inline(always)]
-pub(crate) fn bin_rows(grid: &NeighborGrid, p: super::orca::V2) -> [Range<usize>; 3] {
+pub(crate) fn bin_rows(grid: &NeighborGrid, p: crate::vec2::V2) -> [Range<usize>; 3] {
     let (bx, by) = grid.bin_xy(p.x, p.y);
     let (x0, x1) = (bx.saturating_sub(1), (bx + 1).min(grid.bins_x - 1));
     let mut rows = [0..0, 0..0, 0..0];
@@ -534,7 +534,7 @@ fn nearest_exact(d2: &[f32], at: &[usize], max: usize, out: &mut Vec<(f32, usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::local::orca::V2;
+    use crate::vec2::V2;
 
     /// A frame of `n` agents scattered over a 20 m square (two groups), and its grid.
     fn frame(n: usize, bin: f32) -> (PackedAgents, NeighborGrid) {

@@ -27,6 +27,8 @@ pub mod spawn;
 mod verdict;
 
 use crate::agents::Agents;
+use crate::collision::overlap::{Push, PushRule, Unit, coincident_direction};
+use crate::collision::walls::slide_body;
 use crate::eikonal::{self, Order};
 use crate::error::{Error, Result};
 use crate::fields::{self, Fields};
@@ -35,6 +37,7 @@ use crate::gradient::{self, Gradient};
 use crate::local::quality::{CollisionCounter, JamTracker};
 use crate::neighbors::NeighborGrid;
 use crate::scene::Scene;
+use crate::vec2::V2;
 use ndarray::{Array2, Array3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -69,6 +72,12 @@ pub const SEPARATION_SLACK: f64 = 0.01;
 /// iteration; 40 iterations resolve the dense blocks of the tests and benchmarks, and a step
 /// that still has overlaps after them simply carries them into the next step.
 pub const SEPARATION_MAX_ITERATIONS: usize = 40;
+
+/// How the separation pushes a pair apart: to touching (no gap), the direction `d / |d|`.
+pub const SEPARATION: PushRule = PushRule {
+    gap: 0.0,
+    unit: Unit::Quotient,
+};
 
 /// An agent that stays within this distance of one point (metres)...
 pub const STUCK_DISTANCE: f64 = 0.1;
@@ -847,13 +856,9 @@ impl Simulation {
             .into_par_iter()
             .map(|i| {
                 let (x0, y0) = (agents.x[i], agents.y[i]);
-                let (x1, y1) = (x0 + vx[i] * dt, y0 + vy[i] * dt);
-                let (x, y) = if bodies {
-                    slide_body(scene, agents.radius[i], x0, y0, x1, y1)
-                } else {
-                    slide(scene, x0, y0, x1, y1)
-                };
-                (x, y, (x - x0) / dt, (y - y0) / dt)
+                let r = if bodies { agents.radius[i] } else { 0.0 };
+                let q = slide_body(scene, r, V2::new(x0, y0), V2::new(vx[i], vy[i]), dt);
+                (q.x, q.y, (q.x - x0) / dt, (q.y - y0) / dt)
             })
             .collect();
         let a = &mut self.agents;
@@ -865,77 +870,54 @@ impl Simulation {
         }
     }
 
-    /// Whether walls stop the walkers' bodies ([`slide_body`], the pedestrian model) rather than
-    /// their centres ([`slide`], the published model).
+    /// Whether walls stop the walkers' bodies (the pedestrian model) rather than their centres
+    /// (the published model): [`slide_body`] is given the walker's radius, else 0.
     fn bodies_clear_walls(&self) -> bool {
         self.scene.params.model == crate::params::Model::Pedestrian
     }
 
     /// Pushes overlapping pairs apart until every pair is within `SEPARATION_SLACK / 2` of its
     /// minimum distance or `SEPARATION_MAX_ITERATIONS` is reached. Each iteration is a Jacobi
-    /// sweep: every agent moves by half of each of its overlaps, computed from the positions at
-    /// the start of the iteration, then walls are enforced.
+    /// sweep: every agent moves by half of each of its overlaps ([`Push`] under [`SEPARATION`]),
+    /// computed from the positions at the start of the iteration, then walls are enforced
+    /// ([`slide_body`]).
     fn separate(&mut self) {
         let scene = &self.scene;
+        let bodies = self.bodies_clear_walls();
         for _ in 0..SEPARATION_MAX_ITERATIONS {
             let a = &self.agents;
             self.neighbors.rebuild(&a.x, &a.y);
             let grid = &self.neighbors;
-            let pushes: Vec<(f32, f32, f32)> = (0..a.len())
+            let pushes: Vec<(V2, f32)> = (0..a.len())
                 .into_par_iter()
                 .map(|i| {
-                    let (xi, yi, ri) = (a.x[i], a.y[i], a.radius[i]);
-                    let (mut px, mut py, mut worst) = (0.0f32, 0.0f32, 0.0f32);
-                    grid.for_each_near(xi, yi, |j| {
+                    let p = V2::new(a.x[i], a.y[i]);
+                    let mut push = Push::default();
+                    grid.for_each_near(p.x, p.y, |j| {
                         let j = j as usize;
                         if j == i {
                             return;
                         }
-                        let (dx, dy) = (xi - a.x[j], yi - a.y[j]);
-                        let min = ri + a.radius[j];
-                        let d2 = dx * dx + dy * dy;
-                        if d2 >= min * min {
-                            return;
-                        }
-                        let d = d2.sqrt();
-                        let overlap = min - d;
-                        worst = worst.max(overlap / min);
-                        let (nx, ny) = if d > 1e-6 {
-                            (dx / d, dy / d)
-                        } else {
-                            // Coincident agents: split them along a direction fixed by their ids.
-                            let angle = (i.min(j) * 7919 + i.max(j)) as f32 * 2.399_963;
-                            let sign = if i < j { 1.0 } else { -1.0 };
-                            (sign * angle.cos(), sign * angle.sin())
-                        };
-                        px += 0.5 * overlap * nx;
-                        py += 0.5 * overlap * ny;
+                        let d = p - V2::new(a.x[j], a.y[j]);
+                        // Coincident agents split along a direction fixed by their indices.
+                        push.add(SEPARATION, d, a.radius[i] + a.radius[j], 0.5, || {
+                            coincident_direction((i.min(j) * 7919 + i.max(j)) as u64, i < j)
+                        });
                     });
-                    // Never push further than one radius in one iteration.
-                    let len = (px * px + py * py).sqrt();
-                    if len > ri {
-                        px *= ri / len;
-                        py *= ri / len;
-                    }
-                    (px, py, worst)
+                    (push.total(a.radius[i]), push.worst)
                 })
                 .collect();
-            let worst = pushes.iter().fold(0.0f32, |m, p| m.max(p.2));
+            let worst = pushes.iter().fold(0.0f32, |m, p| m.max(p.1));
             if (worst as f64) < 0.5 * SEPARATION_SLACK {
                 break;
             }
-            let bodies = self.bodies_clear_walls();
             let a = &mut self.agents;
-            for (i, (px, py, _)) in pushes.into_iter().enumerate() {
-                if px != 0.0 || py != 0.0 {
-                    let (x1, y1) = (a.x[i] + px, a.y[i] + py);
-                    let (x, y) = if bodies {
-                        slide_body(scene, a.radius[i], a.x[i], a.y[i], x1, y1)
-                    } else {
-                        slide(scene, a.x[i], a.y[i], x1, y1)
-                    };
-                    a.x[i] = x;
-                    a.y[i] = y;
+            for (i, (push, _)) in pushes.into_iter().enumerate() {
+                if push != V2::ZERO {
+                    let r = if bodies { a.radius[i] } else { 0.0 };
+                    let q = slide_body(scene, r, V2::new(a.x[i], a.y[i]), push, 1.0);
+                    a.x[i] = q.x;
+                    a.y[i] = q.y;
                 }
             }
         }
@@ -1028,94 +1010,4 @@ impl Simulation {
     pub fn report(&self) -> Report {
         report::build(self)
     }
-}
-
-/// True when world point `(x, y)` is inside the domain and not in an obstacle cell.
-pub fn passable(scene: &Scene, x: f32, y: f32) -> bool {
-    scene
-        .grid
-        .cell_of(x as f64, y as f64)
-        .is_some_and(|rc| !scene.obstacle[rc])
-}
-
-/// Moves from `(x0, y0)` (passable) toward `(x1, y1)`: the full move when it ends passable,
-/// otherwise the move along x alone or y alone (sliding along the wall), otherwise none.
-pub fn slide(scene: &Scene, x0: f32, y0: f32, x1: f32, y1: f32) -> (f32, f32) {
-    if passable(scene, x1, y1) {
-        (x1, y1)
-    } else if passable(scene, x1, y0) {
-        (x1, y0)
-    } else if passable(scene, x0, y1) {
-        (x0, y1)
-    } else {
-        (x0, y0)
-    }
-}
-
-/// [`slide`] for a body of radius `r`: the centre moves as [`slide`] moves it, then each of
-/// the body's four points `r` from its centre along the axes that has entered an obstacle cell
-/// it was not in before the move pushes the centre back along its axis until the point is on
-/// the cell's edge (when the centre stays passable); the grid's edge stops a rim too, except beside a
-/// goal cell ([`rim_free`]). A body so keeps its radius from walls and
-/// slides along them and into a door's opening (a 0.75 m door lets centres through a 0.25 m
-/// band for bodies of 0.5 m), while a body already nearer a wall than `r` (spawned there) may
-/// still move along it or away from it.
-pub fn slide_body(scene: &Scene, r: f32, x0: f32, y0: f32, x1: f32, y1: f32) -> (f32, f32) {
-    let (mut x, mut y) = slide(scene, x0, y0, x1, y1);
-    if (x, y) == (x0, y0) {
-        return (x, y);
-    }
-    let h = scene.grid.cell_size as f32;
-    // Leaves a rim point this far (m) outside the obstacle cell it is pushed out of.
-    const CLEAR: f32 = 1e-4;
-    for sign in [1.0f32, -1.0] {
-        if !rim_free(scene, x + sign * r, y) && rim_free(scene, x0 + sign * r, y0) {
-            let edge = if sign > 0.0 {
-                ((x + r) / h).floor() * h
-            } else {
-                ((x - r) / h).ceil() * h
-            };
-            let nx = edge - sign * (r + CLEAR);
-            if passable(scene, nx, y) {
-                x = nx;
-            }
-        }
-    }
-    for sign in [1.0f32, -1.0] {
-        if !rim_free(scene, x, y + sign * r) && rim_free(scene, x0, y0 + sign * r) {
-            let edge = if sign > 0.0 {
-                ((y + r) / h).floor() * h
-            } else {
-                ((y - r) / h).ceil() * h
-            };
-            let ny = edge - sign * (r + CLEAR);
-            if passable(scene, x, ny) {
-                y = ny;
-            }
-        }
-    }
-    (x, y)
-}
-
-/// Whether a body's rim may stand at `(x, y)` ([`slide_body`]): a passable point, or a point
-/// past the grid's edge beside a goal cell (the goal leads out of the map there, so a goal
-/// strip along the edge narrower than a body's radius still takes its centre).
-fn rim_free(scene: &Scene, x: f32, y: f32) -> bool {
-    if passable(scene, x, y) {
-        return true;
-    }
-    let g = &scene.grid;
-    let (xf, yf) = (x as f64, y as f64);
-    if g.cell_of(xf, yf).is_some() {
-        return false;
-    }
-    // The grid cell nearest the point outside it.
-    let h = g.cell_size;
-    let c = ((xf / h).floor().max(0.0) as usize).min(g.cols.saturating_sub(1));
-    let r = ((yf / h).floor().max(0.0) as usize).min(g.rows.saturating_sub(1));
-    !scene.obstacle[(r, c)]
-        && scene
-            .groups
-            .iter()
-            .any(|group| group.goals.iter().any(|area| area.mask[(r, c)]))
 }

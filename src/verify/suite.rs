@@ -481,7 +481,7 @@ fn corner(ctx: &Ctx, number: u32, width: f64, persons: usize) -> Result<TestResu
             crossings += xs
                 .iter()
                 .zip(ys)
-                .filter(|(x, y)| !crate::sim::passable(sim.scene(), **x, **y))
+                .filter(|(x, y)| !crate::collision::walls::passable(sim.scene(), **x, **y))
                 .count();
         })?;
         Ok((crossings, sim.agents().len()))
