@@ -7,8 +7,9 @@ Both sides are timed as a user runs them, whole process: `crowdfield simulate MA
 the plots and the report) against a Python process that imports JuPedSim, builds the same room,
 places 1000 agents and iterates until the room is empty (no trajectory file). Both place their
 agents at random in the room (0.5 m from the walls), with the same body radius (0.25 m) and free
-speed (1.34 m/s). crowdfield's exits are goals in the doorways at the room's edge; JuPedSim's,
-1 m openings into 0.5 m alcoves outside the room (its exit stages). crowdfield's walkers choose their exit by the potential field (the quickest way
+speed (1.34 m/s), and the same walls: the room inside a 0.5 m wall with four 1 m doors and 1 m of
+floor past each (crowdfield's goal is the last 0.25 m of it, JuPedSim's exit stage the last
+0.5 m, which a centre can reach). crowdfield's walkers choose their exit by the potential field (the quickest way
 out, counting the crowd); JuPedSim's walk to the exit nearest to where they start (its journeys
 name one exit per agent). The table also gives each side's evacuation time, so that the speed is
 compared between runs that do the same job.
@@ -26,28 +27,40 @@ import tempfile
 import time
 
 WIDTH, HEIGHT, PERSONS, RADIUS, SPEED = 30.0, 20.0, 1000, 0.25, 1.34
-EXITS = [(0.2 * WIDTH, 0.0), (0.8 * WIDTH, HEIGHT - 0.25), (0.8 * WIDTH, 0.0), (0.2 * WIDTH, HEIGHT - 0.25)]
+# The room stands inside a 0.5 m wall with four 1 m doors (two on the south wall, two on the
+# north), 1 m of floor outside it; as `crowdfield verify` builds RiMEA 9.
+WALL, OUTSIDE = 0.5, 1.0
+M = WALL + OUTSIDE
+TOTAL_W, TOTAL_H = WIDTH + 2 * M, HEIGHT + 2 * M
+DOORS = [(M + 0.2 * WIDTH, True), (M + 0.8 * WIDTH, False), (M + 0.8 * WIDTH, True), (M + 0.2 * WIDTH, False)]
 
 
-def exit_rect(x, y):
-    return (x - 0.5, y, x + 0.5, y + 0.25)
+def door_rect(x, south):
+    return (x - 0.5, OUTSIDE, x + 0.5, M) if south else (x - 0.5, TOTAL_H - M, x + 0.5, TOTAL_H - OUTSIDE)
+
+
+def outside_rect(x, south, depth):
+    """The floor past a door, 2 m wide and `depth` deep from the map's edge."""
+    return (x - 1.0, 0.0, x + 1.0, depth) if south else (x - 1.0, TOTAL_H - depth, x + 1.0, TOTAL_H)
 
 
 def crowdfield_map():
-    """The map `crowdfield verify` runs as RiMEA 9 with four exits."""
-    goals = []
-    for k, (x, y) in enumerate(EXITS):
-        x0, y0, x1, y1 = exit_rect(x, y)
-        goals.append({"rect": {"min": [x0, y0], "max": [x1, y1]}, "name": f"exit {k + 1}", "width": 1.0})
+    """The map `crowdfield verify` runs as RiMEA 9 with four exits: goals 1 m past the doors."""
+    def rect(r):
+        return {"rect": {"min": [r[0], r[1]], "max": [r[2], r[3]]}}
+    walls = [(OUTSIDE, OUTSIDE, TOTAL_W - OUTSIDE, M), (OUTSIDE, TOTAL_H - M, TOTAL_W - OUTSIDE, TOTAL_H - OUTSIDE),
+             (OUTSIDE, OUTSIDE, M, TOTAL_H - OUTSIDE), (TOTAL_W - M, OUTSIDE, TOTAL_W - OUTSIDE, TOTAL_H - OUTSIDE)]
+    shapes = [rect(w) for w in walls] + [dict(rect(door_rect(x, s)), value=0) for x, s in DOORS]
+    goals = [dict(rect(outside_rect(x, s, 0.25)), name=f"exit {k + 1}", width=1.0) for k, (x, s) in enumerate(DOORS)]
     return {
         "version": 1,
         "name": "rimea-9-4-exits",
-        "grid": {"cols": int(WIDTH / 0.25), "rows": int(HEIGHT / 0.25), "cell_size": 0.25},
+        "grid": {"cols": round(TOTAL_W / 0.25), "rows": round(TOTAL_H / 0.25), "cell_size": 0.25},
+        "layers": {"obstacles": {"shapes": shapes}},
         "groups": [{
             "name": "crowd",
             "goals": goals,
-            "spawns": [{"rect": {"min": [0.5, 0.5], "max": [WIDTH - 0.5, HEIGHT - 0.5]}, "name": "room",
-                        "count": PERSONS}],
+            "spawns": [dict(rect((M + 0.5, M + 0.5, M + WIDTH - 0.5, M + HEIGHT - 0.5)), name="room", count=PERSONS)],
             "speed": {"min": SPEED, "max": SPEED},
             "radius": RADIUS,
         }],
@@ -71,27 +84,24 @@ def run_crowdfield(binary, workdir, seed):
 # The JuPedSim side runs in a process of its own, so that its time includes starting Python and
 # importing JuPedSim, as crowdfield's includes starting the program.
 JUPEDSIM_RUN = r"""
-import sys, time
+import json, sys, time
 start = time.perf_counter()
 import jupedsim as jps
 from shapely import Polygon, union_all
-seed, width, height, persons, radius, speed = int(sys.argv[1]), *map(float, sys.argv[2:4]), int(sys.argv[4]), *map(float, sys.argv[5:7])
-exits = [tuple(map(float, e.split(','))) for e in sys.argv[7:]]
-# Each exit is a 1 m opening in the wall into a 0.5 m deep alcove outside the room, the exit
-# stage: a walker leaves when it steps through the opening.
-alcoves = [Polygon([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
-           for (x0, y0, x1, y1) in ((x0, -0.5, x1, 0.0) if y0 < height / 2 else (x0, height, x1, height + 0.5)
-                                    for (x0, y0, x1, y1) in exits)]
-room = union_all([Polygon([(0, 0), (width, 0), (width, height), (0, height)]), *alcoves])
+seed, setup = int(sys.argv[1]), json.loads(sys.argv[2])
+box = lambda r: Polygon([(r[0], r[1]), (r[2], r[1]), (r[2], r[3]), (r[0], r[3])])
+# The room, its doors and the floor past each door; a walker leaves in the last 0.5 m of that
+# floor (its centre cannot come nearer the edge than its radius).
+room = union_all([box(setup["room"]), *map(box, setup["doors"]), *map(box, setup["outside"])])
 sim = jps.Simulation(model=jps.CollisionFreeSpeedModel(), geometry=room)
 targets = []
-for (x0, y0, x1, y1), alcove in zip(exits, alcoves):
-    stage = sim.add_exit_stage(alcove)
+for door, exit_rect in zip(setup["doors"], setup["exits"]):
+    stage = sim.add_exit_stage(box(exit_rect))
     journey = sim.add_journey(jps.JourneyDescription([stage]))
-    targets.append(((x0 + x1) / 2, (y0 + y1) / 2, stage, journey))
-spawn = Polygon([(0.5, 0.5), (width - 0.5, 0.5), (width - 0.5, height - 0.5), (0.5, height - 0.5)])
-positions = jps.distribute_by_number(polygon=spawn, number_of_agents=persons, distance_to_agents=2 * radius,
-                                     distance_to_polygon=radius, seed=seed)
+    targets.append(((door[0] + door[2]) / 2, (door[1] + door[3]) / 2, stage, journey))
+radius, speed = setup["radius"], setup["speed"]
+positions = jps.distribute_by_number(polygon=box(setup["spawn"]), number_of_agents=setup["persons"],
+                                     distance_to_agents=2 * radius, distance_to_polygon=radius, seed=seed)
 for (x, y) in positions:
     cx, cy, stage, journey = min(targets, key=lambda t: (t[0] - x) ** 2 + (t[1] - y) ** 2)
     sim.add_agent(jps.CollisionFreeSpeedModelAgentParameters(
@@ -103,10 +113,17 @@ print(time.perf_counter() - start, sim.elapsed_time() if sim.agent_count() == 0 
 
 
 def run_jupedsim(seed):
-    exits = [",".join(str(v) for v in exit_rect(x, y)) for (x, y) in EXITS]
+    setup = {
+        "room": (M, M, M + WIDTH, M + HEIGHT),
+        "doors": [door_rect(x, s) for x, s in DOORS],
+        "outside": [outside_rect(x, s, OUTSIDE) for x, s in DOORS],
+        "exits": [outside_rect(x, s, 0.5) for x, s in DOORS],
+        "spawn": (M + 0.5, M + 0.5, M + WIDTH - 0.5, M + HEIGHT - 0.5),
+        "persons": PERSONS, "radius": RADIUS, "speed": SPEED,
+    }
     t = time.perf_counter()
-    run = subprocess.run([sys.executable, "-c", JUPEDSIM_RUN, str(seed), str(WIDTH), str(HEIGHT), str(PERSONS),
-                          str(RADIUS), str(SPEED), *exits], check=True, capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-c", JUPEDSIM_RUN, str(seed), json.dumps(setup)], check=True,
+                         capture_output=True, text=True)
     seconds = time.perf_counter() - t
     _, evacuation = run.stdout.split()
     return seconds, float(evacuation)
