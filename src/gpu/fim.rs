@@ -32,8 +32,8 @@ use ndarray::{Array2, ArrayView3};
 use std::time::Instant;
 
 /// Edge of a tile, cells, where the adapter's workgroup memory holds it: a front crosses a
-/// whole tile per pass, so the pass count falls with the tile's edge (about eightfold from 8x8
-/// tiles). 64 needs 17.4 kB of workgroup memory, above WebGPU's guaranteed 16 kB.
+/// whole tile per pass, so the pass count falls in proportion to the tile's edge. 64 needs
+/// 17.4 kB of workgroup memory, above WebGPU's guaranteed 16 kB.
 /// Sync: `FIM_TILE` in `shaders/fim_common.wgsl` (rewritten by [`fim_pass_source`]).
 pub const FIM_TILE_LARGE: usize = 64;
 /// Edge of a tile, cells, on adapters whose workgroup memory is below what
