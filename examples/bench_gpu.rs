@@ -154,7 +154,7 @@ fn main() {
         && n <= 512
     {
         let (cost, goal) = bench_grid(BenchGrid::Walls, n);
-        let (t, _) = time(|| solve_fim_cpu(cost.view(), &[goal.clone()], 1.0).expect("twin"));
+        let (t, _) = time(|| solve_fim_cpu(cost.view(), std::slice::from_ref(&goal), 1.0).expect("twin"));
         println!();
         println!("CPU FIM twin, {n}² walls: {t}");
     }

@@ -196,7 +196,16 @@ fn the_gpu_counters_reach_every_report() {
     }
     let n = 100;
     let out = crowdfield(&[
-        "bench", "eikonal", "--grid", "walls", "--sizes", "100", "--repeats", "1", "--backend", "gpu",
+        "bench",
+        "eikonal",
+        "--grid",
+        "walls",
+        "--sizes",
+        "100",
+        "--repeats",
+        "1",
+        "--backend",
+        "gpu",
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -207,13 +216,23 @@ fn the_gpu_counters_reach_every_report() {
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     assert!(cells[3].contains("block FIM"), "{row}");
     let ctx = crowdfield::gpu::GpuContext::new().unwrap();
-    let (cost, goal) = crowdfield::eikonal::grids::bench_grid(crowdfield::eikonal::grids::BenchGrid::Walls, n);
-    let lib = ctx.solve_fim(cost.view(), &[goal], 1.0).unwrap()[0].counters.unwrap();
+    let (cost, goal) =
+        crowdfield::eikonal::grids::bench_grid(crowdfield::eikonal::grids::BenchGrid::Walls, n);
+    let lib = ctx.solve_fim(cost.view(), &[goal], 1.0).unwrap()[0]
+        .counters
+        .unwrap();
     assert_eq!(cells[7], lib.passes.to_string(), "{row}");
     assert_eq!(cells[8], lib.dispatches.to_string(), "{row}");
     assert_eq!(cells[9], lib.read_backs.to_string(), "{row}");
-    assert_eq!(cells[10], format!("{:.1}", lib.relaxations_per_reachable_cell), "{row}");
-    assert!(lib.passes > 0 && lib.relaxations_per_reachable_cell >= 1.0, "{lib:?}");
+    assert_eq!(
+        cells[10],
+        format!("{:.1}", lib.relaxations_per_reachable_cell),
+        "{row}"
+    );
+    assert!(
+        lib.passes > 0 && lib.relaxations_per_reachable_cell >= 1.0,
+        "{lib:?}"
+    );
 
     // eikonal --timing: the counters object, null on the CPU.
     let dir = tempfile::tempdir().unwrap();
@@ -229,8 +248,16 @@ fn the_gpu_counters_reach_every_report() {
     let p = |p: &std::path::Path| p.to_str().unwrap().to_string();
     for (backend, gpu) in [("gpu", true), ("cpu", false)] {
         let o = crowdfield(&[
-            "eikonal", "--speed", &p(&speed), "--goal", &p(&goal), "--out", &p(&phi), "--timing",
-            "--backend", backend,
+            "eikonal",
+            "--speed",
+            &p(&speed),
+            "--goal",
+            &p(&goal),
+            "--out",
+            &p(&phi),
+            "--timing",
+            "--backend",
+            backend,
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let timing: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -258,5 +285,11 @@ fn the_gpu_counters_reach_every_report() {
     assert_eq!(group["solver"], "fim-gpu");
     assert_eq!(group["counters"]["passes"], group["passes"], "{group}");
     assert!(group["counters"]["dispatches"].as_u64().unwrap() >= 64, "{group}");
-    assert!(group["counters"]["relaxations_per_reachable_cell"].as_f64().unwrap() >= 1.0, "{group}");
+    assert!(
+        group["counters"]["relaxations_per_reachable_cell"]
+            .as_f64()
+            .unwrap()
+            >= 1.0,
+        "{group}"
+    );
 }

@@ -501,7 +501,11 @@ fn assert_strip_counters(ctx: &GpuContext, k: usize) {
         assert_eq!(sol.passes, k, "{what}");
         assert_eq!(c.relaxations, strip_relaxations(t as u64, k as u64), "{what}");
         let reachable = (k * t * t) as f64;
-        assert_eq!(c.relaxations_per_reachable_cell, c.relaxations as f64 / reachable, "{what}");
+        assert_eq!(
+            c.relaxations_per_reachable_cell,
+            c.relaxations as f64 / reachable,
+            "{what}"
+        );
         if sol.solver == "fim-gpu" {
             // Fewer than 32 passes: one batch of 32 passes, two dispatches each, one read-back.
             assert_eq!(c.dispatches, 2 * gpu::FIRST_PASSES_PER_SUBMIT, "{what}");
@@ -545,7 +549,10 @@ fn counters_of_a_solve_past_one_batch() {
         assert_close(&g.phi, &twin.phi, 0.0, "40 tiles");
         let c = g.counters.unwrap();
         assert_eq!((c.passes, c.read_backs), (40, 2));
-        assert_eq!(c.dispatches, 2 * (gpu::FIRST_PASSES_PER_SUBMIT + gpu::PASSES_PER_SUBMIT));
+        assert_eq!(
+            c.dispatches,
+            2 * (gpu::FIRST_PASSES_PER_SUBMIT + gpu::PASSES_PER_SUBMIT)
+        );
     }
 }
 
@@ -597,8 +604,14 @@ fn four_groups_on_the_maze_equal_four_separate_solves_and_fast_marching() {
         let alone = &ctx.solve_fim(cost.view(), std::slice::from_ref(g), 1.0).unwrap()[0];
         assert_close(&together[k].phi, &alone.phi, 0.0, &format!("group {k}"));
         most = most.max(alone.passes);
-        let fmm = crowdfield::eikonal::solve_fmm(cost.view(), g.view(), 1.0, crowdfield::eikonal::Order::First);
-        assert_close(&together[k].phi, &fmm.phi, FMM_REL, &format!("group {k} vs fast marching"));
+        let fmm =
+            crowdfield::eikonal::solve_fmm(cost.view(), g.view(), 1.0, crowdfield::eikonal::Order::First);
+        assert_close(
+            &together[k].phi,
+            &fmm.phi,
+            FMM_REL,
+            &format!("group {k} vs fast marching"),
+        );
     }
     // One shared list: the passes are the most any group needs, not their sum.
     assert_eq!(together[0].passes, most);

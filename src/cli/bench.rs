@@ -266,9 +266,7 @@ fn eikonal(
             None => Array2::from_shape_fn((n, n), |(r, c)| {
                 ((r as f64 - (n / 2) as f64).powi(2) + (c as f64 - (n / 2) as f64).powi(2)).sqrt()
             }),
-            Some(_) => {
-                crowdfield::eikonal::solve_fmm(cost.view(), goals[0].view(), 1.0, order_kind).phi
-            }
+            Some(_) => crowdfield::eikonal::solve_fmm(cost.view(), goals[0].view(), 1.0, order_kind).phi,
         };
         let (mut sum, mut max, mut count) = (0.0f64, 0.0f64, 0usize);
         for (&v, &exact) in sol.phi.iter().zip(reference.iter()) {

@@ -160,10 +160,7 @@ impl GpuContext {
     /// [`Error::Gpu`] as [`GpuContext::new`], and when the only usable adapters are software
     /// ones (the message names them).
     pub fn for_auto() -> Result<Self> {
-        pollster::block_on(Self::open(
-            std::env::var_os("WGPU_ADAPTER_NAME").is_some(),
-            None,
-        ))
+        pollster::block_on(Self::open(std::env::var_os("WGPU_ADAPTER_NAME").is_some(), None))
     }
 
     /// What the user should know about how this device was set up, one line each (e.g. that

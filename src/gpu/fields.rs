@@ -277,13 +277,7 @@ impl GpuContext {
             None
         };
         Ok(GpuStep {
-            potentials: solutions(
-                &phi,
-                &input,
-                "fim-gpu",
-                counters,
-                start.elapsed().as_secs_f64(),
-            ),
+            potentials: solutions(&phi, &input, "fim-gpu", counters, start.elapsed().as_secs_f64()),
             fields,
         })
     }

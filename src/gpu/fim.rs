@@ -24,7 +24,7 @@
 //! All groups are solved together: the list holds `(group, tile)` entries, so a pass relaxes
 //! every group's front and the pass count is the largest over the groups.
 
-use crate::eikonal::{SolveCounters, Solution};
+use crate::eikonal::{Solution, SolveCounters};
 use crate::error::{Error, Result};
 use crate::gpu::context::{GpuContext, bind_group};
 use crate::gpu::types::{GpuFimParams, GpuFimStep};
@@ -592,8 +592,7 @@ impl GpuContext {
                     passes,
                     dispatches: DISPATCHES_PER_PASS * encoded,
                     read_backs,
-                    relaxations: u64::from(state[STATE_RELAX_LO])
-                        | (u64::from(state[STATE_RELAX_HI]) << 32),
+                    relaxations: u64::from(state[STATE_RELAX_LO]) | (u64::from(state[STATE_RELAX_HI]) << 32),
                     relaxations_per_reachable_cell: 0.0,
                     tile: input.tile,
                 });
@@ -717,8 +716,7 @@ pub fn solve_fim_cpu_tiled(
             let free_cells = (0..tile * tile)
                 .filter(|&k| {
                     let (lx, ly) = (k % tile, k / tile);
-                    inside(lx, ly)
-                        && input.source[base + (ty * tile + ly) * cols + tx * tile + lx] == 0
+                    inside(lx, ly) && input.source[base + (ty * tile + ly) * cols + tx * tile + lx] == 0
                 })
                 .count();
             let mut settled = false;
