@@ -89,11 +89,11 @@ enum What {
 enum GridArg {
     /// An open grid with a point source at its centre.
     Point,
-    /// [`BenchGrid::Open`].
+    /// An open grid with an exit on its left edge.
     Open,
-    /// [`BenchGrid::Walls`].
+    /// Four long walls, an exit on the left edge.
     Walls,
-    /// [`BenchGrid::Maze`].
+    /// Seven walls (a serpentine path), an exit on the left edge.
     Maze,
 }
 
