@@ -5,7 +5,25 @@ var<workgroup> wg_count: u32;
 var<workgroup> sweep_changed: atomic<u32>;
 var<workgroup> wg_changed: u32;
 var<workgroup> wake_bits: atomic<u32>;
-var<workgroup> free_cells: atomic<u32>;
+var<workgroup> relaxations: atomic<u32>;
+// Which cells of the tile moved, one bit per cell, in two banks: the sweep before (read) and
+// this sweep (written). A cell is relaxed again only when a neighbour moved in the sweep
+// before: otherwise its update would give what it gave last time.
+var<workgroup> moved: array<atomic<u32>, 2u * FIM_MOVED_WORDS>;
+
+// Whether the cell at (lx, ly) of the tile moved in the sweep whose bits start at `bank`.
+fn moved_at(bank: u32, lx: u32, ly: u32) -> bool {
+    let i = ly * FIM_TILE + lx;
+    return (atomicLoad(&moved[bank + i / 32u]) & (1u << (i % 32u))) != 0u;
+}
+
+// Whether a neighbour inside the tile of the cell at (lx, ly) moved in the sweep at `bank`.
+fn neighbour_moved(bank: u32, lx: u32, ly: u32) -> bool {
+    return (lx + 1u < FIM_TILE && moved_at(bank, lx + 1u, ly))
+        || (ly + 1u < FIM_TILE && moved_at(bank, lx, ly + 1u))
+        || (lx > 0u && moved_at(bank, lx - 1u, ly))
+        || (ly > 0u && moved_at(bank, lx, ly - 1u));
+}
 
 // Appends `slot` to the next pass's active list unless it is already there: `queued` holds the
 // stamp of the last pass a tile was queued for, so each tile enters a list once.
@@ -57,7 +75,6 @@ fn main(
     var steps: array<vec4<f32>, FIM_CPI>;
     var inside: array<bool, FIM_CPI>;
     var free: array<bool, FIM_CPI>;
-    var n_free = 0u;
     for (var k = 0u; k < FIM_CPI; k++) {
         let lx = lid.x + FIM_LANES * (k % FIM_CPA);
         let ly = lid.y + FIM_LANES * (k / FIM_CPA);
@@ -73,28 +90,31 @@ fn main(
             let h = params.cell_size;
             steps[k] = h * vec4<f32>(cost[i], cost[i + 1u], cost[i + 2u], cost[i + 3u]);
             free[k] = source[base + cell[k]] == 0u;
-            if free[k] {
-                n_free += 1u;
-            }
         }
     }
-    atomicAdd(&free_cells, n_free);
     workgroupBarrier();
     var start: array<f32, FIM_CPI>;
     for (var k = 0u; k < FIM_CPI; k++) {
         start[k] = tile_phi[me[k]];
     }
 
-    // Jacobi sweeps until no cell of the tile moves (or FIM_MAX_SWEEPS).
+    // Jacobi sweeps until no cell of the tile moves (or FIM_MAX_SWEEPS): the first relaxes
+    // every free cell, each later one those next to a cell that moved in the sweep before.
     var settled = false;
     var sweeps = 0u;
+    var evaluated = 0u;
     for (; sweeps < FIM_MAX_SWEEPS;) {
+        let before = (sweeps % 2u) * FIM_MOVED_WORDS;
+        let now = FIM_MOVED_WORDS - before;
         var next: array<f32, FIM_CPI>;
         for (var k = 0u; k < FIM_CPI; k++) {
             let m = me[k];
             let cur = tile_phi[m];
             next[k] = cur;
-            if free[k] {
+            let lx = lid.x + FIM_LANES * (k % FIM_CPA);
+            let ly = lid.y + FIM_LANES * (k / FIM_CPA);
+            if free[k] && (sweeps == 0u || neighbour_moved(before, lx, ly)) {
+                evaluated += 1u;
                 let s = steps[k];
                 let cand = local_update(
                     tile_phi[m + 1u], tile_phi[m + FIM_HALO], tile_phi[m - 1u], tile_phi[m - FIM_HALO],
@@ -106,11 +126,17 @@ fn main(
             }
         }
         workgroupBarrier();
+        // The bank read above is the one written in the next sweep: clear it.
+        for (var w = li; w < FIM_MOVED_WORDS; w += FIM_LANES * FIM_LANES) {
+            atomicStore(&moved[before + w], 0u);
+        }
         var changed = false;
         for (var k = 0u; k < FIM_CPI; k++) {
             if next[k] < tile_phi[me[k]] {
                 tile_phi[me[k]] = next[k];
                 changed = true;
+                let i = (lid.y + FIM_LANES * (k / FIM_CPA)) * FIM_TILE + lid.x + FIM_LANES * (k % FIM_CPA);
+                atomicOr(&moved[now + i / 32u], 1u << (i % 32u));
             }
         }
         if changed {
@@ -150,6 +176,7 @@ fn main(
     if bits != 0u {
         atomicOr(&wake_bits, bits);
     }
+    atomicAdd(&relaxations, evaluated);
     workgroupBarrier();
     if li == 0u {
         var b = atomicLoad(&wake_bits);
@@ -167,7 +194,7 @@ fn main(
         }
         if (b & WAKE_S) != 0u && ty > 0u { queue_tile(gbase + tile - params.tiles_x, stamp, list_out); }
         // Relaxations (local updates evaluated), a 64-bit count in two slots.
-        let r = sweeps * atomicLoad(&free_cells);
+        let r = atomicLoad(&relaxations);
         let old = atomicAdd(&state[STATE_RELAX_LO], r);
         if old > 0xffffffffu - r {
             atomicAdd(&state[STATE_RELAX_HI], 1u);

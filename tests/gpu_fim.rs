@@ -474,15 +474,23 @@ fn strip(tile: usize, k: usize) -> (ndarray::Array3<f32>, Array2<bool>) {
     (uniform(rows, cols, 1.0), goal)
 }
 
-/// The counters of the strip, worked by hand. Pass 1 relaxes every tile (all start listed):
-/// the first settles after `t` sweeps over its `t² - t` free cells (the front reaches column
-/// `t - 1` on sweep `t - 1`, sweep `t` moves nothing), the others after one sweep that moves
-/// nothing, and only the first queues its east neighbour (its edge cells are now below that
-/// tile's unreached ones). Each later pass relaxes the next tile alone: `t + 1` sweeps over
-/// `t²` cells, queueing the tile east of it, never the one west (whose edge is lower). So the
-/// front crosses one tile per pass: `k` passes.
+/// The counters of the strip, worked by hand (`t >= 3`). Every tile starts listed, so pass 1
+/// relaxes them all; a sweep after the first relaxes only the free cells next to one that moved
+/// in the sweep before, and the plane wave moves one column per sweep.
+/// - The first tile (sources in column 0, `t - 1` free columns): sweep 1 relaxes all `t² - t`
+///   free cells and moves column 1; sweep j moves column j and relaxes the free ones of columns
+///   j - 2 to j (2 columns for j = 2, 3 up to j = t - 1); sweep t relaxes columns t - 2 and
+///   t - 1 and moves nothing: `t² - t + 2t + 3t(t - 3) + 2t = 4t² - 6t`. Its east edge is now
+///   below the next tile's unreached cells, so it queues that tile.
+/// - The other tiles in pass 1: one sweep over `t²` cells that moves nothing.
+/// - Tile i in pass i: sweep j moves its column j - 1, so sweep 1 relaxes `t²`, sweep 2 columns
+///   0 and 1, sweeps 3 to t three columns, sweep t + 1 columns t - 2 and t - 1 (moving
+///   nothing): `t² + 2t + 3t(t - 2) + 2t = 4t² - 2t`. It queues the tile east of it, never the
+///   one west (whose edge is lower).
+///
+/// So the front crosses one tile per pass: `k` passes.
 fn strip_relaxations(t: u64, k: u64) -> u64 {
-    t * (t * t - t) + (k - 1) * t * t + (k - 1) * (t + 1) * t * t
+    (4 * t * t - 6 * t) + (k - 1) * t * t + (k - 1) * (4 * t * t - 2 * t)
 }
 
 fn assert_strip_counters(ctx: &GpuContext, k: usize) {

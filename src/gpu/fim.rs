@@ -7,7 +7,8 @@
 //! one 16x16 workgroup per tile. One pass is two dispatches:
 //! 1. `fim_block`: every tile of the active list loads itself and a one-cell halo from `phi`
 //!    into workgroup memory and relaxes it (Jacobi sweeps of the first-order anisotropic update
-//!    of SPEC §4, a barrier between sweeps) until no cell moves, then writes it to `phi_next`.
+//!    of SPEC §4, a barrier between sweeps; after the first sweep only the cells next to one
+//!    that moved) until no cell moves, then writes it to `phi_next`.
 //!    It queues each neighbour tile that one of its moved edge cells can now lower (the cell is
 //!    below the one across the edge) on the next pass's list, with atomics, each tile once.
 //! 2. `fim_commit`: copies the listed tiles back from `phi_next` to `phi`; one invocation counts
@@ -33,11 +34,11 @@ use std::time::Instant;
 
 /// Edge of a tile, cells, where the adapter's workgroup memory holds it: a front crosses a
 /// whole tile per pass, so the pass count falls in proportion to the tile's edge. 64 needs
-/// 17.4 kB of workgroup memory, above WebGPU's guaranteed 16 kB.
+/// 18.5 kB of workgroup memory, above WebGPU's guaranteed 16 kB.
 /// Sync: `FIM_TILE` in `shaders/fim_common.wgsl` (rewritten by [`fim_pass_source`]).
 pub const FIM_TILE_LARGE: usize = 64;
 /// Edge of a tile, cells, on adapters whose workgroup memory is below what
-/// [`FIM_TILE_LARGE`] needs: 32 needs 4.7 kB, within WebGPU's guaranteed 16 kB.
+/// [`FIM_TILE_LARGE`] needs: 32 needs 4.9 kB, within WebGPU's guaranteed 16 kB.
 pub const FIM_TILE_SMALL: usize = 32;
 /// Invocations along each axis of a block workgroup (16x16 = 256, WebGPU's guaranteed limit).
 /// Sync: `FIM_LANES` in `shaders/fim_common.wgsl`.
@@ -71,13 +72,15 @@ const STATE_PASSES: usize = 3;
 const STATE_RELAX_LO: usize = 5;
 const STATE_RELAX_HI: usize = 6;
 const STATE_SLOTS: usize = 8;
-/// Workgroup memory of a block workgroup beside the tile: five u32 variables, rounded up.
+/// Workgroup memory of a block workgroup beside the tile and its bits: five u32 variables,
+/// rounded up.
 const FIM_WORKGROUP_EXTRA_BYTES: u32 = 32;
 
 /// Bytes of workgroup memory `fim_block` needs for tiles of `tile` cells a side: the tile and
-/// its one-cell halo as f32, plus a few flags.
+/// its one-cell halo as f32, two banks of one bit per cell (which cells moved), and a few
+/// flags.
 pub fn fim_workgroup_bytes(tile: usize) -> u32 {
-    ((tile + 2) * (tile + 2) * 4) as u32 + FIM_WORKGROUP_EXTRA_BYTES
+    ((tile + 2) * (tile + 2) * 4 + 2 * tile * tile / 8) as u32 + FIM_WORKGROUP_EXTRA_BYTES
 }
 
 /// The tile edge for an adapter offering `limit` bytes of workgroup memory per workgroup, and
@@ -713,16 +716,19 @@ pub fn solve_fim_cpu_tiled(
             }
             let start_phi = tile_phi.clone();
             let inside = |lx: usize, ly: usize| tx * tile + lx < cols && ty * tile + ly < rows;
-            let free_cells = (0..tile * tile)
-                .filter(|&k| {
-                    let (lx, ly) = (k % tile, k / tile);
-                    inside(lx, ly) && input.source[base + (ty * tile + ly) * cols + tx * tile + lx] == 0
-                })
-                .count();
+            // Which cells moved in the sweep before (one flag per cell of the tile).
+            let mut moved_before = vec![false; tile * tile];
+            let neighbour_moved = |moved: &[bool], lx: usize, ly: usize| {
+                (lx + 1 < tile && moved[ly * tile + lx + 1])
+                    || (ly + 1 < tile && moved[(ly + 1) * tile + lx])
+                    || (lx > 0 && moved[ly * tile + lx - 1])
+                    || (ly > 0 && moved[(ly - 1) * tile + lx])
+            };
             let mut settled = false;
             let mut sweeps = 0;
             while sweeps < max_sweeps {
                 let mut next = tile_phi.clone();
+                let mut moved_now = vec![false; tile * tile];
                 let mut changed = false;
                 for ly in 0..tile {
                     for lx in 0..tile {
@@ -730,6 +736,10 @@ pub fn solve_fim_cpu_tiled(
                         if !inside(lx, ly) || input.source[base + row * cols + col] != 0 {
                             continue;
                         }
+                        if sweeps > 0 && !neighbour_moved(&moved_before, lx, ly) {
+                            continue;
+                        }
+                        counters.relaxations += 1;
                         let cell = row * cols + col;
                         let me = (ly + 1) * halo + lx + 1;
                         let cur = tile_phi[me];
@@ -745,18 +755,19 @@ pub fn solve_fim_cpu_tiled(
                         );
                         if cand < cur - pr.eps_rel * cand {
                             next[me] = cand;
+                            moved_now[ly * tile + lx] = true;
                             changed = true;
                         }
                     }
                 }
                 tile_phi = next;
+                moved_before = moved_now;
                 sweeps += 1;
                 if !changed {
                     settled = true;
                     break;
                 }
             }
-            counters.relaxations += (sweeps * free_cells) as u64;
             let (mut wake_e, mut wake_n, mut wake_w, mut wake_s) = (false, false, false, false);
             for ly in 0..tile {
                 for lx in 0..tile {
