@@ -6,15 +6,17 @@ var<workgroup> sweep_changed: atomic<u32>;
 var<workgroup> wg_changed: u32;
 var<workgroup> wake_bits: atomic<u32>;
 var<workgroup> relaxations: atomic<u32>;
-// Which cells of the tile moved, one bit per cell, in two banks: the sweep before (read) and
-// this sweep (written). A cell is relaxed again only when a neighbour moved in the sweep
+// Which cells of the tile moved, in two banks: the sweep before (read) and this sweep
+// (written). Each invocation owns one word per bank, one bit per cell it relaxes, so no two
+// invocations write one word. A cell is relaxed again only when a neighbour moved in the sweep
 // before: otherwise its update would give what it gave last time.
-var<workgroup> moved: array<atomic<u32>, 2u * FIM_MOVED_WORDS>;
+var<workgroup> moved: array<u32, 2u * FIM_LANES * FIM_LANES>;
 
-// Whether the cell at (lx, ly) of the tile moved in the sweep whose bits start at `bank`.
+// Whether the cell at (lx, ly) of the tile moved in the sweep whose words start at `bank`.
 fn moved_at(bank: u32, lx: u32, ly: u32) -> bool {
-    let i = ly * FIM_TILE + lx;
-    return (atomicLoad(&moved[bank + i / 32u]) & (1u << (i % 32u))) != 0u;
+    let owner = (ly % FIM_LANES) * FIM_LANES + lx % FIM_LANES;
+    let k = (ly / FIM_LANES) * FIM_CPA + lx / FIM_LANES;
+    return ((moved[bank + owner] >> k) & 1u) != 0u;
 }
 
 // Whether a neighbour inside the tile of the cell at (lx, ly) moved in the sweep at `bank`.
@@ -104,8 +106,8 @@ fn main(
     var sweeps = 0u;
     var evaluated = 0u;
     for (; sweeps < FIM_MAX_SWEEPS;) {
-        let before = (sweeps % 2u) * FIM_MOVED_WORDS;
-        let now = FIM_MOVED_WORDS - before;
+        let before = (sweeps % 2u) * FIM_LANES * FIM_LANES;
+        let now = FIM_LANES * FIM_LANES - before;
         var next: array<f32, FIM_CPI>;
         for (var k = 0u; k < FIM_CPI; k++) {
             let m = me[k];
@@ -126,19 +128,15 @@ fn main(
             }
         }
         workgroupBarrier();
-        // The bank read above is the one written in the next sweep: clear it.
-        for (var w = li; w < FIM_MOVED_WORDS; w += FIM_LANES * FIM_LANES) {
-            atomicStore(&moved[before + w], 0u);
-        }
-        var changed = false;
+        var word = 0u;
         for (var k = 0u; k < FIM_CPI; k++) {
             if next[k] < tile_phi[me[k]] {
                 tile_phi[me[k]] = next[k];
-                changed = true;
-                let i = (lid.y + FIM_LANES * (k / FIM_CPA)) * FIM_TILE + lid.x + FIM_LANES * (k % FIM_CPA);
-                atomicOr(&moved[now + i / 32u], 1u << (i % 32u));
+                word |= 1u << k;
             }
         }
+        moved[now + li] = word;
+        let changed = word != 0u;
         if changed {
             atomicOr(&sweep_changed, 1u);
         }

@@ -21,8 +21,6 @@ const FIM_CPA: u32 = FIM_TILE / FIM_LANES;
 const FIM_CPI: u32 = FIM_CPA * FIM_CPA;
 // Tile plus a one-cell halo on each side.
 const FIM_HALO: u32 = FIM_TILE + 2u;
-// u32 words of one bank of the tile's moved bits (one bit per cell).
-const FIM_MOVED_WORDS: u32 = FIM_TILE * FIM_TILE / 32u;
 // Sweeps after which a tile that has not settled stops and queues itself for the next pass
 // (sync: FIM_MAX_SWEEPS_PER_EDGE in src/gpu/fim.rs): four Manhattan diameters, far above what
 // a front crossing the tile needs, so only a maze inside one tile ever reaches it.

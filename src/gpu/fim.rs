@@ -34,11 +34,11 @@ use std::time::Instant;
 
 /// Edge of a tile, cells, where the adapter's workgroup memory holds it: a front crosses a
 /// whole tile per pass, so the pass count falls in proportion to the tile's edge. 64 needs
-/// 18.5 kB of workgroup memory, above WebGPU's guaranteed 16 kB.
+/// 19.5 kB of workgroup memory, above WebGPU's guaranteed 16 kB.
 /// Sync: `FIM_TILE` in `shaders/fim_common.wgsl` (rewritten by [`fim_pass_source`]).
 pub const FIM_TILE_LARGE: usize = 64;
 /// Edge of a tile, cells, on adapters whose workgroup memory is below what
-/// [`FIM_TILE_LARGE`] needs: 32 needs 4.9 kB, within WebGPU's guaranteed 16 kB.
+/// [`FIM_TILE_LARGE`] needs: 32 needs 6.7 kB, within WebGPU's guaranteed 16 kB.
 pub const FIM_TILE_SMALL: usize = 32;
 /// Invocations along each axis of a block workgroup (16x16 = 256, WebGPU's guaranteed limit).
 /// Sync: `FIM_LANES` in `shaders/fim_common.wgsl`.
@@ -77,10 +77,10 @@ const STATE_SLOTS: usize = 8;
 const FIM_WORKGROUP_EXTRA_BYTES: u32 = 32;
 
 /// Bytes of workgroup memory `fim_block` needs for tiles of `tile` cells a side: the tile and
-/// its one-cell halo as f32, two banks of one bit per cell (which cells moved), and a few
-/// flags.
+/// its one-cell halo as f32, two banks of one u32 per invocation (which of its cells moved),
+/// and a few flags.
 pub fn fim_workgroup_bytes(tile: usize) -> u32 {
-    ((tile + 2) * (tile + 2) * 4 + 2 * tile * tile / 8) as u32 + FIM_WORKGROUP_EXTRA_BYTES
+    ((tile + 2) * (tile + 2) * 4 + 2 * FIM_LANES * FIM_LANES * 4) as u32 + FIM_WORKGROUP_EXTRA_BYTES
 }
 
 /// The tile edge for an adapter offering `limit` bytes of workgroup memory per workgroup, and
