@@ -1,4 +1,5 @@
 // Block FIM pass: relaxes each tile of the active list in workgroup memory until it settles, writes it to phi_next, and queues for the next pass every neighbour tile one of its edge cells can now lower.
+// Its CPU twin is the block loop of solve_fim_cpu_tiled (CPU twin: gpu::fim::solve_fim_cpu_tiled).
 
 var<workgroup> tile_phi: array<f32, FIM_HALO * FIM_HALO>;
 var<workgroup> wg_count: u32;

@@ -1,4 +1,5 @@
 // FIM commit pass: copies this pass's tiles from phi_next back to phi; its first invocation counts the pass, clears the list count two passes on and writes the next pass's dispatch sizes.
+// Its CPU twin is the commit loop of solve_fim_cpu_tiled (CPU twin: gpu::fim::solve_fim_cpu_tiled).
 
 @compute @workgroup_size(256, 1, 1)
 fn main(

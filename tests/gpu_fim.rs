@@ -625,3 +625,41 @@ fn four_groups_on_the_maze_equal_four_separate_solves_and_fast_marching() {
     assert_eq!(together[0].passes, most);
     assert!(together.iter().all(|s| s.counters == together[0].counters));
 }
+
+#[test]
+fn a_path_longer_than_the_sweep_cap_inside_one_tile_resumes_next_pass() {
+    let Some(ctx) = gpu() else { return };
+    // One tile: walls every third column, each open one row at alternating ends, so the path
+    // from the corner winds through 2-cell corridors, far more cells than a tile sweeps in one
+    // pass (FIM_MAX_SWEEPS_PER_EDGE * tile): the tile queues itself and goes on.
+    let n = ctx.fim_tile();
+    let wall = Array2::from_shape_fn((n, n), |(r, c)| {
+        c % 3 == 2 && if (c / 3) % 2 == 0 { r != n - 1 } else { r != 0 }
+    });
+    let cost = with_walls(uniform(n, n, 1.0), &wall);
+    let mut goal = Array2::from_elem((n, n), false);
+    goal[(0, 0)] = true;
+    let goals = [goal];
+    let g = &ctx.solve_fim(cost.view(), &goals, 1.0).unwrap()[0];
+    let t = &solve_fim_cpu_tiled(cost.view(), &goals, 1.0, n).unwrap()[0];
+    let longest = g
+        .phi
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |a, &b| a.max(b));
+    assert!(
+        longest > (gpu::FIM_MAX_SWEEPS_PER_EDGE * n) as f64,
+        "the path ({longest} cells) must outrun one pass's sweeps"
+    );
+    assert!(g.passes >= 2, "{}", g.passes);
+    assert_eq!(g.passes, t.passes);
+    assert_eq!(g.counters.unwrap().relaxations, t.counters.unwrap().relaxations);
+    assert_close(&g.phi, &t.phi, TWIN_REL, "serpentine: gpu vs twin");
+    let fmm = crowdfield::eikonal::solve_fmm(
+        cost.view(),
+        goals[0].view(),
+        1.0,
+        crowdfield::eikonal::Order::First,
+    );
+    assert_close(&g.phi, &fmm.phi, FMM_REL, "serpentine: gpu vs fast marching");
+}

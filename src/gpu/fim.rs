@@ -119,12 +119,14 @@ pub fn fim_pass_source(source: &str, tile: usize) -> String {
     source.replace(&default, &format!("const FIM_TILE: u32 = {tile}u;"))
 }
 
-/// The safety cap on passes for a grid with `tiles` tiles per group: a tile is relaxed again
-/// only when a neighbour lowered its edge below its own cells, and on the mazes we tried a tile
-/// is woken at most a handful of times, so four wakes per tile plus slack is far above any
-/// converging solve.
-pub fn max_passes(tiles: usize) -> usize {
-    4 * tiles + 64
+/// The safety cap on passes for a grid of `cells` cells and `tiles` tiles of `tile` cells a
+/// side per group: a tile is relaxed again only when a neighbour lowered its edge below its own
+/// cells. On open and walled grids a tile is woken a handful of times (four wakes per tile plus
+/// slack); a path that winds through narrow corridors can cross a tile edge once per `tile`
+/// cells of its length, and no path is longer than the grid's cells, so `2 * cells / tile`
+/// more covers those.
+pub fn max_passes(tiles: usize, cells: usize, tile: usize) -> usize {
+    4 * tiles + 64 + 2 * cells / tile.max(1)
 }
 
 /// Unit cost as the solvers use it: the step cost factor, 0 where the face is blocked
@@ -569,7 +571,11 @@ impl GpuContext {
         mut encoder: wgpu::CommandEncoder,
     ) -> Result<SolveCounters> {
         let pr = input.params;
-        let cap = max_passes(pr.tiles_per_group as usize);
+        let cap = max_passes(
+            pr.tiles_per_group as usize,
+            (pr.cols * pr.rows) as usize,
+            input.tile,
+        );
         let mut encoded = 0usize;
         let mut read_backs = 0usize;
         let mut batch = FIRST_PASSES_PER_SUBMIT;
@@ -680,7 +686,7 @@ pub fn solve_fim_cpu_tiled(
         tile,
         ..SolveCounters::default()
     };
-    let cap = max_passes(tpg);
+    let cap = max_passes(tpg, cells, tile);
     let mut epoch = 0usize;
     let mut tile_phi = vec![PHI_INF; halo * halo];
     while !active.is_empty() {
