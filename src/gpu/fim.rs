@@ -888,6 +888,44 @@ mod tests {
     }
 
     #[test]
+    fn the_tile_follows_the_workgroup_memory() {
+        // WebGPU's guaranteed 16 kB holds the small tile only; lavapipe's and the discrete
+        // GPUs' 32 kB and more hold the large one.
+        let (tile, note) = choose_fim_tile(16384).unwrap();
+        assert_eq!(tile, FIM_TILE_SMALL);
+        assert!(note.unwrap().contains("16384 bytes"));
+        assert_eq!(choose_fim_tile(32768).unwrap(), (FIM_TILE_LARGE, None));
+        let exact = fim_workgroup_bytes(FIM_TILE_LARGE);
+        assert_eq!(choose_fim_tile(exact).unwrap().0, FIM_TILE_LARGE);
+        assert_eq!(choose_fim_tile(exact - 1).unwrap().0, FIM_TILE_SMALL);
+        assert!(choose_fim_tile(fim_workgroup_bytes(FIM_TILE_SMALL) - 1).is_err());
+        assert_eq!(fim_workgroup_bytes(64), 66 * 66 * 4 + 2048 + 32);
+    }
+
+    #[test]
+    fn the_pass_source_sets_the_tile() {
+        let src = fim_pass_source(crate::gpu::shaders::FIM_BLOCK, 32);
+        assert!(src.contains("const FIM_TILE: u32 = 32u;"));
+        assert!(!src.contains("const FIM_TILE: u32 = 64u;"));
+    }
+
+    #[test]
+    fn the_lists_and_counts_rotate_without_overlap() {
+        for e in 0..12 {
+            let (now, next) = (fim_step(e), fim_step(e + 1));
+            // A pass appends to the other list and count; the count it clears is the next
+            // pass's append target, read by neither of its own dispatches.
+            assert_eq!(next.list_in, 1 - now.list_in);
+            assert_eq!(next.count_in, now.count_out);
+            assert_eq!(next.count_out, now.count_clear);
+            let mut slots = [now.count_in, now.count_out, now.count_clear];
+            slots.sort();
+            assert_eq!(slots, [0, 1, 2]);
+            assert_eq!(fim_step(e + STEP_ENTRIES), now);
+        }
+    }
+
+    #[test]
     fn gpu_sanitize_cost_blocks_bad_faces_and_clamps() {
         assert_eq!(sanitize_cost(f32::INFINITY), 0.0);
         assert_eq!(sanitize_cost(f32::NAN), 0.0);
