@@ -1,4 +1,5 @@
-//! GPU beside CPU: the Eikonal solve at 256² … 2048² with walls, the neighbour grid at
+//! GPU beside CPU: the Eikonal solve at 256² … 2048² on the walls and maze benchmark grids,
+//! one group and four (with the solver's counters), the neighbour grid at
 //! 10⁴ … 10⁶ agents, and one continuum step (splat → speed → cost → potentials), naming the
 //! adapter. Run with `cargo run --release --example bench_gpu [-- --quick | --max-side N]`;
 //! figures go in BENCHMARKS.md. `--max-side N` drops the Eikonal grids larger than N² (2048²
@@ -10,13 +11,14 @@
 //! without reading the arrays back.
 
 use crowdfield::agents::Agents;
+use crowdfield::eikonal::grids::{BenchGrid, bench_grid, bench_walls};
 use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::Fields;
 use crowdfield::gpu::{GpuContext, solve_fim_cpu};
 use crowdfield::grid::Grid;
 use crowdfield::neighbors::NeighborGrid;
 use crowdfield::scene::Scene;
-use ndarray::{Array2, Array3};
+use ndarray::Array2;
 use std::time::Instant;
 
 /// Runs per figure (the median is reported): enough to drop a cold outlier.
@@ -83,50 +85,6 @@ fn time<T>(mut f: impl FnMut() -> T) -> (Timing, T) {
     )
 }
 
-/// Four long walls across a square of `n` cells per side, each leaving a gap of an eighth of
-/// the side at alternating ends.
-fn walls(n: usize) -> Array2<bool> {
-    let mut wall = Array2::from_elem((n, n), false);
-    for k in 1..=4 {
-        let c = k * n / 5;
-        let gap = n / 8;
-        for r in 0..n {
-            let open = if k % 2 == 1 { r >= n - gap } else { r < gap };
-            if !open {
-                wall[(r, c)] = true;
-            }
-        }
-    }
-    wall
-}
-
-/// A square map of `n` cells per side, 1 s/m everywhere, with four long walls (each leaving a
-/// gap of an eighth of the side at alternating ends) and an exit on the left edge.
-fn walled(n: usize) -> (Array3<f32>, Array2<bool>) {
-    let wall = walls(n);
-    let mut cost = Array3::from_elem((n, n, 4), 1.0f32);
-    for r in 0..n {
-        for c in 0..n {
-            let nb = [
-                (r, c + 1),
-                (r + 1, c),
-                (r, c.wrapping_sub(1)),
-                (r.wrapping_sub(1), c),
-            ];
-            for (d, (nr, nc)) in nb.into_iter().enumerate() {
-                if wall[(r, c)] || (nr < n && nc < n && wall[(nr, nc)]) {
-                    cost[(r, c, d)] = f32::INFINITY;
-                }
-            }
-        }
-    }
-    let mut goal = Array2::from_elem((n, n), false);
-    for r in n / 2 - 2..n / 2 + 2 {
-        goal[(r, 0)] = true;
-    }
-    (cost, goal)
-}
-
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let ctx = match GpuContext::new() {
@@ -142,8 +100,10 @@ fn main() {
     }
     println!("cpu threads (rayon): {}", rayon::current_num_threads());
     println!();
-    println!("| Eikonal, walls | GPU block FIM | passes | CPU FMM | max rel. diff | CPU FIM twin |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| Eikonal | groups | GPU block FIM | passes | dispatches | read-backs | relaxations per reachable cell | CPU FMM (one group) | max rel. diff |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     let sizes: &[usize] = if quick {
         &[256, 512]
     } else {
@@ -156,36 +116,47 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|v| v.parse::<usize>().expect("--max-side takes a number of cells"))
         .unwrap_or(usize::MAX);
-    for &n in sizes.iter().filter(|&&n| n <= max_side) {
-        let (cost, goal) = walled(n);
-        let goals = [goal];
-        let (t_gpu, gpu) = time(|| ctx.solve_fim(cost.view(), &goals, 1.0).expect("GPU solve"));
-        let fmm = std::panic::catch_unwind(|| {
-            time(|| eikonal::solve_fmm(cost.view(), goals[0].view(), 1.0, Order::First))
-        });
-        let (fmm_cell, diff_cell) = match &fmm {
-            Ok((t, sol)) => {
+    for grid in [BenchGrid::Walls, BenchGrid::Maze] {
+        for &n in sizes.iter().filter(|&&n| n <= max_side) {
+            let (cost, exit) = bench_grid(grid, n);
+            let (t_fmm, fmm) = time(|| eikonal::solve_fmm(cost.view(), exit.view(), 1.0, Order::First));
+            // One group (the exit), then four: the exit and three point goals elsewhere.
+            let mut goals = vec![exit];
+            let one = goals.clone();
+            for (r, c) in [(0, n - 1), (n - 1, n / 2), (n / 3, n / 2 + 1)] {
+                let mut g = Array2::from_elem((n, n), false);
+                g[(r, c)] = true;
+                goals.push(g);
+            }
+            for set in [&one, &goals] {
+                let (t_gpu, gpu) = time(|| ctx.solve_fim(cost.view(), set, 1.0).expect("GPU solve"));
                 let diff = gpu[0]
                     .phi
                     .iter()
-                    .zip(sol.phi.iter())
+                    .zip(fmm.phi.iter())
                     .filter(|(a, b)| a.is_finite() && b.is_finite())
                     .map(|(a, b)| (a - b).abs() / b.max(1.0))
                     .fold(0.0, f64::max);
-                (t.to_string(), format!("{diff:.1e}"))
+                let c = gpu[0].counters.expect("the GPU solve reports counters");
+                println!(
+                    "| {n}² {} | {} | {t_gpu} | {} | {} | {} | {:.1} | {t_fmm} | {diff:.1e} |",
+                    grid.name(),
+                    set.len(),
+                    c.passes,
+                    c.dispatches,
+                    c.read_backs,
+                    c.relaxations_per_reachable_cell
+                );
             }
-            Err(_) => ("n/a (solve_fmm not available)".to_string(), "-".to_string()),
-        };
-        let twin = if n <= 512 {
-            let (t, _) = time(|| solve_fim_cpu(cost.view(), &goals, 1.0).expect("twin"));
-            t.to_string()
-        } else {
-            "-".to_string()
-        };
-        println!(
-            "| {n}² | {t_gpu} | {} | {fmm_cell} | {diff_cell} | {twin} |",
-            gpu[0].passes
-        );
+        }
+    }
+    if let Some(&n) = sizes.iter().filter(|&&n| n <= max_side).max()
+        && n <= 512
+    {
+        let (cost, goal) = bench_grid(BenchGrid::Walls, n);
+        let (t, _) = time(|| solve_fim_cpu(cost.view(), std::slice::from_ref(&goal), 1.0).expect("twin"));
+        println!();
+        println!("CPU FIM twin, {n}² walls: {t}");
     }
     println!();
     println!("| Neighbour grid | GPU (on device) | GPU + read-back | CPU NeighborGrid | identical |");
@@ -250,11 +221,11 @@ fn main() {
     }
 }
 
-/// The walled map of [`walled`] as a scene (cell 0.5 m), `agents` walkers spread uniformly
+/// The walls of [`BenchGrid::Walls`] as a scene (cell 0.5 m), `agents` walkers spread uniformly
 /// over the free cells walking east at 1 m/s, and two goals: the left and the right edge.
 fn step_scene(n: usize, agents: usize) -> (Scene, Agents, Vec<Array2<bool>>) {
     let mut scene = Scene::empty("bench", Grid::new(n, n, 0.5));
-    scene.obstacle = walls(n);
+    scene.obstacle = bench_walls(BenchGrid::Walls, n);
     let mut state = 99u64;
     let mut next = || {
         state = state

@@ -30,8 +30,17 @@ for t in gpu_shaders gpu_bins gpu_splat gpu_fields gpu_fim gpu_local gpu_sim gpu
   timeout 240 "$B/$t" > "$B/$t.log" 2>&1; rc=$?; cat "$B/$t.log" >> "$OUT/tests.log"
   echo "$t exit $rc: $(grep '^test result' "$B/$t.log")" | tee -a "$OUT/log"
 done
+# bench_gpu: the Eikonal solve on 256²..2048² walls and maze, one group and four (targets:
+# 1024² walls under 5 ms, four groups under 1.5x that, 2048² under 20 ms), the neighbour grid
+# and the continuum step.
 echo "== bench_gpu" | tee -a "$OUT/log"
 timeout 240 "$B/bench_gpu" "${quick[@]}" > "$OUT/bench_gpu.md" 2>&1; echo "exit $?" >> "$OUT/log"
+echo "== bench eikonal: the block FIM on 1024² and 2048² walls and maze, with its counters" | tee -a "$OUT/log"
+sides=(1024 2048); [ "${QUICK:-0}" = 1 ] && sides=(256)
+for g in walls maze; do
+  timeout 120 "$B/crowdfield" bench eikonal --grid $g --sizes "${sides[@]}" --repeats 5 --backend gpu \
+    >> "$OUT/bench_gpu.md" 2>> "$OUT/log"; echo "exit $?" >> "$OUT/log"
+done
 echo "== bench_local --gpu-only" | tee -a "$OUT/log"
 timeout 200 "$B/bench_local" --max $maxn --gpu-only --png "$OUT/local_gpu.png" > "$OUT/bench_local_gpu.md" 2>&1; echo "exit $?" >> "$OUT/log"
 echo "== simulate, GPU potentials and GPU local layer" | tee -a "$OUT/log"

@@ -3,16 +3,15 @@
 
 // Potential of a cell no source reaches yet; the host maps values >= PHI_INF to +inf.
 const PHI_INF: f32 = 3.0e38;
-// Edge of a square FIM tile, cells (one 8x8 workgroup per tile).
-const FIM_TILE: u32 = 8u;
-// Tile plus a one-cell halo on each side.
-const FIM_HALO: u32 = 10u;
 // Largest workgroup count along x of an indirect dispatch (WebGPU's guaranteed 65535).
 const MAX_GROUPS_X: u32 = 65535u;
-// Slots of FimState.
-const STATE_COUNTER: u32 = 0u;
-const STATE_ACTIVE: u32 = 1u;
-const STATE_PASSES: u32 = 2u;
+// Slots of the FIM's state buffer: three list counts (0..3, rotating, see FimStep), passes
+// that relaxed a tile, passes encoded, and a 64-bit count of local updates. Sync: STATE_* in
+// src/gpu/fim.rs.
+const STATE_PASSES: u32 = 3u;
+const STATE_EPOCH: u32 = 4u;
+const STATE_RELAX_LO: u32 = 5u;
+const STATE_RELAX_HI: u32 = 6u;
 // Wake bits of a tile after a block pass: one per neighbour tile, one for itself.
 const WAKE_E: u32 = 1u;
 const WAKE_N: u32 = 2u;
@@ -34,6 +33,14 @@ struct FimParams {
     groups: u32,
     cell_size: f32,
     eps_rel: f32,
+}
+
+// The list and count slots of one FIM pass. Sync: GpuFimStep.
+struct FimStep {
+    list_in: u32,
+    count_in: u32,
+    count_out: u32,
+    count_clear: u32,
 }
 
 // One level of a multi-level exclusive scan over scan_buf. Sync: GpuScanParams.

@@ -1,24 +1,43 @@
-// Block FIM pass: relaxes each active 8x8 tile up to FIM_INNER_ITERS times in workgroup memory, writes it to phi_next and wakes tiles.
-@group(0) @binding(0) var<uniform> params: FimParams;
-@group(0) @binding(1) var<storage, read> cost: array<f32>;
-@group(0) @binding(2) var<storage, read> source: array<u32>;
-@group(0) @binding(3) var<storage, read_write> phi: array<f32>;
-@group(0) @binding(4) var<storage, read_write> phi_next: array<f32>;
-@group(0) @binding(5) var<storage, read_write> tile_flag: array<atomic<u32>>;
-@group(0) @binding(6) var<storage, read_write> active_tiles: array<u32>;
-@group(0) @binding(7) var<storage, read_write> state: array<atomic<u32>>;
+// Block FIM pass: relaxes each tile of the active list in workgroup memory until it settles, writes it to phi_next, and queues for the next pass every neighbour tile one of its edge cells can now lower.
+// Its CPU twin is the block loop of solve_fim_cpu_tiled (CPU twin: gpu::fim::solve_fim_cpu_tiled).
 
-// Relaxations per dispatch: 2 * FIM_TILE covers the tile's Manhattan diameter (14) with slack,
-// so a front crossing the tile settles in one dispatch; the loop exits early once nothing moves.
-const FIM_INNER_ITERS: u32 = 16u;
-
-var<workgroup> tile_phi: array<f32, 100>;
-var<workgroup> active_count: u32;
-var<workgroup> iter_changed: atomic<u32>;
-var<workgroup> any_changed: u32;
+var<workgroup> tile_phi: array<f32, FIM_HALO * FIM_HALO>;
+var<workgroup> wg_count: u32;
+var<workgroup> sweep_changed: atomic<u32>;
+var<workgroup> wg_changed: u32;
 var<workgroup> wake_bits: atomic<u32>;
+var<workgroup> relaxations: atomic<u32>;
+// Which cells of the tile moved, in two banks: the sweep before (read) and this sweep
+// (written). Each invocation owns one word per bank, one bit per cell it relaxes, so no two
+// invocations write one word. A cell is relaxed again only when a neighbour moved in the sweep
+// before: otherwise its update would give what it gave last time.
+var<workgroup> moved: array<u32, 2u * FIM_LANES * FIM_LANES>;
 
-@compute @workgroup_size(8, 8, 1)
+// Whether the cell at (lx, ly) of the tile moved in the sweep whose words start at `bank`.
+fn moved_at(bank: u32, lx: u32, ly: u32) -> bool {
+    let owner = (ly % FIM_LANES) * FIM_LANES + lx % FIM_LANES;
+    let k = (ly / FIM_LANES) * FIM_CPA + lx / FIM_LANES;
+    return ((moved[bank + owner] >> k) & 1u) != 0u;
+}
+
+// Whether a neighbour inside the tile of the cell at (lx, ly) moved in the sweep at `bank`.
+fn neighbour_moved(bank: u32, lx: u32, ly: u32) -> bool {
+    return (lx + 1u < FIM_TILE && moved_at(bank, lx + 1u, ly))
+        || (ly + 1u < FIM_TILE && moved_at(bank, lx, ly + 1u))
+        || (lx > 0u && moved_at(bank, lx - 1u, ly))
+        || (ly > 0u && moved_at(bank, lx, ly - 1u));
+}
+
+// Appends `slot` to the next pass's active list unless it is already there: `queued` holds the
+// stamp of the last pass a tile was queued for, so each tile enters a list once.
+fn queue_tile(slot: u32, stamp: u32, list_out: u32) {
+    if atomicMax(&queued[slot], stamp) < stamp {
+        let k = atomicAdd(&state[step.count_out], 1u);
+        lists[list_out + k] = slot;
+    }
+}
+
+@compute @workgroup_size(16, 16, 1)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
@@ -26,23 +45,24 @@ fn main(
     @builtin(local_invocation_index) li: u32,
 ) {
     if li == 0u {
-        active_count = atomicLoad(&state[STATE_ACTIVE]);
+        wg_count = atomicLoad(&state[step.count_in]);
     }
-    let count = workgroupUniformLoad(&active_count);
-    let slot = wid.y * nwg.x + wid.x;
-    if slot >= count {
+    let count = workgroupUniformLoad(&wg_count);
+    let index = wid.y * nwg.x + wid.x;
+    if index >= count {
         return;
     }
-    let entry = active_tiles[slot];
+    let slots = params.tiles_per_group * params.groups;
+    let entry = lists[step.list_in * slots + index];
     let group = entry / params.tiles_per_group;
     let tile = entry % params.tiles_per_group;
     let tx = tile % params.tiles_x;
     let ty = tile / params.tiles_x;
-    let cells = params.cols * params.rows;
-    let base = group * cells;
+    let base = group * params.cols * params.rows;
 
-    // Load the tile and its halo; cells outside the grid read as unreached.
-    for (var k = li; k < FIM_HALO * FIM_HALO; k += FIM_TILE * FIM_TILE) {
+    // The tile and its halo as they were when the pass began; cells outside the grid read as
+    // unreached. Only this pass's commit changes phi, so every workgroup sees the same state.
+    for (var k = li; k < FIM_HALO * FIM_HALO; k += FIM_LANES * FIM_LANES) {
         let c = i32(tx * FIM_TILE + k % FIM_HALO) - 1;
         let r = i32(ty * FIM_TILE + k / FIM_HALO) - 1;
         var v = PHI_INF;
@@ -51,81 +71,132 @@ fn main(
         }
         tile_phi[k] = v;
     }
-    let col = tx * FIM_TILE + lid.x;
-    let row = ty * FIM_TILE + lid.y;
-    let inside = col < params.cols && row < params.rows;
-    let cell = row * params.cols + col;
-    let me = (lid.y + 1u) * FIM_HALO + lid.x + 1u;
-    var ce = 0.0;
-    var cn = 0.0;
-    var cw = 0.0;
-    var cs = 0.0;
-    var fixed = true;
-    if inside {
-        let h = params.cell_size;
-        ce = h * cost[cell * 4u + 0u];
-        cn = h * cost[cell * 4u + 1u];
-        cw = h * cost[cell * 4u + 2u];
-        cs = h * cost[cell * 4u + 3u];
-        fixed = source[base + cell] != 0u;
+    // This invocation's cells: where they sit in tile_phi, their step costs, and whether they
+    // are relaxed at all (inside the grid and not a source).
+    var me: array<u32, FIM_CPI>;
+    var cell: array<u32, FIM_CPI>;
+    var steps: array<vec4<f32>, FIM_CPI>;
+    var inside: array<bool, FIM_CPI>;
+    var free: array<bool, FIM_CPI>;
+    for (var k = 0u; k < FIM_CPI; k++) {
+        let lx = lid.x + FIM_LANES * (k % FIM_CPA);
+        let ly = lid.y + FIM_LANES * (k / FIM_CPA);
+        let col = tx * FIM_TILE + lx;
+        let row = ty * FIM_TILE + ly;
+        me[k] = (ly + 1u) * FIM_HALO + lx + 1u;
+        cell[k] = row * params.cols + col;
+        inside[k] = col < params.cols && row < params.rows;
+        free[k] = false;
+        steps[k] = vec4<f32>(0.0);
+        if inside[k] {
+            let i = cell[k] * 4u;
+            let h = params.cell_size;
+            steps[k] = h * vec4<f32>(cost[i], cost[i + 1u], cost[i + 2u], cost[i + 3u]);
+            free[k] = source[base + cell[k]] == 0u;
+        }
     }
     workgroupBarrier();
-    let start = tile_phi[me];
+    var start: array<f32, FIM_CPI>;
+    for (var k = 0u; k < FIM_CPI; k++) {
+        start[k] = tile_phi[me[k]];
+    }
 
-    var converged = false;
-    for (var it = 0u; it < FIM_INNER_ITERS; it++) {
-        let cur = tile_phi[me];
-        var next = cur;
-        if !fixed {
-            let cand = local_update(
-                tile_phi[me + 1u], tile_phi[me + FIM_HALO], tile_phi[me - 1u], tile_phi[me - FIM_HALO],
-                ce, cn, cw, cs,
-            );
-            if cand < cur - params.eps_rel * cand {
-                next = cand;
+    // Jacobi sweeps until no cell of the tile moves (or FIM_MAX_SWEEPS): the first relaxes
+    // every free cell, each later one those next to a cell that moved in the sweep before.
+    var settled = false;
+    var sweeps = 0u;
+    var evaluated = 0u;
+    for (; sweeps < FIM_MAX_SWEEPS;) {
+        let before = (sweeps % 2u) * FIM_LANES * FIM_LANES;
+        let now = FIM_LANES * FIM_LANES - before;
+        var next: array<f32, FIM_CPI>;
+        for (var k = 0u; k < FIM_CPI; k++) {
+            let m = me[k];
+            let cur = tile_phi[m];
+            next[k] = cur;
+            let lx = lid.x + FIM_LANES * (k % FIM_CPA);
+            let ly = lid.y + FIM_LANES * (k / FIM_CPA);
+            if free[k] && (sweeps == 0u || neighbour_moved(before, lx, ly)) {
+                evaluated += 1u;
+                let s = steps[k];
+                let cand = local_update(
+                    tile_phi[m + 1u], tile_phi[m + FIM_HALO], tile_phi[m - 1u], tile_phi[m - FIM_HALO],
+                    s.x, s.y, s.z, s.w,
+                );
+                if cand < cur - params.eps_rel * cand {
+                    next[k] = cand;
+                }
             }
         }
         workgroupBarrier();
-        if next < cur {
-            tile_phi[me] = next;
-            atomicOr(&iter_changed, 1u);
+        var word = 0u;
+        for (var k = 0u; k < FIM_CPI; k++) {
+            if next[k] < tile_phi[me[k]] {
+                tile_phi[me[k]] = next[k];
+                word |= 1u << k;
+            }
         }
+        moved[now + li] = word;
+        let changed = word != 0u;
+        if changed {
+            atomicOr(&sweep_changed, 1u);
+        }
+        sweeps += 1u;
         workgroupBarrier();
         if li == 0u {
-            any_changed = atomicLoad(&iter_changed);
-            atomicStore(&iter_changed, 0u);
+            wg_changed = atomicLoad(&sweep_changed);
+            atomicStore(&sweep_changed, 0u);
         }
-        if workgroupUniformLoad(&any_changed) == 0u {
-            converged = true;
+        if workgroupUniformLoad(&wg_changed) == 0u {
+            settled = true;
             break;
         }
     }
 
-    let fin = tile_phi[me];
-    if inside {
-        phi_next[base + cell] = fin;
-        if fin < start {
-            var bits = 0u;
-            if lid.x == FIM_TILE - 1u { bits |= WAKE_E; }
-            if lid.y == FIM_TILE - 1u { bits |= WAKE_N; }
-            if lid.x == 0u { bits |= WAKE_W; }
-            if lid.y == 0u { bits |= WAKE_S; }
-            atomicOr(&wake_bits, bits);
+    // Write back; an edge cell that moved and is now below the cell across the edge wakes the
+    // tile there (a cell at or above its neighbour cannot lower it).
+    var bits = 0u;
+    for (var k = 0u; k < FIM_CPI; k++) {
+        if !inside[k] {
+            continue;
+        }
+        let m = me[k];
+        let fin = tile_phi[m];
+        phi_next[base + cell[k]] = fin;
+        if fin < start[k] {
+            let lx = lid.x + FIM_LANES * (k % FIM_CPA);
+            let ly = lid.y + FIM_LANES * (k / FIM_CPA);
+            if lx == FIM_TILE - 1u && fin < tile_phi[m + 1u] { bits |= WAKE_E; }
+            if ly == FIM_TILE - 1u && fin < tile_phi[m + FIM_HALO] { bits |= WAKE_N; }
+            if lx == 0u && fin < tile_phi[m - 1u] { bits |= WAKE_W; }
+            if ly == 0u && fin < tile_phi[m - FIM_HALO] { bits |= WAKE_S; }
         }
     }
+    if bits != 0u {
+        atomicOr(&wake_bits, bits);
+    }
+    atomicAdd(&relaxations, evaluated);
     workgroupBarrier();
     if li == 0u {
-        var bits = atomicLoad(&wake_bits);
-        if !converged {
-            bits |= WAKE_SELF;
+        var b = atomicLoad(&wake_bits);
+        if !settled {
+            b |= WAKE_SELF;
         }
+        let stamp = atomicLoad(&state[STATE_EPOCH]) + 2u;
+        let list_out = (1u - step.list_in) * slots;
         let gbase = group * params.tiles_per_group;
-        if (bits & WAKE_SELF) != 0u { atomicStore(&tile_flag[entry], 1u); }
-        if (bits & WAKE_E) != 0u && tx + 1u < params.tiles_x { atomicStore(&tile_flag[gbase + tile + 1u], 1u); }
-        if (bits & WAKE_W) != 0u && tx > 0u { atomicStore(&tile_flag[gbase + tile - 1u], 1u); }
-        if (bits & WAKE_N) != 0u && ty + 1u < params.tiles_y {
-            atomicStore(&tile_flag[gbase + tile + params.tiles_x], 1u);
+        if (b & WAKE_SELF) != 0u { queue_tile(entry, stamp, list_out); }
+        if (b & WAKE_E) != 0u && tx + 1u < params.tiles_x { queue_tile(gbase + tile + 1u, stamp, list_out); }
+        if (b & WAKE_W) != 0u && tx > 0u { queue_tile(gbase + tile - 1u, stamp, list_out); }
+        if (b & WAKE_N) != 0u && ty + 1u < params.tiles_y {
+            queue_tile(gbase + tile + params.tiles_x, stamp, list_out);
         }
-        if (bits & WAKE_S) != 0u && ty > 0u { atomicStore(&tile_flag[gbase + tile - params.tiles_x], 1u); }
+        if (b & WAKE_S) != 0u && ty > 0u { queue_tile(gbase + tile - params.tiles_x, stamp, list_out); }
+        // Relaxations (local updates evaluated), a 64-bit count in two slots.
+        let r = atomicLoad(&relaxations);
+        let old = atomicAdd(&state[STATE_RELAX_LO], r);
+        if old > 0xffffffffu - r {
+            atomicAdd(&state[STATE_RELAX_HI], 1u);
+        }
     }
 }

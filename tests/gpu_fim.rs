@@ -3,7 +3,8 @@
 
 mod gpu_support;
 
-use crowdfield::gpu::{self, solve_fim_cpu};
+use crowdfield::eikonal::grids::{BenchGrid, bench_grid};
+use crowdfield::gpu::{self, GpuContext, solve_fim_cpu, solve_fim_cpu_tiled};
 use gpu_support::{Rng, gpu};
 use ndarray::{Array2, Array3};
 
@@ -70,7 +71,7 @@ fn gpu_matches_cpu_twin_on_random_fields_with_walls() {
         goal[(0, cols - 1)] = true;
         let goals = vec![goal];
         let g = ctx.solve_fim(cost.view(), &goals, 0.5).unwrap();
-        let t = solve_fim_cpu(cost.view(), &goals, 0.5).unwrap();
+        let t = solve_fim_cpu_tiled(cost.view(), &goals, 0.5, ctx.fim_tile()).unwrap();
         assert_close(&g[0].phi, &t[0].phi, TWIN_REL, &format!("seed {seed}"));
         assert_eq!(g[0].unreachable, t[0].unreachable);
         assert!(
@@ -462,4 +463,203 @@ fn inputs_beyond_the_gpus_f32_range_are_refused_or_go_to_the_cpu() {
     if let Err(e) = gpu::solve_eikonal_speed(gpu::Backend::Gpu, None, ones, &goals, 0.5, Order::First) {
         assert!(!e.to_string().contains("f32 range"), "{e}");
     }
+}
+
+/// A strip one tile high and `k` tiles long, open, with its whole left column as the source: a
+/// plane wave whose potential is the column times the cell size, exact in f32.
+fn strip(tile: usize, k: usize) -> (ndarray::Array3<f32>, Array2<bool>) {
+    let (rows, cols) = (tile, k * tile);
+    let mut goal = Array2::from_elem((rows, cols), false);
+    goal.column_mut(0).fill(true);
+    (uniform(rows, cols, 1.0), goal)
+}
+
+/// The counters of the strip, worked by hand (`t >= 3`). Every tile starts listed, so pass 1
+/// relaxes them all; a sweep after the first relaxes only the free cells next to one that moved
+/// in the sweep before, and the plane wave moves one column per sweep.
+/// - The first tile (sources in column 0, `t - 1` free columns): sweep 1 relaxes all `t² - t`
+///   free cells and moves column 1; sweep j moves column j and relaxes the free ones of columns
+///   j - 2 to j (2 columns for j = 2, 3 up to j = t - 1); sweep t relaxes columns t - 2 and
+///   t - 1 and moves nothing: `t² - t + 2t + 3t(t - 3) + 2t = 4t² - 6t`. Its east edge is now
+///   below the next tile's unreached cells, so it queues that tile.
+/// - The other tiles in pass 1: one sweep over `t²` cells that moves nothing.
+/// - Tile i in pass i: sweep j moves its column j - 1, so sweep 1 relaxes `t²`, sweep 2 columns
+///   0 and 1, sweeps 3 to t three columns, sweep t + 1 columns t - 2 and t - 1 (moving
+///   nothing): `t² + 2t + 3t(t - 2) + 2t = 4t² - 2t`. It queues the tile east of it, never the
+///   one west (whose edge is lower).
+///
+/// So the front crosses one tile per pass: `k` passes.
+fn strip_relaxations(t: u64, k: u64) -> u64 {
+    (4 * t * t - 6 * t) + (k - 1) * t * t + (k - 1) * (4 * t * t - 2 * t)
+}
+
+fn assert_strip_counters(ctx: &GpuContext, k: usize) {
+    let t = ctx.fim_tile();
+    let (cost, goal) = strip(t, k);
+    let h = 0.5;
+    let goals = [goal];
+    for sol in [
+        &ctx.solve_fim(cost.view(), &goals, h).unwrap()[0],
+        &solve_fim_cpu_tiled(cost.view(), &goals, h, t).unwrap()[0],
+    ] {
+        let c = sol.counters.expect("the FIM reports counters");
+        let what = format!("{} with {t}x{t} tiles, {k} tiles", sol.solver);
+        assert_eq!(c.tile, t, "{what}");
+        assert_eq!(c.passes, k, "{what}");
+        assert_eq!(sol.passes, k, "{what}");
+        assert_eq!(c.relaxations, strip_relaxations(t as u64, k as u64), "{what}");
+        let reachable = (k * t * t) as f64;
+        assert_eq!(
+            c.relaxations_per_reachable_cell,
+            c.relaxations as f64 / reachable,
+            "{what}"
+        );
+        if sol.solver == "fim-gpu" {
+            // Fewer than 32 passes: one batch of 32 passes, two dispatches each, one read-back.
+            assert_eq!(c.dispatches, 2 * gpu::FIRST_PASSES_PER_SUBMIT, "{what}");
+            assert_eq!(c.read_backs, 1, "{what}");
+        } else {
+            assert_eq!((c.dispatches, c.read_backs), (0, 0), "{what}");
+        }
+        for ((_, col), &v) in sol.phi.indexed_iter() {
+            assert_eq!(v, col as f64 * h, "{what}");
+        }
+    }
+}
+
+#[test]
+fn counters_are_exact_on_a_strip_of_tiles() {
+    let Some(ctx) = gpu() else { return };
+    for k in [1, 2, 5] {
+        assert_strip_counters(ctx, k);
+    }
+}
+
+#[test]
+fn counters_of_a_solve_past_one_batch() {
+    if gpu().is_none() {
+        return;
+    }
+    // A strip of 40 small tiles (the fallback's size keeps it quick): 40 passes, seen after the
+    // second batch (32 + 64 passes encoded, two read-backs).
+    let t = gpu::FIM_TILE_SMALL;
+    let (cost, goal) = strip(t, 40);
+    let twin = &solve_fim_cpu_tiled(cost.view(), std::slice::from_ref(&goal), 1.0, t).unwrap()[0];
+    assert_eq!(twin.passes, 40);
+    assert_eq!(
+        twin.counters.unwrap().relaxations,
+        strip_relaxations(t as u64, 40)
+    );
+    let small = GpuContext::with_workgroup_memory_limit(gpu::fim_workgroup_bytes(t)).unwrap();
+    assert_eq!(small.fim_tile(), t);
+    {
+        let g = &small.solve_fim(cost.view(), &[goal], 1.0).unwrap()[0];
+        assert_close(&g.phi, &twin.phi, 0.0, "40 tiles");
+        let c = g.counters.unwrap();
+        assert_eq!((c.passes, c.read_backs), (40, 2));
+        assert_eq!(
+            c.dispatches,
+            2 * (gpu::FIRST_PASSES_PER_SUBMIT + gpu::PASSES_PER_SUBMIT)
+        );
+    }
+}
+
+#[test]
+fn a_small_workgroup_memory_falls_back_to_the_small_tile() {
+    // Require a GPU here as the shared helper does: this test opens its own context.
+    if gpu().is_none() {
+        return;
+    }
+    let limit = gpu::fim_workgroup_bytes(gpu::FIM_TILE_LARGE) - 1;
+    let ctx = GpuContext::with_workgroup_memory_limit(limit).unwrap();
+    assert_eq!(ctx.fim_tile(), gpu::FIM_TILE_SMALL);
+    assert_eq!(ctx.notes().len(), 1);
+    assert!(ctx.notes()[0].contains("32x32"), "{:?}", ctx.notes());
+    // It solves, and says so in the description of what ran.
+    let (cost, _) = random_case(21, 90, 70);
+    let mut goal = Array2::from_elem((90, 70), false);
+    goal[(45, 3)] = true;
+    let (sols, used) = gpu::solve_eikonal(
+        gpu::Backend::Gpu,
+        Some(&ctx),
+        cost.view(),
+        std::slice::from_ref(&goal),
+        0.5,
+        crowdfield::eikonal::Order::First,
+    )
+    .unwrap();
+    assert!(used.contains("32x32"), "{used}");
+    let twin = solve_fim_cpu_tiled(cost.view(), &[goal], 0.5, gpu::FIM_TILE_SMALL).unwrap();
+    assert_close(&sols[0].phi, &twin[0].phi, TWIN_REL, "small tiles");
+    assert_eq!(sols[0].counters.unwrap().tile, gpu::FIM_TILE_SMALL);
+    assert_strip_counters(&ctx, 3);
+}
+
+#[test]
+fn four_groups_on_the_maze_equal_four_separate_solves_and_fast_marching() {
+    let Some(ctx) = gpu() else { return };
+    let n = 256;
+    let (cost, exit) = bench_grid(BenchGrid::Maze, n);
+    let mut goals = vec![exit];
+    for (r, c) in [(0, n - 1), (n - 1, n / 2), (n / 3, 100)] {
+        let mut g = Array2::from_elem((n, n), false);
+        g[(r, c)] = true;
+        goals.push(g);
+    }
+    let together = ctx.solve_fim(cost.view(), &goals, 1.0).unwrap();
+    let mut most = 0;
+    for (k, g) in goals.iter().enumerate() {
+        let alone = &ctx.solve_fim(cost.view(), std::slice::from_ref(g), 1.0).unwrap()[0];
+        assert_close(&together[k].phi, &alone.phi, 0.0, &format!("group {k}"));
+        most = most.max(alone.passes);
+        let fmm =
+            crowdfield::eikonal::solve_fmm(cost.view(), g.view(), 1.0, crowdfield::eikonal::Order::First);
+        assert_close(
+            &together[k].phi,
+            &fmm.phi,
+            FMM_REL,
+            &format!("group {k} vs fast marching"),
+        );
+    }
+    // One shared list: the passes are the most any group needs, not their sum.
+    assert_eq!(together[0].passes, most);
+    assert!(together.iter().all(|s| s.counters == together[0].counters));
+}
+
+#[test]
+fn a_path_longer_than_the_sweep_cap_inside_one_tile_resumes_next_pass() {
+    let Some(ctx) = gpu() else { return };
+    // One tile: walls every third column, each open one row at alternating ends, so the path
+    // from the corner winds through 2-cell corridors, far more cells than a tile sweeps in one
+    // pass (FIM_MAX_SWEEPS_PER_EDGE * tile): the tile queues itself and goes on.
+    let n = ctx.fim_tile();
+    let wall = Array2::from_shape_fn((n, n), |(r, c)| {
+        c % 3 == 2 && if (c / 3) % 2 == 0 { r != n - 1 } else { r != 0 }
+    });
+    let cost = with_walls(uniform(n, n, 1.0), &wall);
+    let mut goal = Array2::from_elem((n, n), false);
+    goal[(0, 0)] = true;
+    let goals = [goal];
+    let g = &ctx.solve_fim(cost.view(), &goals, 1.0).unwrap()[0];
+    let t = &solve_fim_cpu_tiled(cost.view(), &goals, 1.0, n).unwrap()[0];
+    let longest = g
+        .phi
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |a, &b| a.max(b));
+    assert!(
+        longest > (gpu::FIM_MAX_SWEEPS_PER_EDGE * n) as f64,
+        "the path ({longest} cells) must outrun one pass's sweeps"
+    );
+    assert!(g.passes >= 2, "{}", g.passes);
+    assert_eq!(g.passes, t.passes);
+    assert_eq!(g.counters.unwrap().relaxations, t.counters.unwrap().relaxations);
+    assert_close(&g.phi, &t.phi, TWIN_REL, "serpentine: gpu vs twin");
+    let fmm = crowdfield::eikonal::solve_fmm(
+        cost.view(),
+        goals[0].view(),
+        1.0,
+        crowdfield::eikonal::Order::First,
+    );
+    assert_close(&g.phi, &fmm.phi, FMM_REL, "serpentine: gpu vs fast marching");
 }

@@ -63,6 +63,7 @@ fn every_shader_file_is_embedded_and_documented() {
     let mut embedded: Vec<String> = shaders::ALL.iter().map(|(n, _)| n.to_string()).collect();
     embedded.push("common.wgsl".to_string());
     embedded.push("local_common.wgsl".to_string());
+    embedded.push("fim_common.wgsl".to_string());
     embedded.sort();
     assert_eq!(files, embedded);
     for f in files {

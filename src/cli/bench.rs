@@ -1,7 +1,8 @@
 //! `crowdfield bench`: quick measurements on this machine, printed as markdown table rows.
 //!
 //! `bench eikonal` times the CPU fast marching (and, with `--backend`, the GPU) on a uniform
-//! grid with a point source and reports the error against the exact distance; `bench sim` steps
+//! grid with a point source, reporting the error against the exact distance, or on a benchmark
+//! grid with walls (`--grid`), against fast marching, with the GPU solver's work counters; `bench sim` steps
 //! a map's crowd and reports steps per second by stage; `bench local` times the local layer
 //! alone on the scaling benchmark's open crowd, on any backend. Wall-clock figures belong in
 //! BENCHMARKS.md, never in tests. The side-by-side comparison with scikit-fmm is
@@ -9,6 +10,7 @@
 //! `examples/bench_*.rs`.
 
 use crate::cli::simulate::{LocalArg, LocalBackendArg};
+use crowdfield::eikonal::grids::{BenchGrid, bench_grid};
 use crowdfield::eikonal::{cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::local::LocalBackend;
@@ -28,8 +30,14 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum What {
-    /// Eikonal solve on N x N uniform grids with a point source at the centre.
+    /// Eikonal solve on N x N grids: a point source at the centre of an open grid, or a
+    /// benchmark grid with walls; the GPU's work counters beside the time.
     Eikonal {
+        /// point (open grid, source at the centre, error against the exact distance), or a
+        /// benchmark grid with one exit on its left edge (error against CPU fast marching):
+        /// open, walls (four long walls) or maze (seven walls, a serpentine path).
+        #[arg(long, value_enum, default_value_t = GridArg::Point)]
+        grid: GridArg,
         /// Grid sizes (cells per side).
         #[arg(long, num_args = 1.., default_values_t = [512usize, 1024, 2048], allow_negative_numbers = true)]
         sizes: Vec<usize>,
@@ -76,6 +84,30 @@ enum What {
     },
 }
 
+/// The grid of `bench eikonal`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum GridArg {
+    /// An open grid with a point source at its centre.
+    Point,
+    /// An open grid with an exit on its left edge.
+    Open,
+    /// Four long walls, an exit on the left edge.
+    Walls,
+    /// Seven walls (a serpentine path), an exit on the left edge.
+    Maze,
+}
+
+impl GridArg {
+    fn bench_grid(self) -> Option<BenchGrid> {
+        match self {
+            Self::Point => None,
+            Self::Open => Some(BenchGrid::Open),
+            Self::Walls => Some(BenchGrid::Walls),
+            Self::Maze => Some(BenchGrid::Maze),
+        }
+    }
+}
+
 /// The largest crowd `bench local` builds (about 3 GB of agents, grid and frame).
 const MAX_BENCH_AGENTS: usize = 20_000_000;
 
@@ -83,11 +115,12 @@ const MAX_BENCH_AGENTS: usize = 20_000_000;
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Eikonal {
+            grid,
             sizes,
             order,
             repeats,
             backend,
-        } => eikonal(&sizes, order, repeats as usize, backend.into()),
+        } => eikonal(grid, &sizes, order, repeats as usize, backend.into()),
         What::Sim { map, steps } => sim(&map, steps as usize),
         What::Local {
             agents,
@@ -177,7 +210,13 @@ fn local(
     Ok(ExitCode::SUCCESS)
 }
 
-fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyhow::Result<ExitCode> {
+fn eikonal(
+    grid: GridArg,
+    sizes: &[usize],
+    order: u8,
+    repeats: usize,
+    backend: Backend,
+) -> anyhow::Result<ExitCode> {
     let order_kind = super::order(order);
     // Every size is checked before the table starts, so an error is not printed under a header.
     for &n in sizes {
@@ -194,38 +233,64 @@ fn eikonal(sizes: &[usize], order: u8, repeats: usize, backend: Backend) -> anyh
         Backend::Cpu => None,
         _ => GpuContext::new().ok(),
     };
-    println!("| grid | order | solver | best s | mean abs error (cells) | max abs error (cells) |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| grid | order | solver | best s | mean abs error (cells) | max abs error (cells) | passes | dispatches | read-backs | relaxations per reachable cell |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &n in sizes {
-        // One cost per cell, seen as the four-direction cost (what `eikonal` and speed maps
-        // give the solvers): the march takes its isotropic path without checking or copying.
-        let cell_cost = cell_cost_from_speed(Array2::from_elem((n, n), 1.0).view());
-        let cost = isotropic(cell_cost.view());
-        let mut goal = Array2::from_elem((n, n), false);
-        let (sr, sc) = (n / 2, n / 2);
-        goal[(sr, sc)] = true;
+        // Point: one cost per cell, seen as the four-direction cost (what `eikonal` and speed
+        // maps give the solvers): the march takes its isotropic path without checking or
+        // copying. The benchmark grids carry their walls in the cost.
+        let (cost, goal) = match grid.bench_grid() {
+            None => {
+                let cell_cost = cell_cost_from_speed(Array2::from_elem((n, n), 1.0).view());
+                let mut goal = Array2::from_elem((n, n), false);
+                goal[(n / 2, n / 2)] = true;
+                (isotropic(cell_cost.view()).to_owned(), goal)
+            }
+            Some(g) => bench_grid(g, n),
+        };
         let goals = [goal];
         let mut best = f64::INFINITY;
         let mut last = None;
         for _ in 0..repeats {
             let t = Instant::now();
             let (mut sols, used) =
-                crowdfield::gpu::solve_eikonal(backend, ctx.as_ref(), cost, &goals, 1.0, order_kind)?;
+                crowdfield::gpu::solve_eikonal(backend, ctx.as_ref(), cost.view(), &goals, 1.0, order_kind)?;
             best = best.min(t.elapsed().as_secs_f64());
             last = Some((sols.remove(0), used));
         }
         let (sol, used) = last.expect("at least one repeat");
+        // The reference: the exact distance from the point, or fast marching on the grid.
+        let reference = match grid.bench_grid() {
+            None => Array2::from_shape_fn((n, n), |(r, c)| {
+                ((r as f64 - (n / 2) as f64).powi(2) + (c as f64 - (n / 2) as f64).powi(2)).sqrt()
+            }),
+            Some(_) => crowdfield::eikonal::solve_fmm(cost.view(), goals[0].view(), 1.0, order_kind).phi,
+        };
         let (mut sum, mut max, mut count) = (0.0f64, 0.0f64, 0usize);
-        for ((r, c), &v) in sol.phi.indexed_iter() {
-            let exact = ((r as f64 - sr as f64).powi(2) + (c as f64 - sc as f64).powi(2)).sqrt();
-            let e = (v - exact).abs();
-            sum += e;
-            max = max.max(e);
-            count += 1;
+        for (&v, &exact) in sol.phi.iter().zip(reference.iter()) {
+            if exact.is_finite() {
+                let e = (v - exact).abs();
+                sum += e;
+                max = max.max(e);
+                count += 1;
+            }
         }
+        let counters = match sol.counters {
+            Some(c) => format!(
+                "{} | {} | {} | {:.1}",
+                c.passes, c.dispatches, c.read_backs, c.relaxations_per_reachable_cell
+            ),
+            None => "- | - | - | -".to_string(),
+        };
+        let name = match grid.bench_grid() {
+            None => format!("{n}², point"),
+            Some(g) => format!("{n}², {}", g.name()),
+        };
         println!(
-            "| {n}² | {order} | {used} | {best:.4} | {:.4} | {max:.4} |",
-            sum / count as f64
+            "| {name} | {order} | {used} | {best:.4} | {:.4} | {max:.4} | {counters} |",
+            sum / count.max(1) as f64
         );
     }
     Ok(ExitCode::SUCCESS)

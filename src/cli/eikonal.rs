@@ -48,8 +48,9 @@ pub struct Args {
     // The values' own help (shared with `solve`) speaks of groups, which a raw solve has not.
     #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu, hide_possible_values = true)]
     pub backend: super::BackendArg,
-    /// Print one JSON line on stdout: {"rows","cols","order","solver","solve_seconds"}; the
-    /// solve time excludes file I/O.
+    /// Print one JSON line on stdout: {"rows","cols","order","solver","solve_seconds",
+    /// "counters"}; the solve time excludes file I/O; counters: the GPU solver's passes,
+    /// dispatches, read-backs and relaxations (null on the CPU).
     #[arg(long)]
     timing: bool,
 }
@@ -62,6 +63,7 @@ struct TimingLine {
     order: u8,
     solver: &'static str,
     solve_seconds: f64,
+    counters: Option<crowdfield::eikonal::SolveCounters>,
 }
 
 /// The speeds as read: into the march's own memory (CPU), or as an array (the dispatch).
@@ -185,11 +187,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Backend::Auto => GpuContext::for_auto().ok(),
     };
     let start = Instant::now();
-    let (phi, unreachable, solver, backend_used) = match speed {
+    let (phi, unreachable, solver, backend_used, counters) = match speed {
         Speeds::Grid(grid) => {
             let solved = grid.solve_fmm(goal.view(), args.cell_size, order);
             let unreachable = solved.unreachable;
-            (Phi::Grid(solved), unreachable, FMM_CPU, describe_cpu(order))
+            (Phi::Grid(solved), unreachable, FMM_CPU, describe_cpu(order), None)
         }
         Speeds::Array(speed) => {
             let (mut solutions, backend_used) = solve_eikonal_speed(
@@ -207,6 +209,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 unreachable,
                 solution.solver,
                 backend_used,
+                solution.counters,
             )
         }
     };
@@ -225,6 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             order: args.order,
             solver,
             solve_seconds,
+            counters,
         };
         println!("{}", serde_json::to_string(&line)?);
     }

@@ -32,6 +32,7 @@
 //! ```
 
 mod fmm;
+pub mod grids;
 mod heap;
 pub mod levelset;
 mod packed;
@@ -83,6 +84,29 @@ pub struct Solution {
     pub passes: usize,
     /// Wall time of the solve alone, seconds.
     pub seconds: f64,
+    /// What the GPU solver did (`None` for fast marching); one solve's figures, shared by the
+    /// groups solved together.
+    pub counters: Option<SolveCounters>,
+}
+
+/// The work counters of one iterative solve (the GPU block FIM or its CPU twin): the figures
+/// that track the solver's cost on any adapter, a software one included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct SolveCounters {
+    /// Passes that relaxed at least one tile (the largest over the groups solved together).
+    pub passes: usize,
+    /// Compute dispatches encoded, empty passes after convergence included (0 on the CPU).
+    pub dispatches: usize,
+    /// Times the host read the solver's state back to test convergence (0 on the CPU; the
+    /// potentials' final read-back is not counted).
+    pub read_backs: usize,
+    /// Local updates evaluated, every group together.
+    pub relaxations: u64,
+    /// `relaxations` over the cells some source reaches, every group together (1 would be fast
+    /// marching's one acceptance per cell).
+    pub relaxations_per_reachable_cell: f64,
+    /// Edge of the solver's square tiles, cells.
+    pub tile: usize,
 }
 
 /// Solves one potential with CPU fast marching (single thread).
@@ -152,6 +176,7 @@ pub fn solve_fmm_speed_in_place(
 /// The [`Solution`] of a CPU march that began at `start`.
 fn fmm_solution(marched: fmm::Marched, start: Instant) -> Solution {
     Solution {
+        counters: None,
         phi: marched.phi,
         unreachable: marched.unreachable,
         solver: FMM_CPU,

@@ -82,6 +82,9 @@ pub struct GroupSolveSummary {
     pub solver: &'static str,
     /// Passes the solver needed (1 for fast marching).
     pub passes: usize,
+    /// The GPU solver's work counters (passes, dispatches, read-backs, relaxations; one solve
+    /// for every group, so the same in each); `null` for fast marching.
+    pub counters: Option<crate::eikonal::SolveCounters>,
     /// Wall time of the group's solve, seconds.
     pub solve_seconds: f64,
 }
@@ -121,6 +124,7 @@ impl GroupSolveSummary {
             phi_max: (lo <= hi).then_some(hi),
             solver: sol.solver,
             passes: sol.passes,
+            counters: sol.counters,
             solve_seconds: sol.seconds,
         }
     }

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::gpu::shaders;
 use std::sync::{Arc, Mutex};
 
-/// Workgroup size of the one-dimensional passes (`bin_count`, `splat`, `fim_compact`, scans).
+/// Workgroup size of the one-dimensional passes (`bin_count`, `splat`, scans).
 pub(crate) const LINEAR_WORKGROUP: u32 = 256;
 /// Largest workgroup count along one dispatch axis (WebGPU's guaranteed minimum limit).
 pub(crate) const MAX_GROUPS_X: u32 = 65535;
@@ -56,7 +56,6 @@ impl std::fmt::Display for AdapterReport {
 /// Every compute pipeline and bind-group layout, built once when the context starts.
 pub(crate) struct Pipelines {
     pub fim_layout: wgpu::BindGroupLayout,
-    pub fim_args_layout: wgpu::BindGroupLayout,
     pub scan_layout: wgpu::BindGroupLayout,
     pub bin_layout: wgpu::BindGroupLayout,
     pub splat_layout: wgpu::BindGroupLayout,
@@ -64,8 +63,6 @@ pub(crate) struct Pipelines {
     pub window_layout: wgpu::BindGroupLayout,
     pub fim_block: wgpu::ComputePipeline,
     pub fim_commit: wgpu::ComputePipeline,
-    pub fim_compact: wgpu::ComputePipeline,
-    pub fim_args: wgpu::ComputePipeline,
     pub scan_block: wgpu::ComputePipeline,
     pub scan_add: wgpu::ComputePipeline,
     pub bin_count: wgpu::ComputePipeline,
@@ -89,6 +86,10 @@ pub struct GpuContext {
     pub(crate) queue: wgpu::Queue,
     pub(crate) pipelines: Pipelines,
     pub(crate) limits: wgpu::Limits,
+    /// Edge of the FIM's tiles on this device ([`crate::gpu::choose_fim_tile`]).
+    pub(crate) fim_tile: usize,
+    /// What the user should know about this device's setup (e.g. a smaller FIM tile).
+    notes: Vec<String>,
     report: AdapterReport,
     errors: Arc<Mutex<Vec<String>>>,
     staging: Mutex<Option<wgpu::Buffer>>,
@@ -137,7 +138,17 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Gpu`] when no usable adapter exists or the device cannot be opened.
     pub fn new() -> Result<Self> {
-        pollster::block_on(Self::open(true))
+        pollster::block_on(Self::open(true, None))
+    }
+
+    /// As [`GpuContext::new`], but asking the device for at most `bytes` of workgroup memory
+    /// per workgroup, as an adapter that offers no more would: the FIM then takes the tile that
+    /// fits ([`crate::gpu::choose_fim_tile`]) and says so in [`GpuContext::notes`].
+    ///
+    /// # Errors
+    /// As [`GpuContext::new`].
+    pub fn with_workgroup_memory_limit(bytes: u32) -> Result<Self> {
+        pollster::block_on(Self::open(true, Some(bytes)))
     }
 
     /// A context for the `auto` backends: as [`GpuContext::new`], but software adapters (a
@@ -149,10 +160,16 @@ impl GpuContext {
     /// [`Error::Gpu`] as [`GpuContext::new`], and when the only usable adapters are software
     /// ones (the message names them).
     pub fn for_auto() -> Result<Self> {
-        pollster::block_on(Self::open(std::env::var_os("WGPU_ADAPTER_NAME").is_some()))
+        pollster::block_on(Self::open(std::env::var_os("WGPU_ADAPTER_NAME").is_some(), None))
     }
 
-    async fn open(allow_software: bool) -> Result<Self> {
+    /// What the user should know about how this device was set up, one line each (e.g. that
+    /// the FIM uses its smaller tile because the adapter's workgroup memory is too small).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    async fn open(allow_software: bool, workgroup_memory_cap: Option<u32>) -> Result<Self> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let mut adapters: Vec<wgpu::Adapter> = instance
             .enumerate_adapters(wgpu::Backends::all())
@@ -209,7 +226,13 @@ impl GpuContext {
             ));
         };
         let info = adapter.get_info();
-        let limits = adapter.limits();
+        // Every limit the adapter offers is requested, the workgroup memory the large FIM tile
+        // needs included (WebGPU's default, 16 kB, is too small for it).
+        let mut limits = adapter.limits();
+        if let Some(cap) = workgroup_memory_cap {
+            limits.max_compute_workgroup_storage_size = limits.max_compute_workgroup_storage_size.min(cap);
+        }
+        let (fim_tile, tile_note) = crate::gpu::choose_fim_tile(limits.max_compute_workgroup_storage_size)?;
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("crowdfield.device"),
@@ -227,7 +250,7 @@ impl GpuContext {
             }
         }));
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipelines = Pipelines::new(&device);
+        let pipelines = Pipelines::new(&device, fim_tile);
         if let Some(e) = scope.pop().await {
             return Err(Error::Gpu(format!("building the compute pipelines failed: {e}")));
         }
@@ -247,6 +270,8 @@ impl GpuContext {
             queue,
             pipelines,
             limits,
+            fim_tile,
+            notes: tile_note.into_iter().collect(),
             report,
             errors,
             staging: Mutex::new(None),
@@ -463,16 +488,25 @@ pub(crate) fn pipeline(
 }
 
 impl Pipelines {
-    fn new(device: &wgpu::Device) -> Self {
+    fn new(device: &wgpu::Device, fim_tile: usize) -> Self {
         use Slot::*;
         let fim_layout = layout(
             device,
             "crowdfield.fim",
             &[
-                Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
+                Uniform,
+                UniformDynamic,
+                Read,
+                Read,
+                ReadWrite,
+                ReadWrite,
+                ReadWrite,
+                ReadWrite,
+                ReadWrite,
+                ReadWrite,
             ],
         );
-        let fim_args_layout = layout(device, "crowdfield.fim.args", &[ReadWrite, ReadWrite]);
+        let fim_source = |s: &str| crate::gpu::fim_pass_source(s, fim_tile);
         let scan_layout = layout(device, "crowdfield.scan", &[UniformDynamic, ReadWrite]);
         let bin_layout = layout(
             device,
@@ -529,15 +563,18 @@ impl Pipelines {
                 shaders::FIELD_COST,
                 &field_layout,
             ),
-            fim_block: pipeline(device, "crowdfield.fim.block", shaders::FIM_BLOCK, &fim_layout),
-            fim_commit: pipeline(device, "crowdfield.fim.commit", shaders::FIM_COMMIT, &fim_layout),
-            fim_compact: pipeline(
+            fim_block: pipeline(
                 device,
-                "crowdfield.fim.compact",
-                shaders::FIM_COMPACT,
+                "crowdfield.fim.block",
+                &fim_source(shaders::FIM_BLOCK),
                 &fim_layout,
             ),
-            fim_args: pipeline(device, "crowdfield.fim.args", shaders::FIM_ARGS, &fim_args_layout),
+            fim_commit: pipeline(
+                device,
+                "crowdfield.fim.commit",
+                &fim_source(shaders::FIM_COMMIT),
+                &fim_layout,
+            ),
             scan_block: pipeline(device, "crowdfield.scan.block", shaders::SCAN_BLOCK, &scan_layout),
             scan_add: pipeline(device, "crowdfield.scan.add", shaders::SCAN_ADD, &scan_layout),
             bin_count: pipeline(device, "crowdfield.bins.count", shaders::BIN_COUNT, &bin_layout),
@@ -561,7 +598,6 @@ impl Pipelines {
                 &splat_layout,
             ),
             fim_layout,
-            fim_args_layout,
             scan_layout,
             bin_layout,
             splat_layout,

@@ -237,7 +237,13 @@ impl GpuContext {
         let start = Instant::now();
         let fp = field_params(scene)?;
         let sp = splat_params(&scene.grid, scene.params.lambda, agents)?;
-        let input = prepare_goals(scene.grid.rows, scene.grid.cols, goals, scene.grid.cell_size)?;
+        let input = prepare_goals(
+            scene.grid.rows,
+            scene.grid.cols,
+            goals,
+            scene.grid.cell_size,
+            self.fim_tile,
+        )?;
         let cells = scene.grid.len();
         if cells == 0 || goals.is_empty() {
             let fields = if read_fields {
@@ -246,7 +252,7 @@ impl GpuContext {
                 None
             };
             return Ok(GpuStep {
-                potentials: solutions(&[], &input, "fim-gpu", 0, 0.0),
+                potentials: solutions(&[], &input, "fim-gpu", self.empty_counters(), 0.0),
                 fields,
             });
         }
@@ -263,7 +269,7 @@ impl GpuContext {
             });
         self.encode_splat(splat, &sp, agents, &mut encoder);
         self.encode_fields(fb, &splat.fields, &fim.cost, cells, &mut encoder);
-        let passes = self.run_fim(fim, &input, encoder)?;
+        let counters = self.run_fim(fim, &input, encoder)?;
         let phi: Vec<f32> = self.read_back(&fim.phi, 0, input.phi.len())?;
         let fields = if read_fields {
             Some(self.read_fields(scene, &splat.fields, &fb.speed, &fim.cost)?)
@@ -271,7 +277,7 @@ impl GpuContext {
             None
         };
         Ok(GpuStep {
-            potentials: solutions(&phi, &input, "fim-gpu", passes, start.elapsed().as_secs_f64()),
+            potentials: solutions(&phi, &input, "fim-gpu", counters, start.elapsed().as_secs_f64()),
             fields,
         })
     }

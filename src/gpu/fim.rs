@@ -1,31 +1,51 @@
-//! Eikonal on the GPU: the block fast iterative method (Jeong & Whitaker 2008), host side, and
-//! its CPU twin [`solve_fim_cpu`], written to read like the shaders `fim_*.wgsl`.
+//! Eikonal on the GPU: the block fast iterative method (Jeong & Whitaker 2008) with large tiles
+//! relaxed to convergence, host side, and its CPU twin [`solve_fim_cpu`], written to read like
+//! the shaders `fim_block.wgsl` and `fim_commit.wgsl`.
 //!
-//! The grid is cut into 8x8 tiles. One pass is four dispatches:
-//! 1. `fim_block`: every active tile loads itself and a one-cell halo from `phi` into workgroup
-//!    memory, relaxes up to 16 times with the first-order anisotropic update of SPEC §4
-//!    (Jacobi, a barrier between sweeps) and writes to `phi_next`. It wakes itself when it has
-//!    not settled, and each neighbour tile whose shared edge changed.
-//! 2. `fim_commit`: copies the active tiles back from `phi_next` to `phi`.
-//! 3. `fim_compact`: gathers the woken tiles into the active list.
-//! 4. `fim_args`: publishes the list length and the next indirect dispatch size.
+//! The grid is cut into square tiles of [`FIM_TILE_LARGE`] cells a side (or [`FIM_TILE_SMALL`]
+//! where the adapter's workgroup memory cannot hold the larger tile, see [`choose_fim_tile`]),
+//! one 16x16 workgroup per tile. One pass is two dispatches:
+//! 1. `fim_block`: every tile of the active list loads itself and a one-cell halo from `phi`
+//!    into workgroup memory and relaxes it (Jacobi sweeps of the first-order anisotropic update
+//!    of SPEC §4, a barrier between sweeps; after the first sweep only the cells next to one
+//!    that moved) until no cell moves, then writes it to `phi_next`.
+//!    It queues each neighbour tile that one of its moved edge cells can now lower (the cell is
+//!    below the one across the edge) on the next pass's list, with atomics, each tile once.
+//! 2. `fim_commit`: copies the listed tiles back from `phi_next` to `phi`; one invocation counts
+//!    the pass and writes the next pass's indirect dispatch sizes.
 //!
-//! Each block pass reads only `phi` (never a tile another workgroup is writing), so the result
-//! does not depend on scheduling or on the order of the active list. The solve stops when the
-//! active list is empty, i.e. no tile lowered any cell in a pass (see [`FIM_EPS_REL`]); a
-//! safety cap on passes, if reached, is an error, never a silent success.
+//! The active lists and their counts rotate between passes (two lists, three counts, chosen by
+//! a dynamic uniform offset), so no pass clears what another pass is reading. Each block pass
+//! reads only `phi` (never a tile another workgroup is writing), so the result and every counter
+//! depend only on the input, not on scheduling or on the order of the list. The host encodes
+//! passes in batches and reads the 32-byte state back after each batch; the solve stops when the
+//! next list is empty, i.e. no tile can lower any cell (see [`FIM_EPS_REL`]). A safety cap on
+//! passes, if reached, is an error, never a silent success.
+//!
+//! All groups are solved together: the list holds `(group, tile)` entries, so a pass relaxes
+//! every group's front and the pass count is the largest over the groups.
 
-use crate::eikonal::Solution;
+use crate::eikonal::{Solution, SolveCounters};
 use crate::error::{Error, Result};
-use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
-use crate::gpu::types::GpuFimParams;
+use crate::gpu::context::{GpuContext, bind_group};
+use crate::gpu::types::{GpuFimParams, GpuFimStep};
 use ndarray::{Array2, ArrayView3};
 use std::time::Instant;
 
-/// Edge of a tile, cells. Sync: `FIM_TILE` in `shaders/common.wgsl`.
-pub const FIM_TILE: usize = 8;
-/// Relaxations per block dispatch. Sync: `FIM_INNER_ITERS` in `shaders/fim_block.wgsl`.
-pub const FIM_INNER_ITERS: usize = 16;
+/// Edge of a tile, cells, where the adapter's workgroup memory holds it: a front crosses a
+/// whole tile per pass, so the pass count falls in proportion to the tile's edge. 64 needs
+/// 19.5 kB of workgroup memory, above WebGPU's guaranteed 16 kB.
+/// Sync: `FIM_TILE` in `shaders/fim_common.wgsl` (rewritten by [`fim_pass_source`]).
+pub const FIM_TILE_LARGE: usize = 64;
+/// Edge of a tile, cells, on adapters whose workgroup memory is below what
+/// [`FIM_TILE_LARGE`] needs: 32 needs 6.7 kB, within WebGPU's guaranteed 16 kB.
+pub const FIM_TILE_SMALL: usize = 32;
+/// Invocations along each axis of a block workgroup (16x16 = 256, WebGPU's guaranteed limit).
+/// Sync: `FIM_LANES` in `shaders/fim_common.wgsl`.
+pub const FIM_LANES: usize = 16;
+/// Sweeps per tile edge after which a tile that has not settled stops and queues itself for the
+/// next pass. Sync: `FIM_MAX_SWEEPS` in `shaders/fim_common.wgsl`.
+pub const FIM_MAX_SWEEPS_PER_EDGE: usize = 8;
 /// Potential of an unreached cell on the device; read back as `+inf`.
 /// Sync: `PHI_INF` in `shaders/common.wgsl`.
 pub const PHI_INF: f32 = 3.0e38;
@@ -33,30 +53,80 @@ pub const PHI_INF: f32 = 3.0e38;
 /// 0: every decrease counts. Values only ever decrease and f32 has finitely many, so the solve
 /// still ends. A positive threshold biases the result: each cell may stop up to `eps * phi`
 /// high and the next cell inherits that lag, so the error adds up along a path to about
-/// `eps * n / 2` relative after n cells (with 1e-6: 1.4e-3 against fast marching at 2048²
-/// with walls). With 0 the same walled grids (256² to 2048²) took exactly the same number of
-/// passes and the difference fell tenfold, to the f32 rounding of the sums (1.3e-4 at 2048²).
+/// `eps * n / 2` relative after n cells.
 pub const FIM_EPS_REL: f32 = 0.0;
 /// Finite unit costs above this (s/m) are clamped to it, so squared step costs stay finite
 /// in f32 (a walker that slow is blocked in practice).
 pub const FIM_COST_MAX: f32 = 1.0e12;
-/// Passes encoded in the first submission before the host reads the active count back; each
-/// later submission doubles it up to [`MAX_PASSES_PER_SUBMIT`]. A read-back costs about 0.2 ms
-/// and a pass past convergence (no tiles, four dispatches) about 0.03 ms on an H200, so short
-/// solves stop soon after converging and long ones (580 passes at 1024² with walls) wait on 11
-/// read-backs instead of 73: 57.7 -> 43.4 ms there with 64 a batch (BENCHMARKS.md).
-const FIRST_PASSES_PER_SUBMIT: usize = 16;
-/// The largest batch of passes per submission (see [`FIRST_PASSES_PER_SUBMIT`]).
-const MAX_PASSES_PER_SUBMIT: usize = 64;
+/// Passes encoded in the first submission before the host reads the state back. An empty pass
+/// (after convergence) is two dispatches of at most one workgroup, so a solve of a few passes
+/// loses little by encoding 32.
+pub const FIRST_PASSES_PER_SUBMIT: usize = 32;
+/// Passes encoded in each later submission: the host reads the state back once per 64 passes.
+pub const PASSES_PER_SUBMIT: usize = 64;
+/// Dispatches per encoded pass (`fim_block`, `fim_commit`).
+pub const DISPATCHES_PER_PASS: usize = 2;
 /// Slots of the `state` buffer. Sync: `STATE_*` in `shaders/common.wgsl`.
-const STATE_ACTIVE: usize = 1;
-const STATE_PASSES: usize = 2;
+const STATE_COUNT: usize = 0; // three list counts, slots 0..3
+const STATE_PASSES: usize = 3;
+const STATE_RELAX_LO: usize = 5;
+const STATE_RELAX_HI: usize = 6;
+const STATE_SLOTS: usize = 8;
+/// Workgroup memory of a block workgroup beside the tile and its bits: five u32 variables,
+/// rounded up.
+const FIM_WORKGROUP_EXTRA_BYTES: u32 = 32;
 
-/// The safety cap on passes for a grid with `tiles` tiles per group: a tile is relaxed again
-/// only when a neighbour lowered its edge, and on the mazes we tried a tile is woken at most a
-/// handful of times, so four wakes per tile plus slack is far above any converging solve.
-pub fn max_passes(tiles: usize) -> usize {
-    4 * tiles + 64
+/// Bytes of workgroup memory `fim_block` needs for tiles of `tile` cells a side: the tile and
+/// its one-cell halo as f32, two banks of one u32 per invocation (which of its cells moved),
+/// and a few flags.
+pub fn fim_workgroup_bytes(tile: usize) -> u32 {
+    ((tile + 2) * (tile + 2) * 4 + 2 * FIM_LANES * FIM_LANES * 4) as u32 + FIM_WORKGROUP_EXTRA_BYTES
+}
+
+/// The tile edge for an adapter offering `limit` bytes of workgroup memory per workgroup, and
+/// the note to print when that is less than [`FIM_TILE_LARGE`]: the larger tile where it fits,
+/// else [`FIM_TILE_SMALL`] (which every WebGPU adapter holds).
+///
+/// # Errors
+/// [`Error::Gpu`] when even the small tile does not fit (an adapter below WebGPU's limits).
+pub fn choose_fim_tile(limit: u32) -> Result<(usize, Option<String>)> {
+    if fim_workgroup_bytes(FIM_TILE_LARGE) <= limit {
+        return Ok((FIM_TILE_LARGE, None));
+    }
+    if fim_workgroup_bytes(FIM_TILE_SMALL) <= limit {
+        return Ok((
+            FIM_TILE_SMALL,
+            Some(format!(
+                "the adapter offers {limit} bytes of workgroup memory, fewer than the {} that \
+                 {FIM_TILE_LARGE}x{FIM_TILE_LARGE} FIM tiles need: using \
+                 {FIM_TILE_SMALL}x{FIM_TILE_SMALL} tiles (about twice the passes)",
+                fim_workgroup_bytes(FIM_TILE_LARGE)
+            )),
+        ));
+    }
+    Err(Error::Gpu(format!(
+        "the adapter offers {limit} bytes of workgroup memory, fewer than the {} that even \
+         {FIM_TILE_SMALL}x{FIM_TILE_SMALL} FIM tiles need",
+        fim_workgroup_bytes(FIM_TILE_SMALL)
+    )))
+}
+
+/// The source of a FIM pass (`shaders::FIM_BLOCK` or `shaders::FIM_COMMIT`) for tiles of
+/// `tile` cells a side: the embedded source with its `FIM_TILE` line rewritten.
+pub fn fim_pass_source(source: &str, tile: usize) -> String {
+    let default = format!("const FIM_TILE: u32 = {FIM_TILE_LARGE}u;");
+    assert!(source.contains(&default), "a FIM pass declares {default}");
+    source.replace(&default, &format!("const FIM_TILE: u32 = {tile}u;"))
+}
+
+/// The safety cap on passes for a grid of `cells` cells and `tiles` tiles of `tile` cells a
+/// side per group: a tile is relaxed again only when a neighbour lowered its edge below its own
+/// cells. On open and walled grids a tile is woken a handful of times (four wakes per tile plus
+/// slack); a path that winds through narrow corridors can cross a tile edge once per `tile`
+/// cells of its length, and no path is longer than the grid's cells, so `2 * cells / tile`
+/// more covers those.
+pub fn max_passes(tiles: usize, cells: usize, tile: usize) -> usize {
+    4 * tiles + 64 + 2 * cells / tile.max(1)
 }
 
 /// Unit cost as the solvers use it: the step cost factor, 0 where the face is blocked
@@ -151,6 +221,8 @@ fn update_from_neighbours(pe: f32, pn: f32, pw: f32, ps: f32, ce: f32, cn: f32, 
 /// Checked inputs of one multi-group solve, laid out as the device buffers.
 pub(crate) struct FimInput {
     pub(crate) params: GpuFimParams,
+    /// Tile edge, cells.
+    pub(crate) tile: usize,
     /// `(cell * 4 + dir)`: sanitized unit cost.
     pub(crate) cost: Vec<f32>,
     /// `(group * cells + cell)`: 1 on sources.
@@ -159,7 +231,7 @@ pub(crate) struct FimInput {
     pub(crate) phi: Vec<f32>,
 }
 
-fn prepare(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f64) -> Result<FimInput> {
+fn prepare(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f64, tile: usize) -> Result<FimInput> {
     let (rows, cols, dirs) = cost.dim();
     if dirs != 4 {
         return Err(Error::invalid(
@@ -168,17 +240,19 @@ fn prepare(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f64) -> Res
             format!("shape {:?}, expected (rows, cols, 4)", cost.dim()),
         ));
     }
-    let mut input = prepare_goals(rows, cols, goals, cell_size)?;
+    let mut input = prepare_goals(rows, cols, goals, cell_size, tile)?;
     input.cost = cost.iter().map(|&c| sanitize_cost(c)).collect();
     Ok(input)
 }
 
-/// Checks the goals and the cell size and lays out everything but the cost (left empty).
+/// Checks the goals and the cell size and lays out everything but the cost (left empty), for
+/// tiles of `tile` cells a side.
 pub(crate) fn prepare_goals(
     rows: usize,
     cols: usize,
     goals: &[Array2<bool>],
     cell_size: f64,
+    tile: usize,
 ) -> Result<FimInput> {
     if !(cell_size.is_finite() && cell_size > 0.0) {
         return Err(Error::invalid(
@@ -197,8 +271,8 @@ pub(crate) fn prepare_goals(
         }
     }
     let cells = rows * cols;
-    let tiles_x = cols.div_ceil(FIM_TILE);
-    let tiles_y = rows.div_ceil(FIM_TILE);
+    let tiles_x = cols.div_ceil(tile);
+    let tiles_y = rows.div_ceil(tile);
     let mut source = vec![0u32; goals.len() * cells];
     let mut phi = vec![PHI_INF; goals.len() * cells];
     for (k, g) in goals.iter().enumerate() {
@@ -220,21 +294,30 @@ pub(crate) fn prepare_goals(
             cell_size: cell_size as f32,
             eps_rel: FIM_EPS_REL,
         },
+        tile,
         cost: Vec::new(),
         source,
         phi,
     })
 }
 
+/// One solution per group from the potentials `phi` of every group, each carrying the solve's
+/// `counters` (with the relaxations per reachable cell filled in).
 pub(crate) fn solutions(
     phi: &[f32],
     input: &FimInput,
     solver: &'static str,
-    passes: usize,
+    mut counters: SolveCounters,
     seconds: f64,
 ) -> Vec<Solution> {
     let (rows, cols) = (input.params.rows as usize, input.params.cols as usize);
     let cells = rows * cols;
+    let reachable = phi.iter().filter(|&&v| v < PHI_INF && v.is_finite()).count();
+    counters.relaxations_per_reachable_cell = if reachable > 0 {
+        counters.relaxations as f64 / reachable as f64
+    } else {
+        0.0
+    };
     (0..input.params.groups as usize)
         .map(|k| {
             let slice = &phi[k * cells..(k + 1) * cells];
@@ -253,8 +336,9 @@ pub(crate) fn solutions(
                 phi: Array2::from_shape_vec((rows, cols), values).expect("phi has rows * cols values"),
                 unreachable,
                 solver,
-                passes,
+                passes: counters.passes,
                 seconds,
+                counters: Some(counters),
             }
         })
         .collect()
@@ -269,11 +353,30 @@ pub(crate) struct FimBuffers {
     pub(crate) cost: wgpu::Buffer,
     source: wgpu::Buffer,
     pub(crate) phi: wgpu::Buffer,
-    tile_flag: wgpu::Buffer,
+    queued: wgpu::Buffer,
+    lists: wgpu::Buffer,
     state: wgpu::Buffer,
-    dispatch_args: wgpu::Buffer,
-    main: wgpu::BindGroup,
-    args: wgpu::BindGroup,
+    /// Indirect arguments, one buffer per pass parity: the block's three words, then the
+    /// commit's three.
+    args: [wgpu::Buffer; 2],
+    /// Bind groups by pass parity: parity `p` binds `args[1 - p]` for the commit to write.
+    main: [wgpu::BindGroup; 2],
+    /// Stride of the entries of the step buffer (the uniform offset alignment, at least 16).
+    step_stride: u64,
+}
+
+/// Entries of the step buffer: the list and count slots of a pass repeat every 6 passes (two
+/// lists, three counts).
+const STEP_ENTRIES: usize = 6;
+
+/// The list and count slots of pass `e` (counting every encoded pass from 0).
+pub(crate) fn fim_step(e: usize) -> GpuFimStep {
+    GpuFimStep {
+        list_in: (e % 2) as u32,
+        count_in: (STATE_COUNT + e % 3) as u32,
+        count_out: (STATE_COUNT + (e + 1) % 3) as u32,
+        count_clear: (STATE_COUNT + (e + 2) % 3) as u32,
+    }
 }
 
 impl FimBuffers {
@@ -288,41 +391,55 @@ impl FimBuffers {
             "crowdfield.fim.params",
             std::mem::size_of::<GpuFimParams>() as u64,
         );
+        let step_stride = u64::from(ctx.limits.min_uniform_buffer_offset_alignment).max(16);
+        let step = ctx.uniform("crowdfield.fim.step", step_stride * STEP_ENTRIES as u64);
+        let mut steps = vec![0u8; (step_stride as usize) * STEP_ENTRIES];
+        for e in 0..STEP_ENTRIES {
+            let at = e * step_stride as usize;
+            steps[at..at + 16].copy_from_slice(bytemuck::bytes_of(&fim_step(e)));
+        }
+        ctx.queue.write_buffer(&step, 0, &steps);
         let cost = ctx.storage("crowdfield.fim.cost", grid_cells as u64 * 16);
         let source = ctx.storage("crowdfield.fim.source", cells as u64 * 4);
         let phi = ctx.storage("crowdfield.fim.phi", cells as u64 * 4);
         let phi_next = ctx.storage("crowdfield.fim.phi_next", cells as u64 * 4);
-        let tile_flag = ctx.storage("crowdfield.fim.tile_flag", slots as u64 * 4);
-        let active = ctx.storage("crowdfield.fim.active", slots as u64 * 4);
-        let state = ctx.storage("crowdfield.fim.state", 16);
-        let dispatch_args = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("crowdfield.fim.dispatch_args"),
-            size: 16,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
-            mapped_at_creation: false,
+        let queued = ctx.storage("crowdfield.fim.queued", slots as u64 * 4);
+        let lists = ctx.storage("crowdfield.fim.lists", 2 * slots as u64 * 4);
+        let state = ctx.storage("crowdfield.fim.state", STATE_SLOTS as u64 * 4);
+        let args = [0, 1].map(|p| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(if p == 0 {
+                    "crowdfield.fim.args.even"
+                } else {
+                    "crowdfield.fim.args.odd"
+                }),
+                size: 24,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
         });
         let p = &ctx.pipelines;
-        let main = bind_group(
-            &ctx.device,
-            "crowdfield.fim",
-            &p.fim_layout,
-            &[
-                (&params, None),
-                (&cost, None),
-                (&source, None),
-                (&phi, None),
-                (&phi_next, None),
-                (&tile_flag, None),
-                (&active, None),
-                (&state, None),
-            ],
-        );
-        let args = bind_group(
-            &ctx.device,
-            "crowdfield.fim.args",
-            &p.fim_args_layout,
-            &[(&state, None), (&dispatch_args, None)],
-        );
+        let main = [0, 1].map(|parity| {
+            bind_group(
+                &ctx.device,
+                "crowdfield.fim",
+                &p.fim_layout,
+                &[
+                    (&params, None),
+                    (&step, Some(16)),
+                    (&cost, None),
+                    (&source, None),
+                    (&phi, None),
+                    (&phi_next, None),
+                    (&queued, None),
+                    (&lists, None),
+                    (&state, None),
+                    (&args[1 - parity], None),
+                ],
+            )
+        });
         Ok(Self {
             cells,
             slots,
@@ -330,19 +447,33 @@ impl FimBuffers {
             cost,
             source,
             phi,
-            tile_flag,
+            queued,
+            lists,
             state,
-            dispatch_args,
-            main,
             args,
+            main,
+            step_stride,
         })
     }
 }
 
+/// Indirect dispatch sizes for `count` workgroups: `(x, y, 1)` with `x <= MAX_GROUPS_X`.
+/// Twin of the sizes `fim_commit.wgsl` writes.
+fn dispatch_size(count: u32) -> [u32; 3] {
+    let x = count.min(crate::gpu::context::MAX_GROUPS_X);
+    let y = if count > 0 { count.div_ceil(x.max(1)) } else { 0 };
+    [x, y, 1]
+}
+
 impl GpuContext {
-    /// Solves one potential per goal mask with the block FIM, all groups in one submission
-    /// sharing one cost array (shape `(rows, cols, 4)`, see [`crate::eikonal`]). Returns
-    /// solutions named `"fim-gpu"` with the number of block passes.
+    /// Edge of the FIM's tiles on this adapter, cells ([`choose_fim_tile`]).
+    pub fn fim_tile(&self) -> usize {
+        self.fim_tile
+    }
+
+    /// Solves one potential per goal mask with the block FIM, all groups in one solve sharing
+    /// one cost array (shape `(rows, cols, 4)`, see [`crate::eikonal`]). Returns solutions
+    /// named `"fim-gpu"` with the solve's [`SolveCounters`].
     ///
     /// # Errors
     /// [`Error::Invalid`] for mismatched shapes or a bad cell size, [`Error::Gpu`] when the grid
@@ -355,10 +486,10 @@ impl GpuContext {
         cell_size: f64,
     ) -> Result<Vec<Solution>> {
         let start = Instant::now();
-        let input = prepare(cost, goals, cell_size)?;
+        let input = prepare(cost, goals, cell_size, self.fim_tile)?;
         let pr = input.params;
         if pr.groups == 0 || pr.cols == 0 || pr.rows == 0 {
-            return Ok(solutions(&[], &input, "fim-gpu", 0, 0.0));
+            return Ok(solutions(&[], &input, "fim-gpu", self.empty_counters(), 0.0));
         }
         let guard = self.fim_buffers(&input)?;
         let buf = guard.as_ref().expect("FIM buffers were just created");
@@ -368,19 +499,27 @@ impl GpuContext {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("crowdfield.fim"),
             });
-        let passes = self.run_fim(buf, &input, encoder)?;
+        let counters = self.run_fim(buf, &input, encoder)?;
         let phi: Vec<f32> = self.read_back(&buf.phi, 0, input.phi.len())?;
         Ok(solutions(
             &phi,
             &input,
             "fim-gpu",
-            passes,
+            counters,
             start.elapsed().as_secs_f64(),
         ))
     }
 
+    /// The counters of a solve that ran nothing.
+    pub(crate) fn empty_counters(&self) -> SolveCounters {
+        SolveCounters {
+            tile: self.fim_tile,
+            ..SolveCounters::default()
+        }
+    }
+
     /// The FIM buffers, (re)built when too small for `input`, with everything but the cost
-    /// uploaded (parameters, sources, initial potentials, every tile awake).
+    /// uploaded (parameters, sources, initial potentials, every tile on the first list).
     pub(crate) fn fim_buffers(
         &self,
         input: &FimInput,
@@ -403,29 +542,42 @@ impl GpuContext {
         self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(&pr));
         self.write_buffer_parallel(&buf.source, 0, &input.source);
         self.write_buffer_parallel(&buf.phi, 0, &input.phi);
-        // Every tile starts awake: the first pass finds the tiles next to the sources.
+        // Every tile starts on list 0, queued for pass 0 (stamp 1): the first pass finds the
+        // tiles next to the sources.
+        let all: Vec<u32> = (0..slots as u32).collect();
+        self.write_buffer_parallel(&buf.lists, 0, &all);
         self.queue
-            .write_buffer(&buf.tile_flag, 0, bytemuck::cast_slice(&vec![1u32; slots]));
+            .write_buffer(&buf.queued, 0, bytemuck::cast_slice(&vec![1u32; slots]));
+        let mut state = [0u32; STATE_SLOTS];
+        state[STATE_COUNT] = slots as u32;
         self.queue
-            .write_buffer(&buf.state, 0, bytemuck::cast_slice(&[0u32; 4]));
+            .write_buffer(&buf.state, 0, bytemuck::cast_slice(&state));
+        let size = dispatch_size(slots as u32);
+        let args = [size[0], size[1], 1, size[0].max(1), size[1].max(1), 1];
+        self.queue
+            .write_buffer(&buf.args[0], 0, bytemuck::cast_slice(&args));
         Ok(guard)
     }
 
-    /// Runs the FIM passes until the active list is empty and returns the pass count. The
-    /// first batch of passes is appended to `encoder` (which may already hold the work that
-    /// produces the cost) and submitted with it; after each batch (growing from
-    /// [`FIRST_PASSES_PER_SUBMIT`] to [`MAX_PASSES_PER_SUBMIT`] passes) only the 16-byte state
-    /// is read back, to test convergence. The potentials stay on the device in `buf.phi`.
+    /// Runs the FIM passes until the next active list is empty and returns the counters. The
+    /// first batch of [`FIRST_PASSES_PER_SUBMIT`] passes is appended to `encoder` (which may
+    /// already hold the work that produces the cost) and submitted with it; after each batch
+    /// (then [`PASSES_PER_SUBMIT`] passes) only the 32-byte state is read back, to test
+    /// convergence. The potentials stay on the device in `buf.phi`.
     pub(crate) fn run_fim(
         &self,
         buf: &FimBuffers,
         input: &FimInput,
         mut encoder: wgpu::CommandEncoder,
-    ) -> Result<usize> {
+    ) -> Result<SolveCounters> {
         let pr = input.params;
-        let slots = pr.tiles_per_group * pr.groups;
-        let cap = max_passes(pr.tiles_per_group as usize);
-        let mut first = true;
+        let cap = max_passes(
+            pr.tiles_per_group as usize,
+            (pr.cols * pr.rows) as usize,
+            input.tile,
+        );
+        let mut encoded = 0usize;
+        let mut read_backs = 0usize;
         let mut batch = FIRST_PASSES_PER_SUBMIT;
         loop {
             {
@@ -433,26 +585,31 @@ impl GpuContext {
                     label: Some("crowdfield.fim"),
                     timestamp_writes: None,
                 });
-                if first {
-                    self.fim_compact(&mut pass, buf, slots);
-                    first = false;
-                }
-                for _ in 0..batch {
-                    self.fim_pass(&mut pass, buf, slots);
+                for e in encoded..encoded + batch {
+                    self.fim_pass(&mut pass, buf, e);
                 }
             }
-            batch = (2 * batch).min(MAX_PASSES_PER_SUBMIT);
+            encoded += batch;
+            batch = PASSES_PER_SUBMIT;
             self.queue.submit([encoder.finish()]);
-            let state: Vec<u32> = self.read_back(&buf.state, 0, 4)?;
+            let state: Vec<u32> = self.read_back(&buf.state, 0, STATE_SLOTS)?;
+            read_backs += 1;
             let passes = state[STATE_PASSES] as usize;
-            if state[STATE_ACTIVE] == 0 {
-                return Ok(passes);
+            let active = state[fim_step(encoded).count_in as usize];
+            if active == 0 {
+                return Ok(SolveCounters {
+                    passes,
+                    dispatches: DISPATCHES_PER_PASS * encoded,
+                    read_backs,
+                    relaxations: u64::from(state[STATE_RELAX_LO]) | (u64::from(state[STATE_RELAX_HI]) << 32),
+                    relaxations_per_reachable_cell: 0.0,
+                    tile: input.tile,
+                });
             }
             if passes > cap {
                 return Err(Error::Gpu(format!(
                     "the FIM solve did not converge within the safety cap of {cap} passes \
-                     ({} tiles still active); the potential is not returned",
-                    state[STATE_ACTIVE]
+                     ({active} tiles still active); the potential is not returned"
                 )));
             }
             encoder = self
@@ -463,39 +620,51 @@ impl GpuContext {
         }
     }
 
-    /// Compaction and dispatch-size passes: builds the active list from the wake flags.
-    fn fim_compact(&self, pass: &mut wgpu::ComputePass<'_>, buf: &FimBuffers, slots: u32) {
+    /// Pass `e` of a solve: relax the listed tiles, then commit them and size the next pass.
+    fn fim_pass(&self, pass: &mut wgpu::ComputePass<'_>, buf: &FimBuffers, e: usize) {
         let p = &self.pipelines;
-        pass.set_pipeline(&p.fim_compact);
-        pass.set_bind_group(0, &buf.main, &[]);
-        dispatch_linear(pass, slots);
-        pass.set_pipeline(&p.fim_args);
-        pass.set_bind_group(0, &buf.args, &[]);
-        pass.dispatch_workgroups(1, 1, 1);
-    }
-
-    /// One FIM pass: block, commit, compact, args.
-    fn fim_pass(&self, pass: &mut wgpu::ComputePass<'_>, buf: &FimBuffers, slots: u32) {
-        let p = &self.pipelines;
+        let parity = e % 2;
+        let offset = ((e % STEP_ENTRIES) as u64 * buf.step_stride) as u32;
+        pass.set_bind_group(0, &buf.main[parity], &[offset]);
         pass.set_pipeline(&p.fim_block);
-        pass.set_bind_group(0, &buf.main, &[]);
-        pass.dispatch_workgroups_indirect(&buf.dispatch_args, 0);
+        pass.dispatch_workgroups_indirect(&buf.args[parity], 0);
         pass.set_pipeline(&p.fim_commit);
-        pass.dispatch_workgroups_indirect(&buf.dispatch_args, 0);
-        self.fim_compact(pass, buf, slots);
+        pass.dispatch_workgroups_indirect(&buf.args[parity], 12);
     }
 }
 
-/// The CPU twin of the GPU block FIM: the same tiles, passes, wake rules and f32 arithmetic,
-/// one tile after another. Returns solutions named `"fim-cpu"`; on the same input it matches
-/// [`GpuContext::solve_fim`] to f32 rounding (and usually in the pass count).
+/// The CPU twin of the GPU block FIM with [`FIM_TILE_LARGE`] tiles: [`solve_fim_cpu_tiled`].
 ///
 /// # Errors
-/// [`Error::Invalid`] for mismatched shapes; [`Error::Gpu`]-free otherwise, except the
-/// safety cap (reported as [`Error::Invalid`] naming the cost).
+/// As [`solve_fim_cpu_tiled`].
 pub fn solve_fim_cpu(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f64) -> Result<Vec<Solution>> {
+    solve_fim_cpu_tiled(cost, goals, cell_size, FIM_TILE_LARGE)
+}
+
+/// The CPU twin of the GPU block FIM: the same tiles of `tile` cells a side (a multiple of
+/// [`FIM_LANES`]), passes, sweeps, queueing rules and f32 arithmetic, one tile after another.
+/// Returns solutions named `"fim-cpu"` whose counters hold the passes and relaxations (no
+/// dispatches, no read-backs); on the same input it matches [`GpuContext::solve_fim`] to f32
+/// rounding, and exactly in the counters where no rounding tips a comparison.
+///
+/// # Errors
+/// [`Error::Invalid`] for mismatched shapes, a tile that is not a positive multiple of
+/// [`FIM_LANES`], or (naming the cost) a solve that reaches the safety cap.
+pub fn solve_fim_cpu_tiled(
+    cost: ArrayView3<f32>,
+    goals: &[Array2<bool>],
+    cell_size: f64,
+    tile: usize,
+) -> Result<Vec<Solution>> {
+    if tile == 0 || !tile.is_multiple_of(FIM_LANES) {
+        return Err(Error::invalid(
+            "<memory>",
+            "tile",
+            format!("{tile}, expected a positive multiple of {FIM_LANES}"),
+        ));
+    }
     let start = Instant::now();
-    let input = prepare(cost, goals, cell_size)?;
+    let input = prepare(cost, goals, cell_size, tile)?;
     let pr = input.params;
     let (cols, rows) = (pr.cols as usize, pr.rows as usize);
     let (tiles_x, tiles_y, tpg) = (
@@ -505,61 +674,86 @@ pub fn solve_fim_cpu(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f
     );
     let cells = cols * rows;
     let h = pr.cell_size;
+    let halo = tile + 2;
+    let max_sweeps = FIM_MAX_SWEEPS_PER_EDGE * tile;
     let mut phi = input.phi.clone();
     let mut phi_next = phi.clone();
     let slots = tpg * pr.groups as usize;
-    let mut tile_flag = vec![true; slots];
-    // fim_compact + fim_args
-    let compact = |flags: &mut [bool]| -> Vec<usize> {
-        let list: Vec<usize> = (0..flags.len()).filter(|&i| flags[i]).collect();
-        flags.iter_mut().for_each(|f| *f = false);
-        list
+    // The stamp of the last pass each tile was queued for (pass e: stamp e + 1).
+    let mut queued = vec![1usize; slots];
+    let mut active: Vec<usize> = (0..slots).collect();
+    let mut counters = SolveCounters {
+        tile,
+        ..SolveCounters::default()
     };
-    let mut active = compact(&mut tile_flag);
-    let mut passes = 0;
-    let cap = max_passes(tpg);
-    const HALO: usize = FIM_TILE + 2;
+    let cap = max_passes(tpg, cells, tile);
+    let mut epoch = 0usize;
+    let mut tile_phi = vec![PHI_INF; halo * halo];
     while !active.is_empty() {
-        passes += 1;
-        if passes > cap {
+        counters.passes += 1;
+        if counters.passes > cap {
             return Err(Error::invalid(
                 "<memory>",
                 "cost",
                 format!("FIM did not converge within the safety cap of {cap} passes"),
             ));
         }
+        let stamp = epoch + 2;
+        let mut next_list = Vec::new();
+        let mut queue = |slot: usize, list: &mut Vec<usize>| {
+            if queued[slot] < stamp {
+                queued[slot] = stamp;
+                list.push(slot);
+            }
+        };
         // fim_block
         for &entry in &active {
-            let (group, tile) = (entry / tpg, entry % tpg);
-            let (tx, ty) = (tile % tiles_x, tile / tiles_x);
+            let (group, t) = (entry / tpg, entry % tpg);
+            let (tx, ty) = (t % tiles_x, t / tiles_x);
             let base = group * cells;
-            let mut tile_phi = [PHI_INF; HALO * HALO];
             for (k, v) in tile_phi.iter_mut().enumerate() {
-                let c = (tx * FIM_TILE + k % HALO) as isize - 1;
-                let r = (ty * FIM_TILE + k / HALO) as isize - 1;
-                if c >= 0 && r >= 0 && (c as usize) < cols && (r as usize) < rows {
-                    *v = phi[base + r as usize * cols + c as usize];
-                }
+                let c = (tx * tile + k % halo) as isize - 1;
+                let r = (ty * tile + k / halo) as isize - 1;
+                *v = if c >= 0 && r >= 0 && (c as usize) < cols && (r as usize) < rows {
+                    phi[base + r as usize * cols + c as usize]
+                } else {
+                    PHI_INF
+                };
             }
-            let start_phi = tile_phi;
-            let mut converged = false;
-            for _ in 0..FIM_INNER_ITERS {
-                let mut next = tile_phi;
-                let mut any_changed = false;
-                for ly in 0..FIM_TILE {
-                    for lx in 0..FIM_TILE {
-                        let (col, row) = (tx * FIM_TILE + lx, ty * FIM_TILE + ly);
-                        if col >= cols || row >= rows || input.source[base + row * cols + col] != 0 {
+            let start_phi = tile_phi.clone();
+            let inside = |lx: usize, ly: usize| tx * tile + lx < cols && ty * tile + ly < rows;
+            // Which cells moved in the sweep before (one flag per cell of the tile).
+            let mut moved_before = vec![false; tile * tile];
+            let neighbour_moved = |moved: &[bool], lx: usize, ly: usize| {
+                (lx + 1 < tile && moved[ly * tile + lx + 1])
+                    || (ly + 1 < tile && moved[(ly + 1) * tile + lx])
+                    || (lx > 0 && moved[ly * tile + lx - 1])
+                    || (ly > 0 && moved[(ly - 1) * tile + lx])
+            };
+            let mut settled = false;
+            let mut sweeps = 0;
+            while sweeps < max_sweeps {
+                let mut next = tile_phi.clone();
+                let mut moved_now = vec![false; tile * tile];
+                let mut changed = false;
+                for ly in 0..tile {
+                    for lx in 0..tile {
+                        let (col, row) = (tx * tile + lx, ty * tile + ly);
+                        if !inside(lx, ly) || input.source[base + row * cols + col] != 0 {
                             continue;
                         }
+                        if sweeps > 0 && !neighbour_moved(&moved_before, lx, ly) {
+                            continue;
+                        }
+                        counters.relaxations += 1;
                         let cell = row * cols + col;
-                        let me = (ly + 1) * HALO + lx + 1;
+                        let me = (ly + 1) * halo + lx + 1;
                         let cur = tile_phi[me];
                         let cand = local_update(
                             tile_phi[me + 1],
-                            tile_phi[me + HALO],
+                            tile_phi[me + halo],
                             tile_phi[me - 1],
-                            tile_phi[me - HALO],
+                            tile_phi[me - halo],
                             h * input.cost[cell * 4],
                             h * input.cost[cell * 4 + 1],
                             h * input.cost[cell * 4 + 2],
@@ -567,68 +761,73 @@ pub fn solve_fim_cpu(cost: ArrayView3<f32>, goals: &[Array2<bool>], cell_size: f
                         );
                         if cand < cur - pr.eps_rel * cand {
                             next[me] = cand;
-                            any_changed = true;
+                            moved_now[ly * tile + lx] = true;
+                            changed = true;
                         }
                     }
                 }
                 tile_phi = next;
-                if !any_changed {
-                    converged = true;
+                moved_before = moved_now;
+                sweeps += 1;
+                if !changed {
+                    settled = true;
                     break;
                 }
             }
             let (mut wake_e, mut wake_n, mut wake_w, mut wake_s) = (false, false, false, false);
-            for ly in 0..FIM_TILE {
-                for lx in 0..FIM_TILE {
-                    let (col, row) = (tx * FIM_TILE + lx, ty * FIM_TILE + ly);
-                    if col >= cols || row >= rows {
+            for ly in 0..tile {
+                for lx in 0..tile {
+                    if !inside(lx, ly) {
                         continue;
                     }
-                    let me = (ly + 1) * HALO + lx + 1;
-                    phi_next[base + row * cols + col] = tile_phi[me];
-                    if tile_phi[me] < start_phi[me] {
-                        wake_e |= lx == FIM_TILE - 1;
-                        wake_n |= ly == FIM_TILE - 1;
-                        wake_w |= lx == 0;
-                        wake_s |= ly == 0;
+                    let (col, row) = (tx * tile + lx, ty * tile + ly);
+                    let me = (ly + 1) * halo + lx + 1;
+                    let fin = tile_phi[me];
+                    phi_next[base + row * cols + col] = fin;
+                    if fin < start_phi[me] {
+                        wake_e |= lx == tile - 1 && fin < tile_phi[me + 1];
+                        wake_n |= ly == tile - 1 && fin < tile_phi[me + halo];
+                        wake_w |= lx == 0 && fin < tile_phi[me - 1];
+                        wake_s |= ly == 0 && fin < tile_phi[me - halo];
                     }
                 }
             }
             let gbase = group * tpg;
-            if !converged {
-                tile_flag[entry] = true;
+            if !settled {
+                queue(entry, &mut next_list);
             }
             if wake_e && tx + 1 < tiles_x {
-                tile_flag[gbase + tile + 1] = true;
+                queue(gbase + t + 1, &mut next_list);
             }
             if wake_w && tx > 0 {
-                tile_flag[gbase + tile - 1] = true;
+                queue(gbase + t - 1, &mut next_list);
             }
             if wake_n && ty + 1 < tiles_y {
-                tile_flag[gbase + tile + tiles_x] = true;
+                queue(gbase + t + tiles_x, &mut next_list);
             }
             if wake_s && ty > 0 {
-                tile_flag[gbase + tile - tiles_x] = true;
+                queue(gbase + t - tiles_x, &mut next_list);
             }
         }
         // fim_commit
         for &entry in &active {
-            let (group, tile) = (entry / tpg, entry % tpg);
-            let (tx, ty) = (tile % tiles_x, tile / tiles_x);
-            for row in ty * FIM_TILE..((ty + 1) * FIM_TILE).min(rows) {
-                for col in tx * FIM_TILE..((tx + 1) * FIM_TILE).min(cols) {
+            let (group, t) = (entry / tpg, entry % tpg);
+            let (tx, ty) = (t % tiles_x, t / tiles_x);
+            for row in ty * tile..((ty + 1) * tile).min(rows) {
+                for col in tx * tile..((tx + 1) * tile).min(cols) {
                     let i = group * cells + row * cols + col;
                     phi[i] = phi_next[i];
                 }
             }
         }
-        active = compact(&mut tile_flag);
+        active = next_list;
+        epoch += 1;
     }
     Ok(solutions(
         &phi,
         &input,
         "fim-cpu",
-        passes,
+        counters,
         start.elapsed().as_secs_f64(),
     ))
 }
@@ -685,6 +884,44 @@ mod tests {
                 (f64::from(f32_value) - f64_value).abs() < 1e-5 * f64_value.max(1.0),
                 "{f32_value} vs {f64_value}"
             );
+        }
+    }
+
+    #[test]
+    fn the_tile_follows_the_workgroup_memory() {
+        // WebGPU's guaranteed 16 kB holds the small tile only; lavapipe's and the discrete
+        // GPUs' 32 kB and more hold the large one.
+        let (tile, note) = choose_fim_tile(16384).unwrap();
+        assert_eq!(tile, FIM_TILE_SMALL);
+        assert!(note.unwrap().contains("16384 bytes"));
+        assert_eq!(choose_fim_tile(32768).unwrap(), (FIM_TILE_LARGE, None));
+        let exact = fim_workgroup_bytes(FIM_TILE_LARGE);
+        assert_eq!(choose_fim_tile(exact).unwrap().0, FIM_TILE_LARGE);
+        assert_eq!(choose_fim_tile(exact - 1).unwrap().0, FIM_TILE_SMALL);
+        assert!(choose_fim_tile(fim_workgroup_bytes(FIM_TILE_SMALL) - 1).is_err());
+        assert_eq!(fim_workgroup_bytes(64), 66 * 66 * 4 + 2048 + 32);
+    }
+
+    #[test]
+    fn the_pass_source_sets_the_tile() {
+        let src = fim_pass_source(crate::gpu::shaders::FIM_BLOCK, 32);
+        assert!(src.contains("const FIM_TILE: u32 = 32u;"));
+        assert!(!src.contains("const FIM_TILE: u32 = 64u;"));
+    }
+
+    #[test]
+    fn the_lists_and_counts_rotate_without_overlap() {
+        for e in 0..12 {
+            let (now, next) = (fim_step(e), fim_step(e + 1));
+            // A pass appends to the other list and count; the count it clears is the next
+            // pass's append target, read by neither of its own dispatches.
+            assert_eq!(next.list_in, 1 - now.list_in);
+            assert_eq!(next.count_in, now.count_out);
+            assert_eq!(next.count_out, now.count_clear);
+            let mut slots = [now.count_in, now.count_out, now.count_clear];
+            slots.sort();
+            assert_eq!(slots, [0, 1, 2]);
+            assert_eq!(fim_step(e + STEP_ENTRIES), now);
         }
     }
 

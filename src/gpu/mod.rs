@@ -4,7 +4,8 @@
 //!
 //! - [`GpuContext`] picks an adapter (a real GPU first; `WGPU_BACKEND` and `WGPU_ADAPTER_NAME`
 //!   honoured), builds every pipeline once and keeps each solver's buffers for reuse.
-//! - [`GpuContext::solve_fim`]: one potential per goal mask, all groups in one submission.
+//! - [`GpuContext::solve_fim`]: one potential per goal mask, all groups in one solve (large
+//!   tiles relaxed to convergence, two dispatches per pass, counters of the work done).
 //! - [`GpuContext::neighbor_grid`]: the same arrays as [`crate::neighbors::NeighborGrid`].
 //! - [`GpuContext::splat`]: the same quantities as [`crate::fields::splat`], deterministic.
 //! - [`GpuContext::fields`]: splat, speed and unit cost, the same quantities as
@@ -33,8 +34,9 @@ pub use bins::{radix_passes, scan_levels};
 pub use context::{AdapterReport, GpuContext};
 pub use fields::{GpuStep, field_params, window_params};
 pub use fim::{
-    FIM_COST_MAX, FIM_EPS_REL, FIM_INNER_ITERS, FIM_TILE, PHI_INF, local_update, max_passes, sanitize_cost,
-    solve_fim_cpu,
+    DISPATCHES_PER_PASS, FIM_COST_MAX, FIM_EPS_REL, FIM_LANES, FIM_MAX_SWEEPS_PER_EDGE, FIM_TILE_LARGE,
+    FIM_TILE_SMALL, FIRST_PASSES_PER_SUBMIT, PASSES_PER_SUBMIT, PHI_INF, choose_fim_tile, fim_pass_source,
+    fim_workgroup_bytes, local_update, max_passes, sanitize_cost, solve_fim_cpu, solve_fim_cpu_tiled,
 };
 pub use local::{
     GPU_MAX_MOVERS, GPU_MAX_NEIGHBORS, GpuLocal, GpuLocalAgent, GpuLocalGroup, GpuLocalOut, GpuLocalParams,
@@ -256,7 +258,12 @@ fn dispatch(
     };
     let gpu = |ctx: &GpuContext| -> Result<(Vec<Solution>, String)> {
         let sols = gpu_solve(ctx)?;
-        Ok((sols, format!("gpu: block FIM on {}", ctx.adapter())))
+        let notes = if ctx.notes().is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", ctx.notes().join("; "))
+        };
+        Ok((sols, format!("gpu: block FIM on {}{notes}", ctx.adapter())))
     };
     match backend {
         Backend::Cpu => cpu(String::new()),

@@ -26,17 +26,28 @@ macro_rules! local_pass_source {
     };
 }
 
+/// A FIM pass: `common.wgsl`, then `fim_common.wgsl` (the passes' bindings and tile
+/// constants), then the pass's own file. The tile is [`crate::gpu::FIM_TILE_LARGE`]; the
+/// context rewrites it with [`crate::gpu::fim_pass_source`] where the adapter needs smaller tiles.
+macro_rules! fim_pass_source {
+    ($file:literal) => {
+        concat!(
+            include_str!("../../shaders/common.wgsl"),
+            "\n",
+            include_str!("../../shaders/fim_common.wgsl"),
+            "\n",
+            include_str!(concat!("../../shaders/", $file))
+        )
+    };
+}
+
 /// The shared structs, constants and helpers prepended to every pass.
 pub const COMMON: &str = include_str!("../../shaders/common.wgsl");
 
-/// FIM: relax active tiles.
-pub const FIM_BLOCK: &str = pass_source!("fim_block.wgsl");
-/// FIM: copy relaxed tiles back.
-pub const FIM_COMMIT: &str = pass_source!("fim_commit.wgsl");
-/// FIM: compact woken tiles into the active list.
-pub const FIM_COMPACT: &str = pass_source!("fim_compact.wgsl");
-/// FIM: indirect dispatch arguments.
-pub const FIM_ARGS: &str = pass_source!("fim_args.wgsl");
+/// FIM: relax the listed tiles until they settle and queue the next pass's tiles.
+pub const FIM_BLOCK: &str = fim_pass_source!("fim_block.wgsl");
+/// FIM: copy relaxed tiles back and size the next pass.
+pub const FIM_COMMIT: &str = fim_pass_source!("fim_commit.wgsl");
 /// Scan: per-block exclusive scan.
 pub const SCAN_BLOCK: &str = pass_source!("scan_block.wgsl");
 /// Scan: add block offsets.
@@ -82,8 +93,6 @@ pub const LOCAL_CONTACT_OUT: &str = local_pass_source!("local_contact_out.wgsl")
 pub const ALL: &[(&str, &str)] = &[
     ("fim_block.wgsl", FIM_BLOCK),
     ("fim_commit.wgsl", FIM_COMMIT),
-    ("fim_compact.wgsl", FIM_COMPACT),
-    ("fim_args.wgsl", FIM_ARGS),
     ("scan_block.wgsl", SCAN_BLOCK),
     ("scan_add.wgsl", SCAN_ADD),
     ("bin_count.wgsl", BIN_COUNT),

@@ -25,6 +25,21 @@ pub struct GpuFimParams {
     pub eps_rel: f32,
 }
 
+/// The list and count slots one FIM pass uses, one entry of the step buffer (bound with a
+/// dynamic offset). Sync: `FimStep` in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuFimStep {
+    /// Which of the two active lists the pass reads (0 or 1); it appends to the other.
+    pub list_in: u32,
+    /// State slot of the count of the list it reads.
+    pub count_in: u32,
+    /// State slot of the count of the list it appends to.
+    pub count_out: u32,
+    /// State slot the commit clears: the next pass appends there.
+    pub count_clear: u32,
+}
+
 /// One level of a multi-level exclusive scan. Sync: `ScanParams` in `shaders/common.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
