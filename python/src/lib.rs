@@ -9,7 +9,7 @@ use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::scene::Scene;
 use crowdfield::sim::{SimConfig, Simulation};
 use ndarray::{Array2, ArrayView2};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyReadonlyArray3};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -41,8 +41,44 @@ fn first_nan(a: ArrayView2<f64>) -> Option<String> {
         .map(|((r, c), _)| format!("(row {r}, column {c})"))
 }
 
-/// Signed distance from the zero contour of `phi` (scikit-fmm's `distance`), `+inf` where not
-/// reached, and the number of such cells.
+/// A march's result in scikit-fmm's convention: the values, and where some cells were not
+/// reached (`+inf` from the solver) a mask of the infinite values, which are set to 0.
+type SkfmmResult<'py> = (Bound<'py, PyArray2<f64>>, Option<Bound<'py, PyArray2<bool>>>);
+
+/// Runs `solve` with the GIL released, writing straight into a new numpy array of `shape`,
+/// and returns it in scikit-fmm's convention.
+fn skfmm_result<'py>(
+    py: Python<'py>,
+    shape: (usize, usize),
+    solve: impl FnOnce(ndarray::ArrayViewMut2<f64>) -> crowdfield::Result<usize> + Send,
+) -> PyResult<SkfmmResult<'py>> {
+    let values = PyArray2::<f64>::zeros(py, [shape.0, shape.1], false);
+    let unreached = {
+        let mut out = values.readwrite();
+        let out = out.as_array_mut();
+        py.detach(|| solve(out)).map_err(to_py)?
+    };
+    if unreached == 0 {
+        return Ok((values, None));
+    }
+    let mask = PyArray2::<bool>::zeros(py, [shape.0, shape.1], false);
+    {
+        let mut values = values.readwrite();
+        let mut mask = mask.readwrite();
+        let (mut values, mut mask) = (values.as_array_mut(), mask.as_array_mut());
+        py.detach(|| {
+            ndarray::Zip::from(&mut values).and(&mut mask).for_each(|v, m| {
+                if v.is_infinite() {
+                    (*v, *m) = (0.0, true);
+                }
+            })
+        });
+    }
+    Ok((values, Some(mask)))
+}
+
+/// Signed distance from the zero contour of `phi` (scikit-fmm's `distance`), and where some
+/// cells are not reached, the mask of those cells (their values set to 0).
 #[pyfunction]
 #[pyo3(signature = (phi, mask, dx, order))]
 fn levelset_distance<'py>(
@@ -51,18 +87,17 @@ fn levelset_distance<'py>(
     mask: Option<PyReadonlyArray2<'py, bool>>,
     dx: (f64, f64),
     order: u8,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
+) -> PyResult<SkfmmResult<'py>> {
     let order = order_of(order)?;
     let phi = phi.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved = py
-        .detach(|| levelset::distance(phi, mask, [dx.0, dx.1], order))
-        .map_err(to_py)?;
-    Ok((solved.values.into_pyarray(py), solved.unreached))
+    skfmm_result(py, phi.dim(), |out| {
+        levelset::distance_into(phi, mask, [dx.0, dx.1], order, out)
+    })
 }
 
-/// Travel time from the zero contour of `phi` at `speed` (scikit-fmm's `travel_time`), `+inf`
-/// where not reached, and the number of such cells.
+/// Travel time from the zero contour of `phi` at `speed` (scikit-fmm's `travel_time`), and
+/// where some cells are not reached, the mask of those cells (their values set to 0).
 #[pyfunction]
 #[pyo3(signature = (phi, speed, mask, dx, order))]
 fn levelset_travel_time<'py>(
@@ -72,15 +107,14 @@ fn levelset_travel_time<'py>(
     mask: Option<PyReadonlyArray2<'py, bool>>,
     dx: (f64, f64),
     order: u8,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
+) -> PyResult<SkfmmResult<'py>> {
     let order = order_of(order)?;
     let phi = phi.as_array();
     let speed = speed.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved = py
-        .detach(|| levelset::travel_time(phi, speed, mask, [dx.0, dx.1], order))
-        .map_err(to_py)?;
-    Ok((solved.values.into_pyarray(py), solved.unreached))
+    skfmm_result(py, phi.dim(), |out| {
+        levelset::travel_time_into(phi, speed, mask, [dx.0, dx.1], order, out)
+    })
 }
 
 /// The checks `crowdfield eikonal` makes on its cell size.
