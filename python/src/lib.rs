@@ -12,7 +12,7 @@ use ndarray::{Array2, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PySlice};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -45,23 +45,27 @@ fn first_nan(a: ArrayView2<f64>) -> Option<String> {
 /// reached (`+inf` from the solver) a mask of the infinite values, which are set to 0.
 type SkfmmResult<'py> = (Bound<'py, PyArray2<f64>>, Option<Bound<'py, PyArray2<bool>>>);
 
-/// Runs `solve` with the GIL released, writing straight into a new numpy array of `shape`,
-/// and returns it in scikit-fmm's convention.
+/// Runs `solve` with the GIL released in a new numpy array it marches in (the grid's rows
+/// between `levelset::BUFFER_MARGIN` others), and returns the grid's rows, a view of it, in
+/// scikit-fmm's convention: the values are where the march left them, not copied.
 fn skfmm_result<'py>(
     py: Python<'py>,
-    shape: (usize, usize),
-    solve: impl FnOnce(ndarray::ArrayViewMut2<f64>) -> crowdfield::Result<usize> + Send,
+    (rows, cols): (usize, usize),
+    solve: impl FnOnce(&mut [f64]) -> crowdfield::Result<usize> + Send,
 ) -> PyResult<SkfmmResult<'py>> {
-    let values = PyArray2::<f64>::zeros(py, [shape.0, shape.1], false);
+    let margin = levelset::BUFFER_MARGIN;
+    let buffer = PyArray2::<f64>::zeros(py, [rows + 2 * margin, cols], false);
     let unreached = {
-        let mut out = values.readwrite();
-        let out = out.as_array_mut();
-        py.detach(|| solve(out)).map_err(to_py)?
+        let mut buffer = buffer.readwrite();
+        let buffer = buffer.as_slice_mut().expect("a new array is contiguous");
+        py.detach(|| solve(buffer)).map_err(to_py)?
     };
+    let grid = PySlice::new(py, margin as isize, (margin + rows) as isize, 1);
+    let values = buffer.get_item(grid)?.cast_into::<PyArray2<f64>>()?;
     if unreached == 0 {
         return Ok((values, None));
     }
-    let mask = PyArray2::<bool>::zeros(py, [shape.0, shape.1], false);
+    let mask = PyArray2::<bool>::zeros(py, [rows, cols], false);
     {
         let mut values = values.readwrite();
         let mut mask = mask.readwrite();
@@ -92,7 +96,7 @@ fn levelset_distance<'py>(
     let phi = phi.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
     skfmm_result(py, phi.dim(), |out| {
-        levelset::distance_into(phi, mask, [dx.0, dx.1], order, out)
+        levelset::distance_in(phi, mask, [dx.0, dx.1], order, out)
     })
 }
 
@@ -113,7 +117,7 @@ fn levelset_travel_time<'py>(
     let speed = speed.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
     skfmm_result(py, phi.dim(), |out| {
-        levelset::travel_time_into(phi, speed, mask, [dx.0, dx.1], order, out)
+        levelset::travel_time_in(phi, speed, mask, [dx.0, dx.1], order, out)
     })
 }
 

@@ -22,8 +22,7 @@
 use crate::eikonal::Order;
 use crate::error::{Error, OPTIONS, Result, num};
 use super::heap::first_smallest;
-use super::scratch::Scratch;
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2, s};
 
 /// The result of [`distance`] or [`travel_time`].
 #[derive(Clone, Debug)]
@@ -65,26 +64,12 @@ pub fn distance(
     spacing: [f64; 2],
     order: Order,
 ) -> Result<LevelSet> {
-    let mut values = Array2::zeros(phi.dim());
-    let unreached = distance_into(phi, mask, spacing, order, values.view_mut())?;
-    Ok(LevelSet { values, unreached })
-}
-
-/// [`distance`] written into `out` (phi's shape): the values, `+inf` where not reached, and
-/// the number of cells not reached. The march works in its own memory; `out` is written once,
-/// at the end.
-///
-/// # Errors
-/// As [`distance`], and if `out`'s shape is not `phi`'s.
-pub fn distance_into(
-    phi: ArrayView2<f64>,
-    mask: Option<ArrayView2<bool>>,
-    spacing: [f64; 2],
-    order: Order,
-    out: ArrayViewMut2<f64>,
-) -> Result<usize> {
-    check(phi, mask, spacing)?;
-    march(phi, mask, None, spacing, order, out)
+    let mut buffer = vec![0.0; buffer_len(phi.dim())];
+    let unreached = distance_in(phi, mask, spacing, order, &mut buffer)?;
+    Ok(LevelSet {
+        values: grid_of(buffer, phi.dim()),
+        unreached,
+    })
 }
 
 /// The travel time from the zero contour of `phi` at the given `speed` (the same shape as
@@ -111,48 +96,76 @@ pub fn travel_time(
     spacing: [f64; 2],
     order: Order,
 ) -> Result<LevelSet> {
-    let mut values = Array2::zeros(phi.dim());
-    let unreached = travel_time_into(phi, speed, mask, spacing, order, values.view_mut())?;
-    Ok(LevelSet { values, unreached })
+    let mut buffer = vec![0.0; buffer_len(phi.dim())];
+    let unreached = travel_time_in(phi, speed, mask, spacing, order, &mut buffer)?;
+    Ok(LevelSet {
+        values: grid_of(buffer, phi.dim()),
+        unreached,
+    })
 }
 
-/// [`travel_time`] written into `out` (phi's shape), as [`distance_into`].
+/// Rows of a march's buffer above and below the grid (see [`distance_in`]).
+pub const BUFFER_MARGIN: usize = 2;
+
+/// The length of the buffer [`distance_in`] and [`travel_time_in`] march in, for a grid of
+/// `(rows, cols)` cells: `(rows + 2 BUFFER_MARGIN) * cols`.
+pub fn buffer_len((rows, cols): (usize, usize)) -> usize {
+    (rows + 2 * BUFFER_MARGIN) * cols
+}
+
+/// The grid of `shape` in a march's `buffer`: its rows after the first [`BUFFER_MARGIN`].
+fn grid_of(buffer: Vec<f64>, (rows, cols): (usize, usize)) -> Array2<f64> {
+    Array2::from_shape_vec((rows + 2 * BUFFER_MARGIN, cols), buffer)
+        .expect("buffer_len")
+        .slice_move(s![BUFFER_MARGIN..BUFFER_MARGIN + rows, ..])
+}
+
+/// [`distance`] marched in the caller's `buffer` of [`buffer_len`] values, which holds the
+/// result when it returns: the grid's values (`+inf` where not reached) row after row, after
+/// [`BUFFER_MARGIN`] rows of other content, and before as many. Returns the number of cells not
+/// reached. The march needs no other memory of the grid's size, so a caller that owns an array
+/// of the buffer's shape (numpy's, from Python) gets the values without a copy.
 ///
 /// # Errors
-/// As [`travel_time`], and if `out`'s shape is not `phi`'s.
-pub fn travel_time_into(
+/// As [`distance`], and if `buffer`'s length is not [`buffer_len`].
+pub fn distance_in(
+    phi: ArrayView2<f64>,
+    mask: Option<ArrayView2<bool>>,
+    spacing: [f64; 2],
+    order: Order,
+    buffer: &mut [f64],
+) -> Result<usize> {
+    march(phi, mask, None, spacing, order, buffer)
+}
+
+/// [`travel_time`] marched in the caller's `buffer`, as [`distance_in`].
+///
+/// # Errors
+/// As [`travel_time`], and if `buffer`'s length is not [`buffer_len`].
+pub fn travel_time_in(
     phi: ArrayView2<f64>,
     speed: ArrayView2<f64>,
     mask: Option<ArrayView2<bool>>,
     spacing: [f64; 2],
     order: Order,
-    out: ArrayViewMut2<f64>,
+    buffer: &mut [f64],
 ) -> Result<usize> {
-    check(phi, mask, spacing)?;
-    if speed.dim() != phi.dim() {
-        return Err(Error::invalid(
-            OPTIONS,
-            "speed",
-            format!("shape {:?}: expected phi's shape {:?}", speed.dim(), phi.dim()),
-        ));
-    }
-    if let Some((at, v)) = first_non_finite(speed) {
-        return Err(Error::invalid(
-            OPTIONS,
-            "speed",
-            format!("{} at {at:?}: expected finite speeds", num(v)),
-        ));
-    }
-    march(phi, mask, Some(speed), spacing, order, out)
+    march(phi, mask, Some(speed), spacing, order, buffer)
 }
 
-/// The checks both entry points share.
-fn check(phi: ArrayView2<f64>, mask: Option<ArrayView2<bool>>, spacing: [f64; 2]) -> Result<()> {
-    if let Some((at, v)) = first_non_finite(phi) {
+/// The input's checks, in the order they report: phi's values, the mask's shape, the
+/// spacings, then (travel time) the speeds' shape and values.
+fn check(
+    phi: ArrayView2<f64>,
+    mask: Option<ArrayView2<bool>>,
+    speed: Option<ArrayView2<f64>>,
+    spacing: [f64; 2],
+) -> Result<()> {
+    if let Some((at, v)) = phi.indexed_iter().find(|(_, v)| !v.is_finite()) {
         return Err(Error::invalid(
             OPTIONS,
             "phi",
-            format!("{} at {at:?}: expected finite values", num(v)),
+            format!("{} at {at:?}: expected finite values", num(*v)),
         ));
     }
     if let Some(mask) = mask
@@ -173,20 +186,23 @@ fn check(phi: ArrayView2<f64>, mask: Option<ArrayView2<bool>>, spacing: [f64; 2]
             ));
         }
     }
-    Ok(())
-}
-
-/// The first NaN or infinite value in row-major order, with its index. A contiguous array is
-/// scanned in blocks without branches first (the common case: none).
-fn first_non_finite(a: ArrayView2<f64>) -> Option<((usize, usize), f64)> {
-    if let Some(values) = a.as_slice()
-        && values
-            .chunks(1024)
-            .all(|block| block.iter().fold(true, |ok, v| ok & v.is_finite()))
-    {
-        return None;
+    if let Some(speed) = speed {
+        if speed.dim() != phi.dim() {
+            return Err(Error::invalid(
+                OPTIONS,
+                "speed",
+                format!("shape {:?}: expected phi's shape {:?}", speed.dim(), phi.dim()),
+            ));
+        }
+        if let Some((at, v)) = speed.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Err(Error::invalid(
+                OPTIONS,
+                "speed",
+                format!("{} at {at:?}: expected finite speeds", num(*v)),
+            ));
+        }
     }
-    a.indexed_iter().find(|(_, v)| !v.is_finite()).map(|(at, v)| (at, *v))
+    Ok(())
 }
 
 // Each cell of the march is one 64-bit word. A frozen cell holds its value's bits. Any other
@@ -208,6 +224,8 @@ const ABOVE_EPSILON: u64 = 1 << 34;
 /// Within two columns of the left or right edge: its neighbours along the row need a bounds
 /// check.
 const EDGE: u64 = 1 << 35;
+/// The columns at either edge flagged [`EDGE`].
+const EDGE_COLUMNS: usize = 2;
 /// Rows of masked cells above and below the grid: the second-order stencil looks two rows
 /// away, so no neighbour across rows needs a bounds check.
 const MARGIN: usize = 2;
@@ -231,81 +249,72 @@ fn slot_index(cell: usize) -> usize {
     if cfg!(target_endian = "little") { 2 * cell } else { 2 * cell + 1 }
 }
 
-/// Writes the march's result into `out` (phi's shape): the values, `+inf` where not reached;
-/// the number of cells not reached.
+/// Marches in `buffer` (see [`distance_in`]); the number of cells not reached.
 fn march(
     phi: ArrayView2<f64>,
     mask: Option<ArrayView2<bool>>,
     speed: Option<ArrayView2<f64>>,
     spacing: [f64; 2],
     order: Order,
-    mut out: ArrayViewMut2<f64>,
+    buffer: &mut [f64],
 ) -> Result<usize> {
     let (rows, cols) = phi.dim();
-    if out.dim() != phi.dim() {
+    // The checks that cost nothing come first; the values are checked while the grid is laid
+    // out, and any failure is reported by `check`, in its order.
+    let shapes_fit = mask.is_none_or(|m| m.dim() == phi.dim())
+        && speed.is_none_or(|s| s.dim() == phi.dim())
+        && spacing.iter().all(|h| h.is_finite() && *h > 0.0);
+    if !shapes_fit {
+        check(phi, mask, speed, spacing)?;
+    }
+    if buffer.len() != buffer_len((rows, cols)) {
         return Err(Error::invalid(
             OPTIONS,
-            "out",
-            format!("shape {:?}: expected phi's shape {:?}", out.dim(), phi.dim()),
+            "buffer",
+            format!("{} values: expected {} for phi's shape {:?}", buffer.len(), buffer_len((rows, cols)), phi.dim()),
         ));
     }
-    if (rows + 2 * MARGIN).saturating_mul(cols) >= u32::MAX as usize / 2 {
+    if buffer.len() >= u32::MAX as usize / 2 {
         return Err(Error::invalid(
             OPTIONS,
             "phi",
             format!("shape {:?}: expected fewer than 2^31 cells", phi.dim()),
         ));
     }
-    let phi = phi.as_standard_layout();
-    let phi = phi.as_slice().expect("standard layout");
-    let mask = mask.as_ref().map(|m| m.as_standard_layout());
-    let mask = mask.as_ref().map(|m| m.as_slice().expect("standard layout"));
-    let speed = speed.as_ref().map(|s| s.as_standard_layout());
-    let speed = speed.as_ref().map(|s| s.as_slice().expect("standard layout"));
-    let t0 = std::time::Instant::now();
-    let mut words = Scratch::filled((rows + 2 * MARGIN) * cols, OPEN | MASK);
-    let t1 = std::time::Instant::now();
-    let (starts, mixed_signs) = lay_out(words.as_mut_slice(), phi, mask, speed, (rows, cols), spacing)?;
-    let t2 = std::time::Instant::now();
+    let phi_std = phi.as_standard_layout();
+    let phi_values = phi_std.as_slice().expect("standard layout");
+    let mask_std = mask.as_ref().map(|m| m.as_standard_layout());
+    let mask_values = mask_std.as_ref().map(|m| m.as_slice().expect("standard layout"));
+    let speed_std = speed.as_ref().map(|s| s.as_standard_layout());
+    let speed_values = speed_std.as_ref().map(|s| s.as_slice().expect("standard layout"));
+    let words: &mut [u64] = bytemuck::cast_slice_mut(buffer);
+    let Some(laid_out) = lay_out(words, phi_values, mask_values, speed_values, (rows, cols), spacing) else {
+        check(phi, mask, speed, spacing)?;
+        unreachable!("lay_out finds a NaN or infinite value only where check does");
+    };
+    let (starts, mixed_signs) = laid_out?;
     let grid = Grid {
         cols,
         base: MARGIN * cols,
-        words: words.as_mut_slice(),
-        phi,
-        speed: speed.unwrap_or(&[]),
+        words: &mut *words,
+        phi: phi_values,
+        speed: speed_values.unwrap_or(&[]),
         mixed_signs,
         idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
     };
-    match (order, speed) {
+    match (order, speed_values) {
         (Order::First, None) => Marcher::<false, true>::new(grid).run(&starts),
         (Order::Second, None) => Marcher::<true, true>::new(grid).run(&starts),
         (Order::First, Some(_)) => Marcher::<false, false>::new(grid).run(&starts),
         (Order::Second, Some(_)) => Marcher::<true, false>::new(grid).run(&starts),
     }
-    let t3 = std::time::Instant::now();
-    let words = &words.as_slice()[MARGIN * cols..(MARGIN + rows) * cols];
+    // The words become the values, in place.
     let mut unreached = 0;
-    let mut copy = |out: &mut [f64]| {
-        for (v, &word) in out.iter_mut().zip(words) {
-            *v = if frozen(word) {
-                f64::from_bits(word)
-            } else {
-                unreached += 1;
-                f64::INFINITY
-            };
+    for word in &mut words[MARGIN * cols..(MARGIN + rows) * cols] {
+        if !frozen(*word) {
+            *word = f64::INFINITY.to_bits();
+            unreached += 1;
         }
-    };
-    match out.as_slice_mut() {
-        Some(out) => copy(out),
-        None => {
-            let mut values = vec![0.0; rows * cols];
-            copy(&mut values);
-            out.assign(&ArrayView2::from_shape((rows, cols), &values).expect("phi's shape"));
-        }
-    }
-    let t4 = std::time::Instant::now();
-    if std::env::var_os("LEVELSET_TIMING").is_some() {
-        eprintln!("alloc {:?} layout {:?} march {:?} copy {:?}", t1 - t0, t2 - t1, t3 - t2, t4 - t3);
     }
     Ok(unreached)
 }
@@ -313,7 +322,8 @@ fn march(
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
 /// where phi is 0 at 0, a cell where phi changes sign towards a neighbour at its interpolated
 /// distance, divided by the speed for the travel time. Returns the frozen cells in memory
-/// order, and whether phi has values of both signs.
+/// order and whether phi has values of both signs; `None` if phi or the speeds have a NaN or
+/// infinite value.
 fn lay_out(
     words: &mut [u64],
     phi: &[f64],
@@ -321,64 +331,101 @@ fn lay_out(
     speed: Option<&[f64]>,
     (rows, cols): (usize, usize),
     spacing: [f64; 2],
-) -> Result<(Vec<usize>, bool)> {
+) -> Option<Result<(Vec<usize>, bool)>> {
     let base = MARGIN * cols;
-    let (mut negative, mut positive) = (false, false);
+    words[..base].fill(OPEN | MASK);
+    words[base + rows * cols..].fill(OPEN | MASK);
     // The cells that take no part: masked, or (travel time) too slow for the quadratic, which
     // scikit-fmm makes obstacles.
-    for r in 0..rows {
-        let row = r * cols;
-        for (c, word) in words[base + row..base + row + cols].iter_mut().enumerate() {
-            let k = row + c;
-            let p = phi[k];
-            negative |= p < 0.0;
-            positive |= p > 0.0;
-            let masked = mask.is_some_and(|m| m[k]) || speed.is_some_and(|s| s[k] < f64::EPSILON);
-            let mut w = OPEN | if masked { MASK } else { FAR };
-            if p > f64::EPSILON {
-                w |= ABOVE_EPSILON;
-            }
-            if c < 2 || c + 2 >= cols {
-                w |= EDGE;
-            }
-            *word = w;
-        }
-    }
-    // A frozen neighbour (its word now a value) is not masked.
-    let masked = |words: &[u64], k: usize| frozen_word_or_state(words[base + k], MASK);
+    let masked = |k: usize| mask.is_some_and(|m| m[k]) || speed.is_some_and(|s| s[k] < f64::EPSILON);
+    let (mut negative, mut positive, mut finite) = (false, false, true);
     let mut frozen = Vec::new();
     for r in 0..rows {
-        for c in 0..cols {
-            let k = r * cols + c;
-            if masked(words, k) {
+        let row = r * cols..(r + 1) * cols;
+        let p = &phi[row.clone()];
+        let out = &mut words[base + row.start..base + row.end];
+        // The words, in a loop the compiler vectorises: one for each kind of input.
+        match (mask.map(|m| &m[row.clone()]), speed.map(|s| &s[row.clone()])) {
+            (None, None) => row_words(out, p, |_| false),
+            (Some(m), None) => row_words(out, p, |c| m[c]),
+            (None, Some(s)) => row_words(out, p, |c| s[c] < f64::EPSILON),
+            (Some(m), Some(s)) => row_words(out, p, |c| m[c] | (s[c] < f64::EPSILON)),
+        }
+        for c in (0..cols.min(EDGE_COLUMNS)).chain(cols.saturating_sub(EDGE_COLUMNS)..cols) {
+            out[c] |= EDGE;
+        }
+        let (n, q, f) = p.iter().fold((false, false, true), |(n, q, f), &v| {
+            (n | (v < 0.0), q | (v > 0.0), f & v.is_finite())
+        });
+        negative |= n;
+        positive |= q;
+        finite &= f;
+        if let Some(s) = speed {
+            finite &= s[row.clone()].iter().fold(true, |f, v| f & v.is_finite());
+        }
+        // The contour: cells at 0 or whose phi changes sign towards a neighbour (the test
+        // ignores the mask, so it finds every cell the full test below can freeze), found a
+        // block of cells at a time.
+        let up = if r > 0 { &phi[row.start - cols..row.start] } else { p };
+        let down = if r + 1 < rows { &phi[row.end..row.end + cols] } else { p };
+        const BLOCK: usize = 64;
+        for start in (0..cols).step_by(BLOCK) {
+            let end = (start + BLOCK).min(cols);
+            let mut crossing = false;
+            for c in start..end {
+                let v = p[c];
+                let left = p[c.saturating_sub(1)];
+                let right = p[(c + 1).min(cols - 1)];
+                crossing |= (v == 0.0) | (v * left < 0.0) | (v * right < 0.0) | (v * up[c] < 0.0) | (v * down[c] < 0.0);
+            }
+            if !crossing {
                 continue;
             }
-            let p = phi[k];
-            let start = if p == 0.0 {
-                Some(0.0)
-            } else {
-                contour_distance(phi, |n| masked(words, n), (rows, cols), (r, c), spacing).map(|d| {
-                    let d = if p < 0.0 { -d } else { d };
-                    match speed {
-                        Some(s) => (d / s[k]).abs(),
-                        None => d,
-                    }
-                })
-            };
-            if let Some(v) = start {
-                words[base + k] = v.to_bits();
-                frozen.push(base + k);
+            for c in start..end {
+                let k = row.start + c;
+                if masked(k) {
+                    continue;
+                }
+                let v = phi[k];
+                let start = if v == 0.0 {
+                    Some(0.0)
+                } else {
+                    contour_distance(phi, masked, (rows, cols), (r, c), spacing).map(|d| {
+                        let d = if v < 0.0 { -d } else { d };
+                        match speed {
+                            Some(s) => (d / s[k]).abs(),
+                            None => d,
+                        }
+                    })
+                };
+                if let Some(value) = start {
+                    words[base + k] = value.to_bits();
+                    frozen.push(base + k);
+                }
             }
         }
     }
+    if !finite {
+        return None;
+    }
     if frozen.is_empty() {
-        return Err(Error::invalid(
+        return Some(Err(Error::invalid(
             OPTIONS,
             "phi",
             "has no zero contour (no zero level set) outside the mask: expected a value of 0 or a change of sign between neighbours",
-        ));
+        )));
     }
-    Ok((frozen, negative && positive))
+    Some(Ok((frozen, negative && positive)))
+}
+
+/// The words of one row of open cells: masked where `masked(column)`, else far.
+#[inline(always)]
+fn row_words(out: &mut [u64], phi: &[f64], masked: impl Fn(usize) -> bool) {
+    for (c, (w, &p)) in out.iter_mut().zip(phi).enumerate() {
+        let state = if masked(c) { MASK } else { FAR };
+        let above = if p > f64::EPSILON { ABOVE_EPSILON } else { 0 };
+        *w = OPEN | state | above;
+    }
 }
 
 /// The distance from cell `(r, c)` to the zero contour where phi changes sign towards an
