@@ -292,7 +292,7 @@ fn march(
         check(phi, mask, speed, spacing)?;
         unreachable!("lay_out finds a NaN or infinite value only where check does");
     };
-    let (starts, mixed_signs) = laid_out?;
+    let (starts, mixed_signs, uniform_speed) = laid_out?;
     let grid = Grid {
         cols,
         base: MARGIN * cols,
@@ -300,6 +300,7 @@ fn march(
         phi: phi_values,
         speed: speed_values.unwrap_or(&[]),
         mixed_signs,
+        uniform_rhs: uniform_speed.map(|s| 1.0 / (s * s)),
         idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
     };
     match (order, speed_values) {
@@ -322,8 +323,8 @@ fn march(
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
 /// where phi is 0 at 0, a cell where phi changes sign towards a neighbour at its interpolated
 /// distance, divided by the speed for the travel time. Returns the frozen cells in memory
-/// order and whether phi has values of both signs; `None` if phi or the speeds have a NaN or
-/// infinite value.
+/// order, whether phi has values of both signs, and the speed of every cell that is not an
+/// obstacle if they are all the same; `None` if phi or the speeds have a NaN or infinite value.
 fn lay_out(
     words: &mut [u64],
     phi: &[f64],
@@ -331,7 +332,7 @@ fn lay_out(
     speed: Option<&[f64]>,
     (rows, cols): (usize, usize),
     spacing: [f64; 2],
-) -> Option<Result<(Vec<usize>, bool)>> {
+) -> Option<Result<(Vec<usize>, bool, Option<f64>)>> {
     let base = MARGIN * cols;
     words[..base].fill(OPEN | MASK);
     words[base + rows * cols..].fill(OPEN | MASK);
@@ -339,6 +340,7 @@ fn lay_out(
     // scikit-fmm makes obstacles.
     let masked = |k: usize| mask.is_some_and(|m| m[k]) || speed.is_some_and(|s| s[k] < f64::EPSILON);
     let (mut negative, mut positive, mut finite) = (false, false, true);
+    let (mut uniform, mut first_speed) = (true, None);
     let mut frozen = Vec::new();
     for r in 0..rows {
         let row = r * cols..(r + 1) * cols;
@@ -361,7 +363,14 @@ fn lay_out(
         positive |= q;
         finite &= f;
         if let Some(s) = speed {
-            finite &= s[row.clone()].iter().fold(true, |f, v| f & v.is_finite());
+            let s = &s[row.clone()];
+            finite &= s.iter().fold(true, |f, v| f & v.is_finite());
+            if uniform && first_speed.is_none() {
+                first_speed = s.iter().copied().find(|&v| v >= f64::EPSILON);
+            }
+            if let Some(s0) = first_speed {
+                uniform &= s.iter().fold(true, |u, &v| u & ((v == s0) | (v < f64::EPSILON)));
+            }
         }
         // The contour: cells at 0 or whose phi changes sign towards a neighbour (the test
         // ignores the mask, so it finds every cell the full test below can freeze), found a
@@ -415,7 +424,7 @@ fn lay_out(
             "has no zero contour (no zero level set) outside the mask: expected a value of 0 or a change of sign between neighbours",
         )));
     }
-    Some(Ok((frozen, negative && positive)))
+    Some(Ok((frozen, negative && positive, first_speed.filter(|_| uniform))))
 }
 
 /// The words of one row of open cells: masked where `masked(column)`, else far.
@@ -485,6 +494,8 @@ struct Grid<'a> {
     speed: &'a [f64],
     /// Whether phi has values of both signs (else no product of two is negative).
     mixed_signs: bool,
+    /// `1 / speed^2` where every cell that is not an obstacle has the same speed.
+    uniform_rhs: Option<f64>,
     /// `1 / h^2` per axis.
     idx2: [f64; 2],
 }
@@ -637,10 +648,13 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
                         }
                     }
                 }
-                let values = self.update_four(targets, active);
                 for n in 0..4 {
-                    let (t, d) = (targets[n], values[n]);
-                    if !active[n] || d == 0.0 {
+                    if !active[n] {
+                        continue;
+                    }
+                    let t = targets[n];
+                    let d = self.update(t);
+                    if d == 0.0 {
                         continue;
                     }
                     let word = self.word(t);
@@ -656,42 +670,14 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         }
     }
 
-    /// The updated values of up to four cells (those `active`), their square roots and
-    /// divisions side by side; the same values as [`Marcher::update`] one by one.
-    #[inline(always)]
-    fn update_four(&self, targets: [usize; 4], active: [bool; 4]) -> [f64; 4] {
-        let mut q = [(1.0, 0.0, 0.0); 4];
-        let mut plus = [true; 4];
-        for n in 0..4 {
-            if active[n] {
-                let i = targets[n];
-                let (a, b, c) = self.coefficients(i);
-                q[n] = (a, b, c - self.rhs(i));
-                plus[n] = self.upper_root(i);
-            }
-        }
-        let mut out = [0.0; 4];
-        for n in 0..4 {
-            let (a, b, c) = q[n];
-            let det = b * b - 4.0 * a * c;
-            let sq = det.sqrt();
-            out[n] = (-b + if plus[n] { sq } else { -sq }) / 2.0 / a;
-        }
-        for n in 0..4 {
-            let (a, b, c) = q[n];
-            if active[n] && b * b - 4.0 * a * c < 0.0 {
-                out[n] = self.no_real_root(targets[n], a, b);
-            }
-        }
-        out
-    }
-
     /// Right-hand side of cell `i`'s quadratic: `1` for the distance, `1 / speed^2` for the
     /// travel time.
     #[inline(always)]
     fn rhs(&self, i: usize) -> f64 {
         if DISTANCE {
             1.0
+        } else if let Some(rhs) = self.grid.uniform_rhs {
+            rhs
         } else {
             let s = self.grid.speed[i - self.grid.base];
             1.0 / (s * s)
@@ -739,7 +725,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     }
 
     /// A cell's value from its frozen neighbours, in the march's order of accuracy.
-    #[inline]
+    #[inline(always)]
     fn update(&self, i: usize) -> f64 {
         if SECOND {
             self.update_second(i)
