@@ -209,7 +209,7 @@ fn check(
 // cell holds a NaN whose top bits are [`OPEN`], so that an update reads its neighbours' values
 // without looking at their states (every comparison with NaN is false), and whose low bits say
 // what the march needs of the cell: its state, two facts about it, and, while it is in the
-// narrow band, its position in the heap. On a large grid the front jumps around the grid, so
+// narrow band, the handle of its heap entry. On a large grid the front jumps around the grid, so
 // most cache lines an update touches are misses; one word per cell is the fewest.
 /// The top bits of every word that is not a frozen value: a negative quiet NaN that no frozen
 /// value has (a frozen NaN, which only overflowing input could make, is stored as `f64::NAN`).
@@ -241,13 +241,8 @@ fn frozen(word: u64) -> bool {
     word & OPEN != OPEN
 }
 
-/// The heap position in the low half of a narrow cell's word: its `u32` index in the words
-/// seen as `u32`s (the first of the two on a little-endian machine, the second on a big-endian
-/// one).
-#[inline(always)]
-fn slot_index(cell: usize) -> usize {
-    if cfg!(target_endian = "little") { 2 * cell } else { 2 * cell + 1 }
-}
+/// A narrow cell's word: the handle of its heap entry (bits 0-31).
+const HANDLE: u64 = 0xFFFF_FFFF;
 
 /// Marches in `buffer` (see [`distance_in`]); the number of cells not reached.
 fn march(
@@ -287,12 +282,14 @@ fn march(
     let mask_values = mask_std.as_ref().map(|m| m.as_slice().expect("standard layout"));
     let speed_std = speed.as_ref().map(|s| s.as_standard_layout());
     let speed_values = speed_std.as_ref().map(|s| s.as_slice().expect("standard layout"));
+    let t0 = cpu();
     let words: &mut [u64] = bytemuck::cast_slice_mut(buffer);
     let Some(laid_out) = lay_out(words, phi_values, mask_values, speed_values, (rows, cols), spacing) else {
         check(phi, mask, speed, spacing)?;
         unreachable!("lay_out finds a NaN or infinite value only where check does");
     };
     let (starts, mixed_signs, uniform_speed) = laid_out?;
+    let t1 = cpu();
     let grid = Grid {
         cols,
         base: MARGIN * cols,
@@ -309,6 +306,7 @@ fn march(
         (Order::First, Some(_)) => Marcher::<false, false>::new(grid).run(&starts),
         (Order::Second, Some(_)) => Marcher::<true, false>::new(grid).run(&starts),
     }
+    let t2 = cpu();
     // The words become the values, in place.
     let mut unreached = 0;
     for word in &mut words[MARGIN * cols..(MARGIN + rows) * cols] {
@@ -317,7 +315,17 @@ fn march(
             unreached += 1;
         }
     }
+    let t3 = cpu();
+    if std::env::var_os("LEVELSET_TIMING").is_some() {
+        eprintln!("cpu ms: layout {:.1} march {:.1} final {:.1}", (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3);
+    }
     Ok(unreached)
+}
+
+fn cpu() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
@@ -325,6 +333,7 @@ fn march(
 /// distance, divided by the speed for the travel time. Returns the frozen cells in memory
 /// order, whether phi has values of both signs, and the speed of every cell that is not an
 /// obstacle if they are all the same; `None` if phi or the speeds have a NaN or infinite value.
+/// One pass, row by row, in loops the compiler vectorises.
 fn lay_out(
     words: &mut [u64],
     phi: &[f64],
@@ -346,24 +355,19 @@ fn lay_out(
         let row = r * cols..(r + 1) * cols;
         let p = &phi[row.clone()];
         let out = &mut words[base + row.start..base + row.end];
-        // The words, in a loop the compiler vectorises: one for each kind of input.
-        match (mask.map(|m| &m[row.clone()]), speed.map(|s| &s[row.clone()])) {
-            (None, None) => row_words(out, p, |_| false),
-            (Some(m), None) => row_words(out, p, |c| m[c]),
-            (None, Some(s)) => row_words(out, p, |c| s[c] < f64::EPSILON),
-            (Some(m), Some(s)) => row_words(out, p, |c| m[c] | (s[c] < f64::EPSILON)),
+        for (w, &v) in out.iter_mut().zip(p) {
+            *w = OPEN | (u64::from(v > f64::EPSILON) * ABOVE_EPSILON);
         }
-        for c in (0..cols.min(EDGE_COLUMNS)).chain(cols.saturating_sub(EDGE_COLUMNS)..cols) {
-            out[c] |= EDGE;
+        if let Some(m) = mask {
+            for (w, &m) in out.iter_mut().zip(&m[row.clone()]) {
+                *w |= u64::from(m) * MASK;
+            }
         }
-        let (n, q, f) = p.iter().fold((false, false, true), |(n, q, f), &v| {
-            (n | (v < 0.0), q | (v > 0.0), f & v.is_finite())
-        });
-        negative |= n;
-        positive |= q;
-        finite &= f;
         if let Some(s) = speed {
             let s = &s[row.clone()];
+            for (w, &v) in out.iter_mut().zip(s) {
+                *w |= u64::from(v < f64::EPSILON) * MASK;
+            }
             finite &= s.iter().fold(true, |f, v| f & v.is_finite());
             if uniform && first_speed.is_none() {
                 first_speed = s.iter().copied().find(|&v| v >= f64::EPSILON);
@@ -372,20 +376,40 @@ fn lay_out(
                 uniform &= s.iter().fold(true, |u, &v| u & ((v == s0) | (v < f64::EPSILON)));
             }
         }
-        // The contour: cells at 0 or whose phi changes sign towards a neighbour (the test
-        // ignores the mask, so it finds every cell the full test below can freeze), found a
-        // block of cells at a time.
+        for c in (0..cols.min(EDGE_COLUMNS)).chain(cols.saturating_sub(EDGE_COLUMNS)..cols) {
+            out[c] |= EDGE;
+        }
+        negative |= p.iter().fold(false, |n, &v| n | (v < 0.0));
+        positive |= p.iter().fold(false, |n, &v| n | (v > 0.0));
+        finite &= p.iter().fold(true, |f, v| f & v.is_finite());
+        // The contour: cells at 0 or whose phi changes sign towards a neighbour. The test
+        // ignores the mask, so it finds every cell the full test can freeze; the full test
+        // runs on the blocks of cells where it finds one.
         let up = if r > 0 { &phi[row.start - cols..row.start] } else { p };
         let down = if r + 1 < rows { &phi[row.end..row.end + cols] } else { p };
+        let crosses = |c: usize| {
+            let v = p[c];
+            (v == 0.0)
+                | (v * up[c] < 0.0)
+                | (v * down[c] < 0.0)
+                | (c > 0 && v * p[c - 1] < 0.0)
+                | (c + 1 < cols && v * p[c + 1] < 0.0)
+        };
         const BLOCK: usize = 64;
         for start in (0..cols).step_by(BLOCK) {
             let end = (start + BLOCK).min(cols);
-            let mut crossing = false;
-            for c in start..end {
-                let v = p[c];
-                let left = p[c.saturating_sub(1)];
-                let right = p[(c + 1).min(cols - 1)];
-                crossing |= (v == 0.0) | (v * left < 0.0) | (v * right < 0.0) | (v * up[c] < 0.0) | (v * down[c] < 0.0);
+            // The block's cells with both row neighbours, then its first and last cells.
+            let (lo, hi) = (start.max(1), end.min(cols - 1));
+            let mut crossing = crosses(start) | crosses(end - 1);
+            if lo < hi {
+                crossing |= p[lo..hi]
+                    .iter()
+                    .zip(&p[lo - 1..hi - 1])
+                    .zip(&p[lo + 1..hi + 1])
+                    .zip(up[lo..hi].iter().zip(&down[lo..hi]))
+                    .fold(false, |x, (((&v, &l), &r), (&u, &d))| {
+                        x | (v == 0.0) | (v * l < 0.0) | (v * r < 0.0) | (v * u < 0.0) | (v * d < 0.0)
+                    });
             }
             if !crossing {
                 continue;
@@ -425,16 +449,6 @@ fn lay_out(
         )));
     }
     Some(Ok((frozen, negative && positive, first_speed.filter(|_| uniform))))
-}
-
-/// The words of one row of open cells: masked where `masked(column)`, else far.
-#[inline(always)]
-fn row_words(out: &mut [u64], phi: &[f64], masked: impl Fn(usize) -> bool) {
-    for (c, (w, &p)) in out.iter_mut().zip(phi).enumerate() {
-        let state = if masked(c) { MASK } else { FAR };
-        let above = if p > f64::EPSILON { ABOVE_EPSILON } else { 0 };
-        *w = OPEN | state | above;
-    }
 }
 
 /// The distance from cell `(r, c)` to the zero contour where phi changes sign towards an
@@ -588,8 +602,8 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
                     continue;
                 }
                 let d = self.update(i);
-                self.grid.words[i] = word | NARROW;
-                self.heap.push(bytemuck::cast_slice_mut(self.grid.words), i as u32, d);
+                let handle = self.heap.push(i as u32, d);
+                self.grid.words[i] = word | NARROW | u64::from(handle);
             }
         }
         self.march();
@@ -609,7 +623,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         let w = self.grid.cols as isize;
         let dirs = [-w, w, -1, 1];
         loop {
-            let Some((first, v)) = self.heap.pop(bytemuck::cast_slice_mut(self.grid.words)) else {
+            let Some((first, v)) = self.heap.pop() else {
                 break;
             };
             to_freeze.clear();
@@ -617,7 +631,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
             to_freeze.push((first as usize, edge));
             let key = v.abs();
             while self.heap.peek().map(f64::abs) == Some(key) {
-                let (i, v) = self.heap.pop(bytemuck::cast_slice_mut(self.grid.words)).expect("peeked");
+                let (i, v) = self.heap.pop().expect("peeked");
                 let edge = self.freeze(i as usize, v);
                 to_freeze.push((i as usize, edge));
             }
@@ -659,11 +673,10 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
                     }
                     let word = self.word(t);
                     if word & STATE == NARROW {
-                        let at = (word & 0xFFFF_FFFF) as usize;
-                        self.heap.set(bytemuck::cast_slice_mut(self.grid.words), at, d);
+                        self.heap.set((word & HANDLE) as u32, d);
                     } else {
-                        self.grid.words[t] = word | NARROW;
-                        self.heap.push(bytemuck::cast_slice_mut(self.grid.words), t as u32, d);
+                        let handle = self.heap.push(t as u32, d);
+                        self.grid.words[t] = word | NARROW | u64::from(handle);
                     }
                 }
             }
@@ -746,24 +759,24 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     }
 
     /// `(a, b, c)` of the first-order quadratic `a u^2 + b u + c = rhs`: per axis, the frozen
-    /// neighbour nearer the contour.
+    /// neighbour nearer the contour. Written without branches: an axis with no frozen
+    /// neighbour adds exact zeros, which change no sum (`a` and `c` are never `-0.0`, and
+    /// `b - 0.0` is `b`).
     #[inline(always)]
     fn first_order_coefficients<const AT_EDGE: bool>(&self, i: usize) -> (f64, f64, f64) {
         let (mut a, mut b, mut cc) = (0.0, 0.0, 0.0);
         for axis in 0..2 {
-            let mut v = NONE;
-            for steps in [-1, 1] {
-                let n = self.read::<AT_EDGE>(i, axis, steps);
-                if n.abs() < v.abs() {
-                    v = n;
-                }
-            }
-            if v < NONE {
-                let k = self.grid.idx2[axis];
-                a += k;
-                b -= k * 2.0 * v;
-                cc += k * (v * v);
-            }
+            // scikit-fmm's scan: the first neighbour nearer than NONE, then the second if
+            // strictly nearer (NaN, not frozen, is never nearer).
+            let (x, y) = (self.read::<AT_EDGE>(i, axis, -1), self.read::<AT_EDGE>(i, axis, 1));
+            let v = if x.abs() < NONE { x } else { NONE };
+            let v = if y.abs() < v.abs() { y } else { v };
+            let found = v < NONE;
+            let k = if found { self.grid.idx2[axis] } else { 0.0 };
+            let v = if found { v } else { 0.0 };
+            a += k;
+            b -= k * 2.0 * v;
+            cc += k * (v * v);
         }
         (a, b, cc)
     }
@@ -870,13 +883,25 @@ const WIDE: usize = 8;
 
 /// The narrow band: an indexed 8-ary min-heap of cells ordered by `|value|`, whose values may
 /// rise as well as fall (scikit-fmm's updates can raise a narrow-band value). Each entry keeps
-/// its signed value. The values and the cells are in separate arrays, so that a node's
-/// children's values are one cache line; each narrow cell's position is in the low half of its
-/// word (`slot`, the words seen as `u32`s, indexed by [`slot_index`]).
+/// its signed value. The values and the entries' handles are in separate arrays, so that a
+/// node's children's values are one cache line.
+///
+/// A narrow cell's word holds its entry's handle, and the handle's slots hold the entry's heap
+/// position and cell. Handles are reused as cells leave the band, so the slots an entry's moves
+/// write to stay as few as the band's cells and in cache, where writing each moved cell's heap
+/// position into its own word (a cell of the band anywhere on the grid) would miss.
 #[derive(Default)]
 struct Heap {
+    /// The signed value at each heap position.
     values: Vec<f64>,
-    cells: Vec<u32>,
+    /// The handle of the entry at each heap position.
+    handles: Vec<u32>,
+    /// Each handle's heap position.
+    position: Vec<u32>,
+    /// Each handle's cell.
+    cell: Vec<u32>,
+    /// Handles not in use.
+    free: Vec<u32>,
 }
 
 impl Heap {
@@ -889,67 +914,81 @@ impl Heap {
     /// The smallest entry's cell.
     #[inline(always)]
     fn peek_cell(&self) -> Option<u32> {
-        self.cells.first().copied()
+        self.handles.first().map(|&h| self.cell[h as usize])
     }
 
-    #[inline(never)]
-    fn push(&mut self, slot: &mut [u32], cell: u32, v: f64) {
+    /// Adds `cell` with value `v`; the entry's handle.
+    #[inline(always)]
+    fn push(&mut self, cell: u32, v: f64) -> u32 {
+        let handle = match self.free.pop() {
+            Some(h) => {
+                self.cell[h as usize] = cell;
+                h
+            }
+            None => {
+                self.cell.push(cell);
+                self.position.push(0);
+                (self.cell.len() - 1) as u32
+            }
+        };
         let at = self.values.len();
         self.values.push(v);
-        self.cells.push(cell);
-        self.up(slot, at, v, cell);
+        self.handles.push(handle);
+        self.up(at, v, handle);
+        handle
     }
 
-    /// Gives the entry at heap position `at` the value `v`.
-    #[inline(never)]
-    fn set(&mut self, slot: &mut [u32], at: usize, v: f64) {
+    /// Gives the entry of `handle` the value `v`.
+    #[inline(always)]
+    fn set(&mut self, handle: u32, v: f64) {
+        let at = self.position[handle as usize] as usize;
         let old = self.values[at].abs();
-        let cell = self.cells[at];
         if v.abs() < old {
-            self.up(slot, at, v, cell);
+            self.up(at, v, handle);
         } else if v.abs() > old {
-            self.down(slot, at, v, cell);
+            self.down(at, v, handle);
         } else {
             self.values[at] = v;
         }
     }
 
-    /// The cell of smallest `|value|` and its value, taken out of the heap. The popped cell's
-    /// slot is left to the caller.
-    #[inline(never)]
-    fn pop(&mut self, slot: &mut [u32]) -> Option<(u32, f64)> {
-        let top = (*self.cells.first()?, self.values[0]);
+    /// The cell of smallest `|value|` and its value, taken out of the heap (its handle is
+    /// free from now on).
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u32, f64)> {
+        let (v, handle) = (*self.values.first()?, self.handles[0]);
         let last_v = self.values.pop().expect("non-empty");
-        let last_cell = self.cells.pop().expect("non-empty");
+        let last_handle = self.handles.pop().expect("non-empty");
         if !self.values.is_empty() {
-            self.down(slot, 0, last_v, last_cell);
+            self.down(0, last_v, last_handle);
         }
-        Some(top)
+        self.free.push(handle);
+        Some((self.cell[handle as usize], v))
     }
 
-    /// Moves the hole at `at` towards the root until `(v, cell)` fits, and puts it there.
+    /// Moves the hole at `at` towards the root until `(v, handle)` fits, and puts it there.
     #[inline(always)]
-    fn up(&mut self, slot: &mut [u32], mut at: usize, v: f64, cell: u32) {
+    fn up(&mut self, mut at: usize, v: f64, handle: u32) {
         let key = v.abs();
         while at > 0 {
             let parent = (at - 1) / WIDE;
             if self.values[parent].abs() <= key {
                 break;
             }
-            let moved = self.cells[parent];
+            let moved = self.handles[parent];
             self.values[at] = self.values[parent];
-            self.cells[at] = moved;
-            slot[slot_index(moved as usize)] = at as u32;
+            self.handles[at] = moved;
+            self.position[moved as usize] = at as u32;
             at = parent;
         }
         self.values[at] = v;
-        self.cells[at] = cell;
-        slot[slot_index(cell as usize)] = at as u32;
+        self.handles[at] = handle;
+        self.position[handle as usize] = at as u32;
     }
 
-    /// Moves the hole at `at` towards the leaves until `(v, cell)` fits, and puts it there.
+    /// Moves the hole at `at` towards the leaves until `(v, handle)` fits, and puts it there.
     #[inline(always)]
-    fn down(&mut self, slot: &mut [u32], mut at: usize, v: f64, cell: u32) {
+    fn down(&mut self, mut at: usize, v: f64, handle: u32) {
         let key = v.abs();
         let len = self.values.len();
         loop {
@@ -978,15 +1017,15 @@ impl Heap {
             if key <= child_key {
                 break;
             }
-            let moved = self.cells[child];
+            let moved = self.handles[child];
             self.values[at] = self.values[child];
-            self.cells[at] = moved;
-            slot[slot_index(moved as usize)] = at as u32;
+            self.handles[at] = moved;
+            self.position[moved as usize] = at as u32;
             at = child;
         }
         self.values[at] = v;
-        self.cells[at] = cell;
-        slot[slot_index(cell as usize)] = at as u32;
+        self.handles[at] = handle;
+        self.position[handle as usize] = at as u32;
     }
 }
 
