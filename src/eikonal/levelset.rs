@@ -560,32 +560,6 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         f64::from_bits(g.words[n])
     }
 
-    /// Asks for the cache lines an update around cell `i` reads, so that their misses overlap
-    /// with other work: the rows above and below, and the speeds of the cells beside it.
-    #[inline(always)]
-    fn prefetch(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let w = self.grid.cols;
-            let words = self.grid.words.as_ptr();
-            // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot
-            // fault, whatever the address.
-            unsafe {
-                for n in [i.wrapping_sub(2 * w), i.wrapping_sub(w), i + w, i + 2 * w] {
-                    _mm_prefetch::<_MM_HINT_T0>(words.wrapping_add(n).cast());
-                }
-                if !DISTANCE {
-                    let speed = self.grid.speed.as_ptr();
-                    let k = i.wrapping_sub(self.grid.base);
-                    for n in [k.wrapping_sub(w), k, k + w] {
-                        _mm_prefetch::<_MM_HINT_T0>(speed.wrapping_add(n).cast());
-                    }
-                }
-            }
-        }
-    }
-
     /// Gives every far cell beside a frozen one its first value (scikit-fmm's
     /// `initalizeNarrow`; it visits the cells in memory order, but the values depend only on
     /// the frozen cells, and the march's order only on the values), then marches.
@@ -619,66 +593,73 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
 
     /// The fast-marching loop (scikit-fmm's `solve`, with no narrow-band limit).
     fn march(&mut self) {
-        let mut to_freeze: Vec<(usize, bool)> = Vec::new();
-        let w = self.grid.cols as isize;
-        let dirs = [-w, w, -1, 1];
-        loop {
-            let Some((first, v)) = self.heap.pop() else {
-                break;
-            };
-            to_freeze.clear();
+        let mut ties: Vec<(usize, bool)> = Vec::new();
+        while let Some((first, v)) = self.heap.pop() {
             let edge = self.freeze(first as usize, v);
-            to_freeze.push((first as usize, edge));
             let key = v.abs();
+            if self.heap.peek().map(f64::abs) != Some(key) {
+                self.relax_around(first as usize, edge);
+                continue;
+            }
+            // Cells of the same value are frozen together before any is relaxed around.
+            ties.clear();
+            ties.push((first as usize, edge));
             while self.heap.peek().map(f64::abs) == Some(key) {
                 let (i, v) = self.heap.pop().expect("peeked");
                 let edge = self.freeze(i as usize, v);
-                to_freeze.push((i as usize, edge));
+                ties.push((i as usize, edge));
             }
-            if let Some(next) = self.heap.peek_cell() {
-                self.prefetch(next as usize);
+            for &(i, edge) in &ties {
+                self.relax_around(i, edge);
             }
-            for &(i, edge) in &to_freeze {
-                // An update reads frozen cells only, and none freezes before the next pop: the
-                // values of the four neighbours (or, in second order, of the cells two steps
-                // away whose stencil now reaches i) are computed together, then applied in
-                // scikit-fmm's order (rows -, rows +, columns -, columns +).
-                let mut targets = [0usize; 4];
-                let mut active = [false; 4];
-                for (n, &dir) in dirs.iter().enumerate() {
-                    if n >= 2 && !self.in_row(i, edge, dir) {
-                        continue;
-                    }
-                    let j = i.wrapping_add_signed(dir);
-                    let word = self.word(j);
-                    if !frozen(word) {
-                        if word & STATE != MASK {
-                            (targets[n], active[n]) = (j, true);
-                        }
-                    } else if SECOND && (n < 2 || self.in_row(i, edge, 2 * dir)) {
-                        let k = j.wrapping_add_signed(dir);
-                        if frozen_word_or_state(self.word(k), NARROW) {
-                            (targets[n], active[n]) = (k, true);
-                        }
-                    }
+        }
+    }
+
+    /// Updates the cells whose values now depend on the newly frozen cell `i` (flagged
+    /// [`EDGE`] if `edge`): its far and narrow neighbours and, in second order, the narrow
+    /// cells two steps away beyond a frozen neighbour. An update reads frozen cells only, and
+    /// none freezes before the next pop: the values are computed side by side, then given to
+    /// the band in scikit-fmm's order (rows -, rows +, columns -, columns +).
+    #[inline(always)]
+    fn relax_around(&mut self, i: usize, edge: bool) {
+        let w = self.grid.cols as isize;
+        let dirs = [-w, w, -1, 1];
+        let mut targets = [0usize; 4];
+        let mut active = [false; 4];
+        for (n, &dir) in dirs.iter().enumerate() {
+            if n >= 2 && !self.in_row(i, edge, dir) {
+                continue;
+            }
+            let j = i.wrapping_add_signed(dir);
+            let word = self.word(j);
+            if !frozen(word) {
+                if word & STATE != MASK {
+                    (targets[n], active[n]) = (j, true);
                 }
-                for n in 0..4 {
-                    if !active[n] {
-                        continue;
-                    }
-                    let t = targets[n];
-                    let d = self.update(t);
-                    if d == 0.0 {
-                        continue;
-                    }
-                    let word = self.word(t);
-                    if word & STATE == NARROW {
-                        self.heap.set((word & HANDLE) as u32, d);
-                    } else {
-                        let handle = self.heap.push(t as u32, d);
-                        self.grid.words[t] = word | NARROW | u64::from(handle);
-                    }
+            } else if SECOND && (n < 2 || self.in_row(i, edge, 2 * dir)) {
+                let k = j.wrapping_add_signed(dir);
+                if frozen_word_or_state(self.word(k), NARROW) {
+                    (targets[n], active[n]) = (k, true);
                 }
+            }
+        }
+        let mut values = [0.0; 4];
+        for n in 0..4 {
+            if active[n] {
+                values[n] = self.update(targets[n]);
+            }
+        }
+        for n in 0..4 {
+            let (t, d) = (targets[n], values[n]);
+            if !active[n] || d == 0.0 {
+                continue;
+            }
+            let word = self.word(t);
+            if word & STATE == NARROW {
+                self.heap.set((word & HANDLE) as u32, d);
+            } else {
+                let handle = self.heap.push(t as u32, d);
+                self.grid.words[t] = word | NARROW | u64::from(handle);
             }
         }
     }
@@ -749,6 +730,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
 
     /// scikit-fmm's `updatePointOrderOne`: the upwind quadratic over each axis's frozen
     /// neighbour nearer the contour; where it has no real root, its vertex `-b / 2a`.
+    #[inline(always)]
     fn update_first(&self, i: usize) -> f64 {
         let (a, b, c) = if self.word(i) & EDGE != 0 {
             self.first_order_coefficients::<true>(i)
@@ -784,6 +766,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     /// scikit-fmm's `updatePointOrderTwo` over both axes, with its fallbacks where the
     /// quadratic has no real root: the first-order update for the distance, the smaller of the
     /// one-axis solutions for the travel time.
+    #[inline(always)]
     fn update_second(&self, i: usize) -> f64 {
         let (a, b, c) = self.coefficients(i);
         match self.root(i, a, b, c) {
@@ -909,12 +892,6 @@ impl Heap {
     #[inline(always)]
     fn peek(&self) -> Option<f64> {
         self.values.first().copied()
-    }
-
-    /// The smallest entry's cell.
-    #[inline(always)]
-    fn peek_cell(&self) -> Option<u32> {
-        self.handles.first().map(|&h| self.cell[h as usize])
     }
 
     /// Adds `cell` with value `v`; the entry's handle.
