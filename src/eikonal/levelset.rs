@@ -18,10 +18,18 @@
 //! Masked cells (and, for the travel time, cells whose speed is below `f64::EPSILON`) take no
 //! part: the front neither starts at nor crosses them, and they, like every cell the march does
 //! not reach, come back as `+inf` ([`LevelSet::reached`] is `false` there).
+//!
+//! The march keeps one 64-bit word per cell, in the memory that ends up holding the result
+//! ([`distance_in`], [`travel_time_in`]: the Python package marches in the numpy array it
+//! returns): a frozen cell's word is its value; any other cell's is a NaN that carries its state,
+//! so an update reads its neighbours' values without looking at their states. The narrow band
+//! is an 8-ary heap whose entries are found through handles in a small table. One pass over the
+//! input lays out the words and finds the contour; where every speed is the same, `1 / speed^2`
+//! is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
 
+use super::heap::first_smallest;
 use crate::eikonal::Order;
 use crate::error::{Error, OPTIONS, Result, num};
-use super::heap::first_smallest;
 use ndarray::{Array2, ArrayView2, s};
 
 /// The result of [`distance`] or [`travel_time`].
@@ -221,14 +229,14 @@ const NARROW: u64 = 1 << 32;
 const MASK: u64 = 3 << 32;
 /// The cell's `phi > f64::EPSILON`: the distance takes the quadratic's upper root there.
 const ABOVE_EPSILON: u64 = 1 << 34;
-/// Within two columns of the left or right edge: its neighbours along the row need a bounds
+/// Within [`EDGE_COLUMNS`] of the left or right edge: its neighbours along the row need a bounds
 /// check.
 const EDGE: u64 = 1 << 35;
-/// The columns at either edge flagged [`EDGE`].
+/// The columns at either edge flagged [`EDGE`]: the second-order stencil looks two cells away.
 const EDGE_COLUMNS: usize = 2;
-/// Rows of masked cells above and below the grid: the second-order stencil looks two rows
-/// away, so no neighbour across rows needs a bounds check.
-const MARGIN: usize = 2;
+/// Rows of masked cells above and below the grid ([`BUFFER_MARGIN`]): the second-order stencil
+/// looks two rows away, so no neighbour across rows needs a bounds check.
+const MARGIN: usize = BUFFER_MARGIN;
 /// scikit-fmm's "no value" marker inside the updates.
 const NONE: f64 = f64::MAX;
 /// `9 / 4`: the second-order stencil's squared coefficient `(3 / 2)^2`.
@@ -266,7 +274,12 @@ fn march(
         return Err(Error::invalid(
             OPTIONS,
             "buffer",
-            format!("{} values: expected {} for phi's shape {:?}", buffer.len(), buffer_len((rows, cols)), phi.dim()),
+            format!(
+                "{} values: expected {} for phi's shape {:?}",
+                buffer.len(),
+                buffer_len((rows, cols)),
+                phi.dim()
+            ),
         ));
     }
     if buffer.len() >= u32::MAX as usize / 2 {
@@ -282,14 +295,19 @@ fn march(
     let mask_values = mask_std.as_ref().map(|m| m.as_slice().expect("standard layout"));
     let speed_std = speed.as_ref().map(|s| s.as_standard_layout());
     let speed_values = speed_std.as_ref().map(|s| s.as_slice().expect("standard layout"));
-    let t0 = cpu();
     let words: &mut [u64] = bytemuck::cast_slice_mut(buffer);
-    let Some(laid_out) = lay_out(words, phi_values, mask_values, speed_values, (rows, cols), spacing) else {
+    let Some(laid_out) = lay_out(
+        words,
+        phi_values,
+        mask_values,
+        speed_values,
+        (rows, cols),
+        spacing,
+    ) else {
         check(phi, mask, speed, spacing)?;
         unreachable!("lay_out finds a NaN or infinite value only where check does");
     };
     let (starts, mixed_signs, uniform_speed) = laid_out?;
-    let t1 = cpu();
     let grid = Grid {
         cols,
         base: MARGIN * cols,
@@ -306,7 +324,6 @@ fn march(
         (Order::First, Some(_)) => Marcher::<false, false>::new(grid).run(&starts),
         (Order::Second, Some(_)) => Marcher::<true, false>::new(grid).run(&starts),
     }
-    let t2 = cpu();
     // The words become the values, in place.
     let mut unreached = 0;
     for word in &mut words[MARGIN * cols..(MARGIN + rows) * cols] {
@@ -315,17 +332,7 @@ fn march(
             unreached += 1;
         }
     }
-    let t3 = cpu();
-    if std::env::var_os("LEVELSET_TIMING").is_some() {
-        eprintln!("cpu ms: layout {:.1} march {:.1} final {:.1}", (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3);
-    }
     Ok(unreached)
-}
-
-fn cpu() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
@@ -385,8 +392,16 @@ fn lay_out(
         // The contour: cells at 0 or whose phi changes sign towards a neighbour. The test
         // ignores the mask, so it finds every cell the full test can freeze; the full test
         // runs on the blocks of cells where it finds one.
-        let up = if r > 0 { &phi[row.start - cols..row.start] } else { p };
-        let down = if r + 1 < rows { &phi[row.end..row.end + cols] } else { p };
+        let up = if r > 0 {
+            &phi[row.start - cols..row.start]
+        } else {
+            p
+        };
+        let down = if r + 1 < rows {
+            &phi[row.end..row.end + cols]
+        } else {
+            p
+        };
         let crosses = |c: usize| {
             let v = p[c];
             (v == 0.0)
@@ -448,7 +463,11 @@ fn lay_out(
             "has no zero contour (no zero level set) outside the mask: expected a value of 0 or a change of sign between neighbours",
         )));
     }
-    Some(Ok((frozen, negative && positive, first_speed.filter(|_| uniform))))
+    Some(Ok((
+        frozen,
+        negative && positive,
+        first_speed.filter(|_| uniform),
+    )))
 }
 
 /// The distance from cell `(r, c)` to the zero contour where phi changes sign towards an
@@ -566,8 +585,8 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     fn run(mut self, frozen: &[usize]) {
         let w = self.grid.cols as isize;
         for &f in frozen {
-            for dir in [-w, -1, 1, w] {
-                if dir.abs() == 1 && !self.in_row(f, true, dir) {
+            for (dir, along_row) in [(-w, false), (-1, true), (1, true), (w, false)] {
+                if along_row && !self.in_row(f, true, dir) {
                     continue;
                 }
                 let i = f.wrapping_add_signed(dir);
@@ -750,7 +769,10 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         for axis in 0..2 {
             // scikit-fmm's scan: the first neighbour nearer than NONE, then the second if
             // strictly nearer (NaN, not frozen, is never nearer).
-            let (x, y) = (self.read::<AT_EDGE>(i, axis, -1), self.read::<AT_EDGE>(i, axis, 1));
+            let (x, y) = (
+                self.read::<AT_EDGE>(i, axis, -1),
+                self.read::<AT_EDGE>(i, axis, 1),
+            );
             let v = if x.abs() < NONE { x } else { NONE };
             let v = if y.abs() < v.abs() { y } else { v };
             let found = v < NONE;
@@ -803,7 +825,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
             for steps in [-1, 1] {
                 let near = self.read::<AT_EDGE>(i, axis, steps);
                 // Not frozen (NaN), or not nearer the contour.
-                if !(near.abs() < v1.abs()) {
+                if near.abs().partial_cmp(&v1.abs()) != Some(std::cmp::Ordering::Less) {
                     continue;
                 }
                 v1 = near;
@@ -1124,5 +1146,358 @@ mod tests {
         let speed = Array2::from_elem((3, 2), 1.0);
         let e = travel_time(phi.view(), speed.view(), None, [1.0, 1.0], Order::First).unwrap_err();
         assert!(e.to_string().starts_with("speed: shape (3, 2)"), "{e}");
+    }
+
+    #[test]
+    fn a_march_in_the_callers_buffer_leaves_the_values_in_its_grid_rows() {
+        let mut phi = Array2::from_elem((6, 5), 1.0);
+        phi[(2, 3)] = 0.0;
+        let speed = Array2::from_shape_fn((6, 5), |(r, c)| 0.5 + (r * 5 + c) as f64 / 10.0);
+        let whole = travel_time(phi.view(), speed.view(), None, [0.5, 1.5], Order::Second).unwrap();
+        let mut buffer = vec![7.0; buffer_len((6, 5))];
+        let unreached = travel_time_in(
+            phi.view(),
+            speed.view(),
+            None,
+            [0.5, 1.5],
+            Order::Second,
+            &mut buffer,
+        )
+        .unwrap();
+        assert_eq!(unreached, whole.unreached);
+        let grid = &buffer[BUFFER_MARGIN * 5..(BUFFER_MARGIN + 6) * 5];
+        assert!(
+            grid.iter()
+                .zip(whole.values.iter())
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
+        let e = distance_in(phi.view(), None, [1.0, 1.0], Order::First, &mut buffer[1..]).unwrap_err();
+        assert!(e.to_string().starts_with("buffer: 49 values: expected 50"), "{e}");
+        // The checks report in their order whatever else is wrong.
+        let mut nan = phi.clone();
+        nan[(0, 1)] = f64::NAN;
+        let e = travel_time(nan.view(), speed.view(), None, [1.0, -1.0], Order::First).unwrap_err();
+        assert_eq!(e.to_string(), "phi: NaN at (0, 1): expected finite values");
+        let mut slow = speed.clone();
+        slow[(5, 4)] = f64::INFINITY;
+        let e = travel_time(phi.view(), slow.view(), None, [1.0, 1.0], Order::First).unwrap_err();
+        assert_eq!(e.to_string(), "speed: inf at (5, 4): expected finite speeds");
+    }
+
+    /// Random inputs of every kind the march treats apart: contours of both signs, exact
+    /// zeros and ties, values whose products underflow, masks, zero and uniform speeds,
+    /// unequal spacings, grids one to three cells wide.
+    fn random_case(seed: u64) -> (Array2<f64>, Option<Array2<bool>>, Array2<f64>, [f64; 2]) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let rows = rng.random_range(1..14);
+        let cols = if seed.is_multiple_of(5) {
+            rng.random_range(1..4)
+        } else {
+            rng.random_range(1..14)
+        };
+        let kind = seed % 6;
+        let (cy, cx, radius) = (
+            rng.random_range(0.0..rows as f64),
+            rng.random_range(0.0..cols as f64),
+            rng.random_range(0.5..6.0),
+        );
+        let mut phi = Array2::from_shape_fn((rows, cols), |(r, c)| {
+            let d = ((r as f64 - cy).powi(2) + (c as f64 - cx).powi(2)).sqrt() - radius;
+            match kind {
+                0 => d,
+                1 => (d * 2.0).round() / 2.0,
+                2 => d * 1e-160,
+                3 => 1.0,
+                4 => rng.random_range(-1.0..1.0),
+                _ => d.signum() * rng.random_range(1..3) as f64,
+            }
+        });
+        phi[(rng.random_range(0..rows), rng.random_range(0..cols))] = 0.0;
+        let mask = (seed % 3 == 1).then(|| Array2::from_shape_fn((rows, cols), |_| rng.random_bool(0.15)));
+        let uniform = seed.is_multiple_of(4);
+        let speed = Array2::from_shape_fn((rows, cols), |_| {
+            if rng.random_bool(0.06) {
+                0.0
+            } else if uniform {
+                1.7
+            } else {
+                rng.random_range(0.2..3.0)
+            }
+        });
+        let spacing = [[1.0, 1.0], [0.37, 0.37], [1.0, 2.5], [0.3, 0.11]][(seed % 4) as usize];
+        (phi, mask, speed, spacing)
+    }
+
+    #[test]
+    fn the_march_gives_the_plain_ports_values_bit_for_bit() {
+        let mut compared = 0;
+        for seed in 0..600 {
+            let (phi, mask, speed, spacing) = random_case(seed);
+            for order in [Order::First, Order::Second] {
+                for travel in [false, true] {
+                    let ours = if travel {
+                        travel_time(
+                            phi.view(),
+                            speed.view(),
+                            mask.as_ref().map(|m| m.view()),
+                            spacing,
+                            order,
+                        )
+                    } else {
+                        distance(phi.view(), mask.as_ref().map(|m| m.view()), spacing, order)
+                    };
+                    let theirs = plain::march(&phi, mask.as_ref(), travel.then_some(&speed), spacing, order);
+                    match (ours, theirs) {
+                        (Ok(ours), Some(theirs)) => {
+                            for ((at, a), b) in ours.values.indexed_iter().zip(theirs.iter()) {
+                                assert_eq!(
+                                    a.to_bits(),
+                                    b.to_bits(),
+                                    "seed {seed} {order} travel {travel} at {at:?}: {a} vs {b}\nphi {phi:?}\nmask {mask:?}\nspacing {spacing:?}"
+                                );
+                            }
+                            assert_eq!(ours.unreached, theirs.iter().filter(|v| v.is_infinite()).count());
+                            compared += 1;
+                        }
+                        (Err(e), None) => assert!(e.to_string().contains("no zero contour"), "{e}"),
+                        (ours, theirs) => panic!(
+                            "seed {seed}: {:?} vs {:?}",
+                            ours.map(|o| o.unreached),
+                            theirs.is_some()
+                        ),
+                    }
+                }
+            }
+        }
+        assert!(compared > 2000, "{compared}");
+    }
+}
+
+/// scikit-fmm's march written plainly, for the tests: the grid as it is, a bounds check on
+/// every neighbour, the narrow band found by scanning the grid for its smallest value, every
+/// value in a cell of its own. The march above is held to its values bit for bit.
+#[cfg(test)]
+mod plain {
+    use super::{AA, NONE, ONE_THIRD};
+    use crate::eikonal::Order;
+    use ndarray::Array2;
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Far,
+        Narrow,
+        Frozen,
+        Masked,
+    }
+
+    struct Plain<'a> {
+        phi: &'a Array2<f64>,
+        speed: Option<&'a Array2<f64>>,
+        spacing: [f64; 2],
+        second: bool,
+        state: Array2<State>,
+        value: Array2<f64>,
+    }
+
+    const STEPS: [(usize, isize, isize); 4] = [(0, -1, 0), (0, 1, 0), (1, 0, -1), (1, 0, 1)];
+
+    /// The values (`+inf` where not reached), or `None` where phi has no zero contour.
+    pub fn march(
+        phi: &Array2<f64>,
+        mask: Option<&Array2<bool>>,
+        speed: Option<&Array2<f64>>,
+        spacing: [f64; 2],
+        order: Order,
+    ) -> Option<Array2<f64>> {
+        let dim = phi.dim();
+        let masked =
+            |at: (usize, usize)| mask.is_some_and(|m| m[at]) || speed.is_some_and(|s| s[at] < f64::EPSILON);
+        let mut p = Plain {
+            phi,
+            speed,
+            spacing,
+            second: order == Order::Second,
+            state: Array2::from_shape_fn(dim, |at| if masked(at) { State::Masked } else { State::Far }),
+            value: Array2::zeros(dim),
+        };
+        let mut frozen = Vec::new();
+        for ((r, c), &v) in phi.indexed_iter() {
+            if masked((r, c)) {
+                continue;
+            }
+            let start = if v == 0.0 {
+                Some(0.0)
+            } else {
+                let mut nearest = [0.0f64; 2];
+                let mut borders = false;
+                for (axis, dr, dc) in STEPS {
+                    if let Some(n) = p.at((r, c), dr, dc)
+                        && v * phi[n] < 0.0
+                        && !masked(n)
+                    {
+                        borders = true;
+                        let d = spacing[axis] * v / (v - phi[n]);
+                        if nearest[axis] == 0.0 || nearest[axis] > d {
+                            nearest[axis] = d;
+                        }
+                    }
+                }
+                borders.then(|| {
+                    let dsum: f64 = nearest.iter().filter(|d| **d > 0.0).map(|d| 1.0 / d / d).sum();
+                    let d = (1.0 / dsum).sqrt();
+                    let d = if v < 0.0 { -d } else { d };
+                    speed.map_or(d, |s| (d / s[(r, c)]).abs())
+                })
+            };
+            if let Some(start) = start {
+                p.value[(r, c)] = start;
+                p.state[(r, c)] = State::Frozen;
+                frozen.push((r, c));
+            }
+        }
+        if frozen.is_empty() {
+            return None;
+        }
+        for &f in &frozen {
+            for (dr, dc) in [(-1, 0), (0, -1), (0, 1), (1, 0)] {
+                if let Some(n) = p.at(f, dr, dc)
+                    && p.state[n] == State::Far
+                {
+                    p.state[n] = State::Narrow;
+                    p.value[n] = p.update(n);
+                }
+            }
+        }
+        loop {
+            let narrow = p
+                .state
+                .indexed_iter()
+                .filter(|(_, s)| **s == State::Narrow)
+                .map(|(at, _)| at);
+            let Some(key) = narrow.clone().map(|at| p.value[at].abs()).min_by(f64::total_cmp) else {
+                break;
+            };
+            let group: Vec<_> = narrow.filter(|at| p.value[*at].abs() == key).collect();
+            for &at in &group {
+                p.state[at] = State::Frozen;
+            }
+            for &i in &group {
+                for (_, dr, dc) in STEPS {
+                    let Some(j) = p.at(i, dr, dc) else {
+                        continue;
+                    };
+                    let target = match p.state[j] {
+                        State::Far | State::Narrow => Some(j),
+                        State::Frozen if p.second => p.at(j, dr, dc).filter(|k| p.state[*k] == State::Narrow),
+                        _ => None,
+                    };
+                    if let Some(t) = target {
+                        let d = p.update(t);
+                        if d != 0.0 {
+                            p.value[t] = d;
+                            p.state[t] = State::Narrow;
+                        }
+                    }
+                }
+            }
+        }
+        Some(Array2::from_shape_fn(dim, |at| {
+            if p.state[at] == State::Frozen {
+                p.value[at]
+            } else {
+                f64::INFINITY
+            }
+        }))
+    }
+
+    impl Plain<'_> {
+        fn at(&self, (r, c): (usize, usize), dr: isize, dc: isize) -> Option<(usize, usize)> {
+            let (r, c) = (r.checked_add_signed(dr)?, c.checked_add_signed(dc)?);
+            (r < self.phi.nrows() && c < self.phi.ncols()).then_some((r, c))
+        }
+
+        fn frozen(&self, at: Option<(usize, usize)>) -> Option<f64> {
+            at.filter(|n| self.state[*n] == State::Frozen)
+                .map(|n| self.value[n])
+        }
+
+        fn update(&self, i: (usize, usize)) -> f64 {
+            let (a, b, c) = self.coefficients(i, self.second, [true, true]);
+            if let Some(v) = self.root(i, a, b, c) {
+                return v;
+            }
+            if !self.second {
+                return -b / (2.0 * a);
+            }
+            if self.speed.is_none() {
+                let (a, b, c) = self.coefficients(i, false, [true, true]);
+                return self.root(i, a, b, c).unwrap_or(-b / (2.0 * a));
+            }
+            let only = |axes| {
+                let (a, b, c) = self.coefficients(i, true, axes);
+                self.root(i, a, b, c).unwrap_or(f64::INFINITY)
+            };
+            let (rows, cols) = (only([true, false]), only([false, true]));
+            if cols < rows { cols } else { rows }
+        }
+
+        fn coefficients(&self, i: (usize, usize), second: bool, use_axis: [bool; 2]) -> (f64, f64, f64) {
+            let (mut a, mut b, mut cc) = (0.0, 0.0, 0.0);
+            for axis in 0..2 {
+                if !use_axis[axis] {
+                    continue;
+                }
+                let k = 1.0 / self.spacing[axis] / self.spacing[axis];
+                let (mut v1, mut v2) = (NONE, NONE);
+                for side in [-1, 1] {
+                    let (dr, dc) = if axis == 0 { (side, 0) } else { (0, side) };
+                    let near_at = self.at(i, dr, dc);
+                    let Some(near) = self.frozen(near_at).filter(|v| v.abs() < v1.abs()) else {
+                        continue;
+                    };
+                    v1 = near;
+                    if !second {
+                        continue;
+                    }
+                    let far_at = near_at.and_then(|n| self.at(n, dr, dc));
+                    if let Some(far) = self.frozen(far_at)
+                        && ((far <= v1 && v1 >= 0.0) || (far >= v1 && v1 <= 0.0))
+                    {
+                        let (pf, pn) = (self.phi[far_at.unwrap()], self.phi[near_at.unwrap()]);
+                        v2 = if self.speed.is_some() && (pf * pn < 0.0 || pf * self.phi[i] < 0.0) {
+                            -far
+                        } else {
+                            far
+                        };
+                    }
+                }
+                if v2 < NONE {
+                    let tp = ONE_THIRD * (4.0 * v1 - v2);
+                    a += k * AA;
+                    b -= k * 2.0 * AA * tp;
+                    cc += k * AA * (tp * tp);
+                } else if v1 < NONE {
+                    a += k;
+                    b -= k * 2.0 * v1;
+                    cc += k * (v1 * v1);
+                }
+            }
+            (a, b, cc)
+        }
+
+        fn root(&self, i: (usize, usize), a: f64, b: f64, c: f64) -> Option<f64> {
+            let rhs = self.speed.map_or(1.0, |s| 1.0 / (s[i] * s[i]));
+            let c = c - rhs;
+            let det = b * b - 4.0 * a * c;
+            if det < 0.0 {
+                return None;
+            }
+            Some(if self.speed.is_some() || self.phi[i] > f64::EPSILON {
+                (-b + det.sqrt()) / 2.0 / a
+            } else {
+                (-b - det.sqrt()) / 2.0 / a
+            })
+        }
     }
 }
