@@ -895,10 +895,12 @@ const WIDE: usize = 8;
 /// position and cell. Handles are reused as cells leave the band, so the slots an entry's moves
 /// write to stay as few as the band's cells and in cache, where writing each moved cell's heap
 /// position into its own word (a cell of the band anywhere on the grid) would miss.
-#[derive(Default)]
 struct Heap {
-    /// The signed value at each heap position.
+    /// The signed value at each heap position, then a node's worth of `+inf`, so that every
+    /// node has all its children to compare.
     values: Vec<f64>,
+    /// The number of entries.
+    len: usize,
     /// The handle of the entry at each heap position.
     handles: Vec<u32>,
     /// Each handle's heap position.
@@ -909,11 +911,24 @@ struct Heap {
     free: Vec<u32>,
 }
 
+impl Default for Heap {
+    fn default() -> Self {
+        Heap {
+            values: vec![f64::INFINITY; WIDE],
+            len: 0,
+            handles: vec![0; WIDE],
+            position: Vec::new(),
+            cell: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
 impl Heap {
     /// The smallest entry's value.
     #[inline(always)]
     fn peek(&self) -> Option<f64> {
-        self.values.first().copied()
+        (self.len > 0).then(|| self.values[0])
     }
 
     /// Adds `cell` with value `v`; the entry's handle.
@@ -930,9 +945,12 @@ impl Heap {
                 (self.cell.len() - 1) as u32
             }
         };
-        let at = self.values.len();
-        self.values.push(v);
-        self.handles.push(handle);
+        let at = self.len;
+        self.len += 1;
+        if self.values.len() < self.len + WIDE {
+            self.values.push(f64::INFINITY);
+            self.handles.push(0);
+        }
         self.up(at, v, handle);
         handle
     }
@@ -955,10 +973,15 @@ impl Heap {
     /// free from now on).
     #[inline(always)]
     fn pop(&mut self) -> Option<(u32, f64)> {
-        let (v, handle) = (*self.values.first()?, self.handles[0]);
-        let last_v = self.values.pop().expect("non-empty");
-        let last_handle = self.handles.pop().expect("non-empty");
-        if !self.values.is_empty() {
+        if self.len == 0 {
+            return None;
+        }
+        let (v, handle) = (self.values[0], self.handles[0]);
+        self.len -= 1;
+        let last = self.len;
+        let (last_v, last_handle) = (self.values[last], self.handles[last]);
+        self.values[last] = f64::INFINITY;
+        if last > 0 {
             self.down(0, last_v, last_handle);
         }
         self.free.push(handle);
@@ -989,30 +1012,16 @@ impl Heap {
     #[inline(always)]
     fn down(&mut self, mut at: usize, v: f64, handle: u32) {
         let key = v.abs();
-        let len = self.values.len();
         loop {
             let first = at * WIDE + 1;
-            if first >= len {
+            if first >= self.len {
                 break;
             }
-            let (child, child_key) = match self.values.get(first..first + WIDE) {
-                Some(kids) => {
-                    let (best, key) = first_smallest::<WIDE>(|n| kids[n].abs());
-                    (first + best, key)
-                }
-                None => {
-                    let mut best = first;
-                    let mut best_key = self.values[first].abs();
-                    for c in first + 1..len {
-                        let k = self.values[c].abs();
-                        if k < best_key {
-                            best = c;
-                            best_key = k;
-                        }
-                    }
-                    (best, best_key)
-                }
-            };
+            // The children are entries, then `+inf` past the last: the first smallest is an
+            // entry.
+            let kids = &self.values[first..first + WIDE];
+            let (best, child_key) = first_smallest::<WIDE>(|n| kids[n].abs());
+            let child = first + best;
             if key <= child_key {
                 break;
             }
