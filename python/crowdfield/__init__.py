@@ -121,13 +121,12 @@ def _levelset_input(phi: Any, dx: Any, order: int):
 
 
 def _as_skfmm_result(solved, shape) -> np.ndarray:
-    """scikit-fmm's output convention: cells the march did not reach are masked (and 0)."""
-    values, unreached_count = solved
+    """scikit-fmm's output convention: cells the march did not reach are masked (and 0, as the
+    native call leaves them)."""
+    values, unreached = solved
     values = values.reshape(shape)
-    if unreached_count:
-        unreached = np.isinf(values)
-        values[unreached] = 0.0
-        return np.ma.MaskedArray(values, unreached)
+    if unreached is not None:
+        return np.ma.MaskedArray(values, unreached.reshape(shape))
     return values
 
 

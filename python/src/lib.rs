@@ -9,10 +9,10 @@ use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::scene::Scene;
 use crowdfield::sim::{SimConfig, Simulation};
 use ndarray::{Array2, ArrayView2};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2, PyReadonlyArray3};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PySlice};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -41,8 +41,48 @@ fn first_nan(a: ArrayView2<f64>) -> Option<String> {
         .map(|((r, c), _)| format!("(row {r}, column {c})"))
 }
 
-/// Signed distance from the zero contour of `phi` (scikit-fmm's `distance`), `+inf` where not
-/// reached, and the number of such cells.
+/// A march's result in scikit-fmm's convention: the values, and where some cells were not
+/// reached (`+inf` from the solver) a mask of the infinite values, which are set to 0.
+type SkfmmResult<'py> = (Bound<'py, PyArray2<f64>>, Option<Bound<'py, PyArray2<bool>>>);
+
+/// Runs `solve` with the GIL released in a new numpy array it marches in (the grid's rows
+/// between `levelset::BUFFER_MARGIN` others), and returns the grid's rows, a view of it, in
+/// scikit-fmm's convention: the values are where the march left them, not copied.
+fn skfmm_result<'py>(
+    py: Python<'py>,
+    (rows, cols): (usize, usize),
+    solve: impl FnOnce(&mut [f64]) -> crowdfield::Result<usize> + Send,
+) -> PyResult<SkfmmResult<'py>> {
+    let margin = levelset::BUFFER_MARGIN;
+    let buffer = PyArray2::<f64>::zeros(py, [rows + 2 * margin, cols], false);
+    let unreached = {
+        let mut buffer = buffer.readwrite();
+        let buffer = buffer.as_slice_mut().expect("a new array is contiguous");
+        py.detach(|| solve(buffer)).map_err(to_py)?
+    };
+    let grid = PySlice::new(py, margin as isize, (margin + rows) as isize, 1);
+    let values = buffer.get_item(grid)?.cast_into::<PyArray2<f64>>()?;
+    if unreached == 0 {
+        return Ok((values, None));
+    }
+    let mask = PyArray2::<bool>::zeros(py, [rows, cols], false);
+    {
+        let mut values = values.readwrite();
+        let mut mask = mask.readwrite();
+        let (mut values, mut mask) = (values.as_array_mut(), mask.as_array_mut());
+        py.detach(|| {
+            ndarray::Zip::from(&mut values).and(&mut mask).for_each(|v, m| {
+                if v.is_infinite() {
+                    (*v, *m) = (0.0, true);
+                }
+            })
+        });
+    }
+    Ok((values, Some(mask)))
+}
+
+/// Signed distance from the zero contour of `phi` (scikit-fmm's `distance`), and where some
+/// cells are not reached, the mask of those cells (their values set to 0).
 #[pyfunction]
 #[pyo3(signature = (phi, mask, dx, order))]
 fn levelset_distance<'py>(
@@ -51,18 +91,17 @@ fn levelset_distance<'py>(
     mask: Option<PyReadonlyArray2<'py, bool>>,
     dx: (f64, f64),
     order: u8,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
+) -> PyResult<SkfmmResult<'py>> {
     let order = order_of(order)?;
     let phi = phi.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved = py
-        .detach(|| levelset::distance(phi, mask, [dx.0, dx.1], order))
-        .map_err(to_py)?;
-    Ok((solved.values.into_pyarray(py), solved.unreached))
+    skfmm_result(py, phi.dim(), |out| {
+        levelset::distance_in(phi, mask, [dx.0, dx.1], order, out)
+    })
 }
 
-/// Travel time from the zero contour of `phi` at `speed` (scikit-fmm's `travel_time`), `+inf`
-/// where not reached, and the number of such cells.
+/// Travel time from the zero contour of `phi` at `speed` (scikit-fmm's `travel_time`), and
+/// where some cells are not reached, the mask of those cells (their values set to 0).
 #[pyfunction]
 #[pyo3(signature = (phi, speed, mask, dx, order))]
 fn levelset_travel_time<'py>(
@@ -72,15 +111,14 @@ fn levelset_travel_time<'py>(
     mask: Option<PyReadonlyArray2<'py, bool>>,
     dx: (f64, f64),
     order: u8,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, usize)> {
+) -> PyResult<SkfmmResult<'py>> {
     let order = order_of(order)?;
     let phi = phi.as_array();
     let speed = speed.as_array();
     let mask = mask.as_ref().map(|m| m.as_array());
-    let solved = py
-        .detach(|| levelset::travel_time(phi, speed, mask, [dx.0, dx.1], order))
-        .map_err(to_py)?;
-    Ok((solved.values.into_pyarray(py), solved.unreached))
+    skfmm_result(py, phi.dim(), |out| {
+        levelset::travel_time_in(phi, speed, mask, [dx.0, dx.1], order, out)
+    })
 }
 
 /// The checks `crowdfield eikonal` makes on its cell size.
