@@ -5,14 +5,15 @@ default model against JuPedSim's collision-free speed model, on the same geometr
 Both sides are timed as a user runs them, whole process: `crowdfield simulate MAP --out DIR`
 (reading the map, planning, simulating every step until the room is empty, writing report.json,
 the plots and the report) against a Python process that imports JuPedSim, builds the same room,
-places 1000 agents and iterates until the room is empty (no trajectory file). Both place their
-agents at random in the room (0.5 m from the walls), with the same body radius (0.25 m) and free
-speed (1.34 m/s), and the same walls: the room inside a 0.5 m wall with four 1 m doors and 1 m of
-floor past each (crowdfield's goal is the last 0.25 m of it, JuPedSim's exit stage the last
-0.5 m, which a centre can reach). crowdfield's walkers choose their exit by the potential field (the quickest way
-out, counting the crowd); JuPedSim's walk to the exit nearest to where they start (its journeys
-name one exit per agent). The table also gives each side's evacuation time, so that the speed is
-compared between runs that do the same job.
+places 1000 agents and iterates until the room is empty or 600 s have passed (no trajectory
+file). Both place their agents at random in the room (0.5 m from the walls) at 1.34 m/s, each
+with its own default body radius (crowdfield 0.25 m, JuPedSim 0.2 m; `--jupedsim-radius`), and
+the same walls: the room inside a 0.5 m wall with four 1 m doors and 1 m of floor past each
+(crowdfield's goal is the last 0.25 m of it, JuPedSim's exit stage the last 0.5 m, which a
+centre can reach). crowdfield's walkers choose their exit by the potential field (the quickest
+way out, counting the crowd); JuPedSim's walk to the door nearest to where they start (its
+journeys name one exit per agent). The table gives each side's evacuation time, or how many were
+still inside at 600 s, and the time per simulated second.
 
 Usage (from the repository root, after `cargo build --release`):
     python3 bench/rimea9_vs_jupedsim.py [--bin target/release/crowdfield] [--seeds 3]
