@@ -1,5 +1,6 @@
 """Shared fixtures: the repository root and the `crowdfield` command the tests compare with."""
 
+import functools
 import os
 import shutil
 import subprocess
@@ -10,15 +11,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def root() -> Path:
     return ROOT
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def crowdfield_bin() -> str:
+    return find_crowdfield_bin()
+
+
+@functools.cache
+def find_crowdfield_bin() -> str:
     """The command line: $CROWDFIELD_BIN, else the workspace's debug or release build, else one
-    built now with cargo."""
+    built now with cargo (once per test run)."""
     given = os.environ.get("CROWDFIELD_BIN")
     if given:
         return given

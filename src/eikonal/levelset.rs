@@ -997,15 +997,10 @@ impl Heap {
             if self.values[parent].abs() <= key {
                 break;
             }
-            let moved = self.handles[parent];
-            self.values[at] = self.values[parent];
-            self.handles[at] = moved;
-            self.position[moved as usize] = at as u32;
+            self.put(at, self.values[parent], self.handles[parent]);
             at = parent;
         }
-        self.values[at] = v;
-        self.handles[at] = handle;
-        self.position[handle as usize] = at as u32;
+        self.put(at, v, handle);
     }
 
     /// Moves the hole at `at` towards the leaves until `(v, handle)` fits, and puts it there.
@@ -1025,12 +1020,15 @@ impl Heap {
             if key <= child_key {
                 break;
             }
-            let moved = self.handles[child];
-            self.values[at] = self.values[child];
-            self.handles[at] = moved;
-            self.position[moved as usize] = at as u32;
+            self.put(at, self.values[child], self.handles[child]);
             at = child;
         }
+        self.put(at, v, handle);
+    }
+
+    /// Puts `(v, handle)` at `at` and records where the handle now is.
+    #[inline(always)]
+    fn put(&mut self, at: usize, v: f64, handle: u32) {
         self.values[at] = v;
         self.handles[at] = handle;
         self.position[handle as usize] = at as u32;

@@ -241,6 +241,29 @@ fn result(
     }
 }
 
+/// A speed test's result from its judged points ([`judge_speeds`]): `texts` are its id, title,
+/// checks, criterion and source; the points come back for the plot.
+fn speed_result(
+    [id, title, checks, criterion, source]: [&str; 5],
+    (points, ok, words): (Vec<Point>, bool, Vec<String>),
+    files: Vec<String>,
+) -> (TestResult, Vec<Point>) {
+    let values = points.iter().map(|p| p.y).collect();
+    let ok = ok && !points.is_empty();
+    let test = result(
+        id,
+        title,
+        checks,
+        criterion,
+        source,
+        words.join("; "),
+        values,
+        ok,
+        files,
+    );
+    (test, points)
+}
+
 /// RiMEA 1: one walker at 1.33 m/s along a 40 m corridor 2 m wide.
 fn rimea1(ctx: &Ctx) -> Result<TestResult> {
     let mut g = group("walker", 1.33);
@@ -365,21 +388,18 @@ fn rimea4(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
         .collect();
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
     let measured = ctx.each(&maps, |map, seed| corridor_measure(ctx, map, seed, 6.0 * WIDTH))?;
-    let (points, ok, words) = judge_speeds(&measured, &ctx.seeds, "m²", "Weidmann", weidmann_speed);
-    Ok((
-        result(
+    let judged = judge_speeds(&measured, &ctx.seeds, "m²", "Weidmann", weidmann_speed);
+    Ok(speed_result(
+        [
             "rimea-4",
             "RiMEA 4: fundamental diagram",
             "Speed against density in a corridor 4 m wide, measured over 6 m x 4 m between 2 s and 10 s, \
              at starting densities from 0.5 to 5 persons/m².",
             "speed within max(0.15 m/s, 25 %) of Weidmann's at the measured density, every density and seed",
             &format!("{RIMEA}, test 4; Weidmann 1993 (v = 1.34 (1 − exp(−1.913 (1/ρ − 1/5.4))))"),
-            words.join("; "),
-            points.iter().map(|p| p.y).collect(),
-            ok && !points.is_empty(),
-            files,
-        ),
-        points,
+        ],
+        judged,
+        files,
     ))
 }
 
@@ -969,21 +989,18 @@ fn rimea16(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
         .collect();
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
     let measured = ctx.each(&maps, |map, seed| corridor_measure(ctx, map, seed, 6.0))?;
-    let (points, ok, words) = judge_speeds(&measured, &ctx.seeds, "m", "reference", single_file_speed);
-    Ok((
-        result(
+    let judged = judge_speeds(&measured, &ctx.seeds, "m", "reference", single_file_speed);
+    Ok(speed_result(
+        [
             "rimea-16",
             "RiMEA 16: single file",
             "Speed against line density of walkers in single file in a corridor 0.5 m wide, measured over 6 m \
              between 2 s and 10 s.",
             "speed within max(0.15 m/s, 25 %) of the single-file diagram at the measured line density",
             &format!("{RIMEA}, test 16; Seyfried et al. 2005 (required length d = 0.36 m + 1.06 s · v)"),
-            words.join("; "),
-            points.iter().map(|p| p.y).collect(),
-            ok && !points.is_empty(),
-            files,
-        ),
-        points,
+        ],
+        judged,
+        files,
     ))
 }
 
