@@ -536,7 +536,7 @@ struct Grid<'a> {
 /// One march: second or first order (`SECOND`), signed distance or travel time (`DISTANCE`).
 struct Marcher<'a, const SECOND: bool, const DISTANCE: bool> {
     grid: Grid<'a>,
-    heap: Heap,
+    heap: Heap<DISTANCE>,
 }
 
 impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE> {
@@ -616,14 +616,14 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         while let Some((first, v)) = self.heap.pop() {
             let edge = self.freeze(first as usize, v);
             let key = v.abs();
-            if self.heap.peek().map(f64::abs) != Some(key) {
+            if self.heap.peek() != Some(key) {
                 self.relax_around(first as usize, edge);
                 continue;
             }
             // Cells of the same value are frozen together before any is relaxed around.
             ties.clear();
             ties.push((first as usize, edge));
-            while self.heap.peek().map(f64::abs) == Some(key) {
+            while self.heap.peek() == Some(key) {
                 let (i, v) = self.heap.pop().expect("peeked");
                 let edge = self.freeze(i as usize, v);
                 ties.push((i as usize, edge));
@@ -636,50 +636,50 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
 
     /// Updates the cells whose values now depend on the newly frozen cell `i` (flagged
     /// [`EDGE`] if `edge`): its far and narrow neighbours and, in second order, the narrow
-    /// cells two steps away beyond a frozen neighbour. An update reads frozen cells only, and
-    /// none freezes before the next pop: the values are computed side by side, then given to
-    /// the band in scikit-fmm's order (rows -, rows +, columns -, columns +).
+    /// cells two steps away beyond a frozen neighbour, in scikit-fmm's order (rows -, rows +,
+    /// columns -, columns +). An update reads frozen cells only, and none freezes before the
+    /// next pop, so each value goes to the band as soon as it is computed.
     #[inline(always)]
     fn relax_around(&mut self, i: usize, edge: bool) {
         let w = self.grid.cols as isize;
-        let dirs = [-w, w, -1, 1];
-        let mut targets = [0usize; 4];
-        let mut active = [false; 4];
-        for (n, &dir) in dirs.iter().enumerate() {
-            if n >= 2 && !self.in_row(i, edge, dir) {
-                continue;
-            }
-            let j = i.wrapping_add_signed(dir);
-            let word = self.word(j);
-            if !frozen(word) {
-                if word & STATE != MASK {
-                    (targets[n], active[n]) = (j, true);
-                }
-            } else if SECOND && (n < 2 || self.in_row(i, edge, 2 * dir)) {
-                let k = j.wrapping_add_signed(dir);
-                if frozen_word_or_state(self.word(k), NARROW) {
-                    (targets[n], active[n]) = (k, true);
-                }
-            }
+        self.relax_toward(i, edge, -w, false);
+        self.relax_toward(i, edge, w, false);
+        self.relax_toward(i, edge, -1, true);
+        self.relax_toward(i, edge, 1, true);
+    }
+
+    /// [`Marcher::relax_around`] in the direction `dir` (a step along the row if `along_row`).
+    #[inline(always)]
+    fn relax_toward(&mut self, i: usize, edge: bool, dir: isize, along_row: bool) {
+        if along_row && !self.in_row(i, edge, dir) {
+            return;
         }
-        let mut values = [0.0; 4];
-        for n in 0..4 {
-            if active[n] {
-                values[n] = self.update(targets[n]);
+        let j = i.wrapping_add_signed(dir);
+        let word = self.word(j);
+        let target = if !frozen(word) {
+            if word & STATE == MASK {
+                return;
             }
+            j
+        } else if SECOND && (!along_row || self.in_row(i, edge, 2 * dir)) {
+            let k = j.wrapping_add_signed(dir);
+            if !frozen_word_or_state(self.word(k), NARROW) {
+                return;
+            }
+            k
+        } else {
+            return;
+        };
+        let d = self.update(target);
+        if d == 0.0 {
+            return;
         }
-        for n in 0..4 {
-            let (t, d) = (targets[n], values[n]);
-            if !active[n] || d == 0.0 {
-                continue;
-            }
-            let word = self.word(t);
-            if word & STATE == NARROW {
-                self.heap.set((word & HANDLE) as u32, d);
-            } else {
-                let handle = self.heap.push(t as u32, d);
-                self.grid.words[t] = word | NARROW | u64::from(handle);
-            }
+        let word = self.word(target);
+        if word & STATE == NARROW {
+            self.heap.set((word & HANDLE) as u32, d);
+        } else {
+            let handle = self.heap.push(target as u32, d);
+            self.grid.words[target] = word | NARROW | u64::from(handle);
         }
     }
 
@@ -887,18 +887,20 @@ fn frozen_word_or_state(word: u64, state: u64) -> bool {
 const WIDE: usize = 8;
 
 /// The narrow band: an indexed 8-ary min-heap of cells ordered by `|value|`, whose values may
-/// rise as well as fall (scikit-fmm's updates can raise a narrow-band value). Each entry keeps
-/// its signed value. The values and the entries' handles are in separate arrays, so that a
-/// node's children's values are one cache line.
+/// rise as well as fall (scikit-fmm's updates can raise a narrow-band value). The keys are the
+/// values' magnitudes; with `SIGNED` (the distance) each entry's signed value is kept by its
+/// handle, and without (the travel time, never negative) the key is the value. The keys and the
+/// entries' handles are in separate arrays, so that a node's children's keys are one cache
+/// line.
 ///
 /// A narrow cell's word holds its entry's handle, and the handle's slots hold the entry's heap
 /// position and cell. Handles are reused as cells leave the band, so the slots an entry's moves
 /// write to stay as few as the band's cells and in cache, where writing each moved cell's heap
 /// position into its own word (a cell of the band anywhere on the grid) would miss.
-struct Heap {
-    /// The signed value at each heap position, then a node's worth of `+inf`, so that every
-    /// node has all its children to compare.
-    values: Vec<f64>,
+struct Heap<const SIGNED: bool> {
+    /// The key at each heap position, then a node's worth of `+inf`, so that every node has
+    /// all its children to compare.
+    keys: Vec<f64>,
     /// The number of entries.
     len: usize,
     /// The handle of the entry at each heap position.
@@ -907,28 +909,37 @@ struct Heap {
     position: Vec<u32>,
     /// Each handle's cell.
     cell: Vec<u32>,
+    /// Each handle's signed value (`SIGNED` only).
+    signed: Vec<f64>,
     /// Handles not in use.
     free: Vec<u32>,
 }
 
-impl Default for Heap {
+impl<const SIGNED: bool> Default for Heap<SIGNED> {
     fn default() -> Self {
         Heap {
-            values: vec![f64::INFINITY; WIDE],
+            keys: vec![f64::INFINITY; WIDE],
             len: 0,
             handles: vec![0; WIDE],
             position: Vec::new(),
             cell: Vec::new(),
+            signed: Vec::new(),
             free: Vec::new(),
         }
     }
 }
 
-impl Heap {
-    /// The smallest entry's value.
+impl<const SIGNED: bool> Heap<SIGNED> {
+    /// The key of value `v`.
+    #[inline(always)]
+    fn key(v: f64) -> f64 {
+        if SIGNED { v.abs() } else { v }
+    }
+
+    /// The smallest entry's key.
     #[inline(always)]
     fn peek(&self) -> Option<f64> {
-        (self.len > 0).then(|| self.values[0])
+        (self.len > 0).then(|| self.keys[0])
     }
 
     /// Adds `cell` with value `v`; the entry's handle.
@@ -937,35 +948,44 @@ impl Heap {
         let handle = match self.free.pop() {
             Some(h) => {
                 self.cell[h as usize] = cell;
+                if SIGNED {
+                    self.signed[h as usize] = v;
+                }
                 h
             }
             None => {
                 self.cell.push(cell);
                 self.position.push(0);
+                if SIGNED {
+                    self.signed.push(v);
+                }
                 (self.cell.len() - 1) as u32
             }
         };
         let at = self.len;
         self.len += 1;
-        if self.values.len() < self.len + WIDE {
-            self.values.push(f64::INFINITY);
+        if self.keys.len() < self.len + WIDE {
+            self.keys.push(f64::INFINITY);
             self.handles.push(0);
         }
-        self.up(at, v, handle);
+        self.up(at, Self::key(v), handle);
         handle
     }
 
     /// Gives the entry of `handle` the value `v`.
     #[inline(always)]
     fn set(&mut self, handle: u32, v: f64) {
+        if SIGNED {
+            self.signed[handle as usize] = v;
+        }
         let at = self.position[handle as usize] as usize;
-        let old = self.values[at].abs();
-        if v.abs() < old {
-            self.up(at, v, handle);
-        } else if v.abs() > old {
-            self.down(at, v, handle);
+        let (old, key) = (self.keys[at], Self::key(v));
+        if key < old {
+            self.up(at, key, handle);
+        } else if key > old {
+            self.down(at, key, handle);
         } else {
-            self.values[at] = v;
+            self.keys[at] = key;
         }
     }
 
@@ -976,37 +996,36 @@ impl Heap {
         if self.len == 0 {
             return None;
         }
-        let (v, handle) = (self.values[0], self.handles[0]);
+        let (key, handle) = (self.keys[0], self.handles[0]);
         self.len -= 1;
         let last = self.len;
-        let (last_v, last_handle) = (self.values[last], self.handles[last]);
-        self.values[last] = f64::INFINITY;
+        let (last_key, last_handle) = (self.keys[last], self.handles[last]);
+        self.keys[last] = f64::INFINITY;
         if last > 0 {
-            self.down(0, last_v, last_handle);
+            self.down(0, last_key, last_handle);
         }
         self.free.push(handle);
+        let v = if SIGNED { self.signed[handle as usize] } else { key };
         Some((self.cell[handle as usize], v))
     }
 
-    /// Moves the hole at `at` towards the root until `(v, handle)` fits, and puts it there.
+    /// Moves the hole at `at` towards the root until `(key, handle)` fits, and puts it there.
     #[inline(always)]
-    fn up(&mut self, mut at: usize, v: f64, handle: u32) {
-        let key = v.abs();
+    fn up(&mut self, mut at: usize, key: f64, handle: u32) {
         while at > 0 {
             let parent = (at - 1) / WIDE;
-            if self.values[parent].abs() <= key {
+            if self.keys[parent] <= key {
                 break;
             }
-            self.put(at, self.values[parent], self.handles[parent]);
+            self.put(at, self.keys[parent], self.handles[parent]);
             at = parent;
         }
-        self.put(at, v, handle);
+        self.put(at, key, handle);
     }
 
-    /// Moves the hole at `at` towards the leaves until `(v, handle)` fits, and puts it there.
+    /// Moves the hole at `at` towards the leaves until `(key, handle)` fits, and puts it there.
     #[inline(always)]
-    fn down(&mut self, mut at: usize, v: f64, handle: u32) {
-        let key = v.abs();
+    fn down(&mut self, mut at: usize, key: f64, handle: u32) {
         loop {
             let first = at * WIDE + 1;
             if first >= self.len {
@@ -1014,22 +1033,22 @@ impl Heap {
             }
             // The children are entries, then `+inf` past the last: the first smallest is an
             // entry.
-            let kids = &self.values[first..first + WIDE];
-            let (best, child_key) = first_smallest::<WIDE>(|n| kids[n].abs());
+            let kids = &self.keys[first..first + WIDE];
+            let (best, child_key) = first_smallest::<WIDE>(|n| kids[n]);
             let child = first + best;
             if key <= child_key {
                 break;
             }
-            self.put(at, self.values[child], self.handles[child]);
+            self.put(at, child_key, self.handles[child]);
             at = child;
         }
-        self.put(at, v, handle);
+        self.put(at, key, handle);
     }
 
-    /// Puts `(v, handle)` at `at` and records where the handle now is.
+    /// Puts `(key, handle)` at `at` and records where the handle now is.
     #[inline(always)]
-    fn put(&mut self, at: usize, v: f64, handle: u32) {
-        self.values[at] = v;
+    fn put(&mut self, at: usize, key: f64, handle: u32) {
+        self.keys[at] = key;
         self.handles[at] = handle;
         self.position[handle as usize] = at as u32;
     }
