@@ -550,7 +550,20 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     /// The word of cell `i`.
     #[inline(always)]
     fn word(&self, i: usize) -> u64 {
-        self.grid.words[i]
+        debug_assert!(i < self.grid.words.len());
+        // SAFETY: the march reads the words of grid cells and of their neighbours up to two
+        // cells away along a row (within the row: `in_row` or a cell away from the edge
+        // columns) or two rows away (within the margin rows of masked cells), all inside
+        // `words`, whose length `march` checks against `buffer_len`.
+        unsafe { *self.grid.words.get_unchecked(i) }
+    }
+
+    /// Sets the word of cell `i` (a grid cell, as [`Marcher::word`] reads).
+    #[inline(always)]
+    fn set_word(&mut self, i: usize, word: u64) {
+        debug_assert!(i < self.grid.words.len());
+        // SAFETY: as `word`.
+        unsafe { *self.grid.words.get_unchecked_mut(i) = word }
     }
 
     /// Whether the cell `steps` cells from cell `i` along its row is inside the grid (always,
@@ -576,7 +589,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         } else {
             i.wrapping_add_signed(steps)
         };
-        f64::from_bits(g.words[n])
+        f64::from_bits(self.word(n))
     }
 
     /// Gives every far cell beside a frozen one its first value (scikit-fmm's
@@ -596,7 +609,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
                 }
                 let d = self.update(i);
                 let handle = self.heap.push(i as u32, d);
-                self.grid.words[i] = word | NARROW | u64::from(handle);
+                self.set_word(i, word | NARROW | u64::from(handle));
             }
         }
         self.march();
@@ -605,8 +618,8 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     /// Freezes cell `i` at `v`; whether it is flagged [`EDGE`].
     #[inline(always)]
     fn freeze(&mut self, i: usize, v: f64) -> bool {
-        let edge = self.grid.words[i] & EDGE != 0;
-        self.grid.words[i] = if v.is_nan() { f64::NAN } else { v }.to_bits();
+        let edge = self.word(i) & EDGE != 0;
+        self.set_word(i, if v.is_nan() { f64::NAN } else { v }.to_bits());
         edge
     }
 
@@ -679,7 +692,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
             self.heap.set((word & HANDLE) as u32, d);
         } else {
             let handle = self.heap.push(target as u32, d);
-            self.grid.words[target] = word | NARROW | u64::from(handle);
+            self.set_word(target, word | NARROW | u64::from(handle));
         }
     }
 
@@ -911,8 +924,10 @@ struct Heap<const SIGNED: bool> {
     cell: Vec<u32>,
     /// Each handle's signed value (`SIGNED` only).
     signed: Vec<f64>,
-    /// Handles not in use.
+    /// Handles not in use: the first `free_len` of one slot per handle.
     free: Vec<u32>,
+    /// The number of handles not in use.
+    free_len: usize,
 }
 
 impl<const SIGNED: bool> Default for Heap<SIGNED> {
@@ -925,6 +940,7 @@ impl<const SIGNED: bool> Default for Heap<SIGNED> {
             cell: Vec::new(),
             signed: Vec::new(),
             free: Vec::new(),
+            free_len: 0,
         }
     }
 }
@@ -936,6 +952,23 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         if SIGNED { v.abs() } else { v }
     }
 
+    /// The key at heap position `at` (below `len + WIDE`, which `keys` always holds).
+    #[inline(always)]
+    fn key_at(&self, at: usize) -> f64 {
+        debug_assert!(at < self.keys.len());
+        // SAFETY: `push` keeps `keys` (and `handles`) at least `len + WIDE` long, and every
+        // position read is an entry's or a child of one below `len` (below `len + WIDE`).
+        unsafe { *self.keys.get_unchecked(at) }
+    }
+
+    /// The handle at heap position `at`, as [`Heap::key_at`].
+    #[inline(always)]
+    fn handle_at(&self, at: usize) -> u32 {
+        debug_assert!(at < self.handles.len());
+        // SAFETY: as `key_at`.
+        unsafe { *self.handles.get_unchecked(at) }
+    }
+
     /// The smallest entry's key.
     #[inline(always)]
     fn peek(&self) -> Option<f64> {
@@ -945,22 +978,26 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     /// Adds `cell` with value `v`; the entry's handle.
     #[inline(always)]
     fn push(&mut self, cell: u32, v: f64) -> u32 {
-        let handle = match self.free.pop() {
-            Some(h) => {
-                self.cell[h as usize] = cell;
+        let handle = if self.free_len > 0 {
+            self.free_len -= 1;
+            // SAFETY: `free` has a slot per handle, more than `free_len`; a handle indexes
+            // `cell` and `signed`.
+            unsafe {
+                let h = *self.free.get_unchecked(self.free_len);
+                *self.cell.get_unchecked_mut(h as usize) = cell;
                 if SIGNED {
-                    self.signed[h as usize] = v;
+                    *self.signed.get_unchecked_mut(h as usize) = v;
                 }
                 h
             }
-            None => {
-                self.cell.push(cell);
-                self.position.push(0);
-                if SIGNED {
-                    self.signed.push(v);
-                }
-                (self.cell.len() - 1) as u32
+        } else {
+            self.cell.push(cell);
+            self.position.push(0);
+            self.free.push(0);
+            if SIGNED {
+                self.signed.push(v);
             }
+            (self.cell.len() - 1) as u32
         };
         let at = self.len;
         self.len += 1;
@@ -975,11 +1012,14 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     /// Gives the entry of `handle` the value `v`.
     #[inline(always)]
     fn set(&mut self, handle: u32, v: f64) {
-        if SIGNED {
-            self.signed[handle as usize] = v;
-        }
-        let at = self.position[handle as usize] as usize;
-        let (old, key) = (self.keys[at], Self::key(v));
+        // SAFETY: a handle in the heap indexes `signed` and `position`.
+        let at = unsafe {
+            if SIGNED {
+                *self.signed.get_unchecked_mut(handle as usize) = v;
+            }
+            *self.position.get_unchecked(handle as usize) as usize
+        };
+        let (old, key) = (self.key_at(at), Self::key(v));
         if key < old {
             self.up(at, key, handle);
         } else if key > old {
@@ -996,17 +1036,22 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         if self.len == 0 {
             return None;
         }
-        let (key, handle) = (self.keys[0], self.handles[0]);
+        let (key, handle) = (self.key_at(0), self.handle_at(0));
         self.len -= 1;
         let last = self.len;
-        let (last_key, last_handle) = (self.keys[last], self.handles[last]);
+        let (last_key, last_handle) = (self.key_at(last), self.handle_at(last));
         self.keys[last] = f64::INFINITY;
         if last > 0 {
             self.down(0, last_key, last_handle);
         }
-        self.free.push(handle);
-        let v = if SIGNED { self.signed[handle as usize] } else { key };
-        Some((self.cell[handle as usize], v))
+        // SAFETY: `free` has a slot per handle and at most all but this one are free; the
+        // handle indexes `cell` and `signed`.
+        unsafe {
+            *self.free.get_unchecked_mut(self.free_len) = handle;
+            self.free_len += 1;
+            let v = if SIGNED { *self.signed.get_unchecked(handle as usize) } else { key };
+            Some((*self.cell.get_unchecked(handle as usize), v))
+        }
     }
 
     /// Moves the hole at `at` towards the root until `(key, handle)` fits, and puts it there.
@@ -1014,10 +1059,11 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     fn up(&mut self, mut at: usize, key: f64, handle: u32) {
         while at > 0 {
             let parent = (at - 1) / WIDE;
-            if self.keys[parent] <= key {
+            let parent_key = self.key_at(parent);
+            if parent_key <= key {
                 break;
             }
-            self.put(at, self.keys[parent], self.handles[parent]);
+            self.put(at, parent_key, self.handle_at(parent));
             at = parent;
         }
         self.put(at, key, handle);
@@ -1033,13 +1079,12 @@ impl<const SIGNED: bool> Heap<SIGNED> {
             }
             // The children are entries, then `+inf` past the last: the first smallest is an
             // entry.
-            let kids = &self.keys[first..first + WIDE];
-            let (best, child_key) = first_smallest::<WIDE>(|n| kids[n]);
+            let (best, child_key) = first_smallest::<WIDE>(|n| self.key_at(first + n));
             let child = first + best;
             if key <= child_key {
                 break;
             }
-            self.put(at, child_key, self.handles[child]);
+            self.put(at, child_key, self.handle_at(child));
             at = child;
         }
         self.put(at, key, handle);
@@ -1048,9 +1093,14 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     /// Puts `(key, handle)` at `at` and records where the handle now is.
     #[inline(always)]
     fn put(&mut self, at: usize, key: f64, handle: u32) {
-        self.keys[at] = key;
-        self.handles[at] = handle;
-        self.position[handle as usize] = at as u32;
+        debug_assert!(at < self.keys.len() && (handle as usize) < self.position.len());
+        // SAFETY: `at` as in `key_at`; every handle in the heap indexes `position`, which
+        // grows with the handles.
+        unsafe {
+            *self.keys.get_unchecked_mut(at) = key;
+            *self.handles.get_unchecked_mut(at) = handle;
+            *self.position.get_unchecked_mut(handle as usize) = at as u32;
+        }
     }
 }
 
