@@ -296,46 +296,39 @@ fn march(
     let speed_std = speed.as_ref().map(|s| s.as_standard_layout());
     let speed_values = speed_std.as_ref().map(|s| s.as_slice().expect("standard layout"));
     let words: &mut [u64] = bytemuck::cast_slice_mut(buffer);
-    let Some(laid_out) = lay_out(
-        words,
-        phi_values,
-        mask_values,
-        speed_values,
-        (rows, cols),
+    let input = Input {
+        phi: phi_values,
+        mask: mask_values,
+        speed: speed_values,
+        shape: (rows, cols),
         spacing,
-    ) else {
+        order,
+    };
+    let Some(marched) = lay_out_and_march(words, &input) else {
         check(phi, mask, speed, spacing)?;
         unreachable!("lay_out finds a NaN or infinite value only where check does");
     };
-    let (starts, mixed_signs, uniform_speed) = laid_out?;
-    let grid = Grid {
-        cols,
-        base: MARGIN * cols,
-        words: &mut *words,
-        phi: phi_values,
-        speed: speed_values.unwrap_or(&[]),
-        mixed_signs,
-        uniform_rhs: uniform_speed.map(|s| 1.0 / (s * s)),
-        idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
-    };
-    run_marcher(grid, &starts, order, speed_values.is_none());
-    // The words become the values, in place.
-    let mut unreached = 0;
-    for word in &mut words[MARGIN * cols..(MARGIN + rows) * cols] {
-        if !frozen(*word) {
-            *word = f64::INFINITY.to_bits();
-            unreached += 1;
-        }
-    }
-    Ok(unreached)
+    marched
 }
 
-/// Runs the march of `order` (the distance if `distance`, else the travel time) from the
-/// frozen cells `starts`, compiled for the widest instruction set the processor has: on x86-64
-/// with AVX2, BMI and FMA (x86-64-v3; three-operand instructions, about a sixth fewer of them),
-/// else for the target's baseline. Both do the same arithmetic in the same order (Rust never
-/// fuses a multiply and an add by itself), so they give the same bits.
-fn run_marcher(grid: Grid, starts: &[usize], order: Order, distance: bool) {
+/// A march's input, row-major.
+struct Input<'a> {
+    phi: &'a [f64],
+    mask: Option<&'a [bool]>,
+    /// The speeds for the travel time; `None` for the distance.
+    speed: Option<&'a [f64]>,
+    shape: (usize, usize),
+    spacing: [f64; 2],
+    order: Order,
+}
+
+/// Lays out the grid in `words` ([`lay_out`]), marches and leaves the values in `words`, compiled
+/// for the widest instruction set the processor has: on x86-64 with AVX2, BMI and FMA
+/// (x86-64-v3: wider vectors for the layout, three-operand instructions, about a sixth fewer
+/// instructions in the march), else for the target's baseline. Both do the same arithmetic in
+/// the same order (Rust never fuses a multiply and an add by itself), so they give the same
+/// bits. The number of cells not reached; `None` for a NaN or infinite value in the input.
+fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
     #[cfg(target_arch = "x86_64")]
     if !tests_want_the_baseline()
         && std::arch::is_x86_feature_detected!("avx2")
@@ -346,28 +339,59 @@ fn run_marcher(grid: Grid, starts: &[usize], order: Order, distance: bool) {
         && std::arch::is_x86_feature_detected!("popcnt")
     {
         // SAFETY: the processor has every feature the function is compiled for.
-        unsafe { run_marcher_x86_64_v3(grid, starts, order, distance) };
-        return;
+        return unsafe { lay_out_and_march_x86_64_v3(words, input) };
     }
-    run_marcher_on(grid, starts, order, distance);
+    lay_out_and_march_inline(words, input)
 }
 
-/// [`run_marcher`] compiled for x86-64-v3.
+/// [`lay_out_and_march`] compiled for x86-64-v3.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2,bmi1,bmi2,fma,lzcnt,popcnt")]
-fn run_marcher_x86_64_v3(grid: Grid, starts: &[usize], order: Order, distance: bool) {
-    run_marcher_on(grid, starts, order, distance);
+fn lay_out_and_march_x86_64_v3(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
+    lay_out_and_march_inline(words, input)
 }
 
-/// The march of `order` and kind, inlined into its caller (and compiled for its features).
+/// [`lay_out_and_march`], inlined into its caller (and compiled for its features).
 #[inline(always)]
-fn run_marcher_on(grid: Grid, starts: &[usize], order: Order, distance: bool) {
-    match (order, distance) {
-        (Order::First, true) => Marcher::<false, true>::new(grid).run(starts),
-        (Order::Second, true) => Marcher::<true, true>::new(grid).run(starts),
-        (Order::First, false) => Marcher::<false, false>::new(grid).run(starts),
-        (Order::Second, false) => Marcher::<true, false>::new(grid).run(starts),
+fn lay_out_and_march_inline(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
+    let (rows, cols) = input.shape;
+    let (starts, mixed_signs, uniform_speed) = match lay_out(
+        words,
+        input.phi,
+        input.mask,
+        input.speed,
+        input.shape,
+        input.spacing,
+    )? {
+        Ok(laid_out) => laid_out,
+        Err(e) => return Some(Err(e)),
+    };
+    let spacing = input.spacing;
+    let grid = Grid {
+        cols,
+        base: MARGIN * cols,
+        words: &mut *words,
+        phi: input.phi,
+        speed: input.speed.unwrap_or(&[]),
+        mixed_signs,
+        uniform_rhs: uniform_speed.map(|s| 1.0 / (s * s)),
+        idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
+    };
+    match (input.order, input.speed.is_none()) {
+        (Order::First, true) => Marcher::<false, true>::new(grid).run(&starts),
+        (Order::Second, true) => Marcher::<true, true>::new(grid).run(&starts),
+        (Order::First, false) => Marcher::<false, false>::new(grid).run(&starts),
+        (Order::Second, false) => Marcher::<true, false>::new(grid).run(&starts),
     }
+    // The words become the values, in place.
+    let mut unreached = 0;
+    for word in &mut words[MARGIN * cols..(MARGIN + rows) * cols] {
+        if !frozen(*word) {
+            *word = f64::INFINITY.to_bits();
+            unreached += 1;
+        }
+    }
+    Some(Ok(unreached))
 }
 
 #[cfg(test)]
@@ -394,6 +418,7 @@ fn tests_want_the_baseline() -> bool {
 /// order, whether phi has values of both signs, and the speed of every cell that is not an
 /// obstacle if they are all the same; `None` if phi or the speeds have a NaN or infinite value.
 /// One pass, row by row, in loops the compiler vectorises.
+#[inline(always)]
 fn lay_out(
     words: &mut [u64],
     phi: &[f64],
