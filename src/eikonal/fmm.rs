@@ -18,6 +18,7 @@ use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
 use super::packed;
 use super::quadratic::{Upwind, solve_two_axes};
 use super::scratch::Scratch;
+use super::widest::with_widest_instructions;
 use crate::grid::Dir;
 use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
 
@@ -198,6 +199,7 @@ impl Marcher<'_> {
 
     /// Accepts cells in increasing order until the heap is empty or, with `STOP`, until every
     /// needed cell is accepted.
+    #[inline(always)]
     fn run<const SECOND: bool, const ISO: bool, const STOP: bool>(&mut self, sources: &[(usize, usize)]) {
         if STOP && self.needed_left == 0 {
             return;
@@ -472,15 +474,18 @@ fn march_on(
         needed: needed_padded,
         needed_left,
     };
-    match (second, is_isotropic, stop) {
-        (true, true, false) => marcher.run::<true, true, false>(&sources),
-        (true, false, false) => marcher.run::<true, false, false>(&sources),
-        (false, true, false) => marcher.run::<false, true, false>(&sources),
-        (false, false, false) => marcher.run::<false, false, false>(&sources),
-        // `is_isotropic` is false with an early stop (see the top).
-        (true, _, true) => marcher.run::<true, false, true>(&sources),
-        (false, _, true) => marcher.run::<false, false, true>(&sources),
-    }
+    with_widest_instructions(
+        #[inline(always)]
+        || match (second, is_isotropic, stop) {
+            (true, true, false) => marcher.run::<true, true, false>(&sources),
+            (true, false, false) => marcher.run::<true, false, false>(&sources),
+            (false, true, false) => marcher.run::<false, true, false>(&sources),
+            (false, false, false) => marcher.run::<false, false, false>(&sources),
+            // `is_isotropic` is false with an early stop (see the top).
+            (true, _, true) => marcher.run::<true, false, true>(&sources),
+            (false, _, true) => marcher.run::<false, false, true>(&sources),
+        },
+    );
 
     let mut out = Vec::with_capacity(rows * cols);
     for r in 0..rows {
@@ -625,11 +630,16 @@ fn march_cells(cells: &mut [u64], sources: &[usize], rows: usize, cols: usize, c
         cell_size,
         width: cols + 2 * PAD,
     };
-    if second {
-        marcher.run::<true>(sources);
-    } else {
-        marcher.run::<false>(sources);
-    }
+    with_widest_instructions(
+        #[inline(always)]
+        || {
+            if second {
+                marcher.run::<true>(sources);
+            } else {
+                marcher.run::<false>(sources);
+            }
+        },
+    );
 }
 
 /// The values of the packed march's `cells` (padded), written into `out` (cleared first; its
@@ -801,6 +811,48 @@ mod tests {
             }
             for (a, b) in fused.phi.iter().zip(plain.phi.iter()) {
                 assert_eq!(a.to_bits(), b.to_bits(), "second order: {second}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_baseline_build_gives_the_widest_builds_values_on_every_path() {
+        let (rows, cols) = (45, 61);
+        let aniso = anisotropic_cost(rows, cols);
+        let iso = Array3::from_shape_fn((rows, cols, 4), |(r, c, _)| {
+            let i = r * cols + c;
+            if i % 31 == 0 {
+                f32::INFINITY
+            } else {
+                0.5 + 2.0 * scramble(i)
+            }
+        });
+        let mut goal = Array2::from_elem((rows, cols), false);
+        goal[(7, 9)] = true;
+        goal[(40, 50)] = true;
+        let mut needed = Array2::from_elem((rows, cols), false);
+        needed[(30, 3)] = true;
+        for second in [false, true] {
+            // Packed, isotropic on separate arrays, general, general with an early stop.
+            let all = || {
+                [
+                    march_with(iso.view(), goal.view(), 0.4, second, true, None),
+                    march_on(iso.view(), goal.view(), 0.4, second, true, false, None),
+                    march_with(aniso.view(), goal.view(), 0.4, second, false, None),
+                    march_with(aniso.view(), goal.view(), 0.4, second, false, Some(needed.view())),
+                ]
+            };
+            let widest = all();
+            let baseline = crate::eikonal::widest::tests::on_the_baseline(all);
+            for (path, (w, b)) in widest.iter().zip(&baseline).enumerate() {
+                assert_eq!(w.unreachable, b.unreachable, "path {path}");
+                assert!(
+                    w.phi
+                        .iter()
+                        .zip(b.phi.iter())
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "path {path}"
+                );
             }
         }
     }

@@ -28,6 +28,7 @@
 //! is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
 
 use super::heap::first_smallest;
+use super::widest::with_widest_instructions;
 use crate::eikonal::Order;
 use crate::error::{Error, OPTIONS, Result, num};
 use ndarray::{Array2, ArrayView2, s};
@@ -323,32 +324,13 @@ struct Input<'a> {
 }
 
 /// Lays out the grid in `words` ([`lay_out`]), marches and leaves the values in `words`, compiled
-/// for the widest instruction set the processor has: on x86-64 with AVX2, BMI and FMA
-/// (x86-64-v3: wider vectors for the layout, three-operand instructions, about a sixth fewer
-/// instructions in the march), else for the target's baseline. Both do the same arithmetic in
-/// the same order (Rust never fuses a multiply and an add by itself), so they give the same
-/// bits. The number of cells not reached; `None` for a NaN or infinite value in the input.
+/// for the widest instruction set the processor has ([`super::widest`]). The number of cells
+/// not reached; `None` for a NaN or infinite value in the input.
 fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
-    #[cfg(target_arch = "x86_64")]
-    if !tests_want_the_baseline()
-        && std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("bmi2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("lzcnt")
-        && std::arch::is_x86_feature_detected!("popcnt")
-    {
-        // SAFETY: the processor has every feature the function is compiled for.
-        return unsafe { lay_out_and_march_x86_64_v3(words, input) };
-    }
-    lay_out_and_march_inline(words, input)
-}
-
-/// [`lay_out_and_march`] compiled for x86-64-v3.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2,bmi1,bmi2,fma,lzcnt,popcnt")]
-fn lay_out_and_march_x86_64_v3(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
-    lay_out_and_march_inline(words, input)
+    with_widest_instructions(
+        #[inline(always)]
+        || lay_out_and_march_inline(words, input),
+    )
 }
 
 /// [`lay_out_and_march`], inlined into its caller (and compiled for its features).
@@ -392,24 +374,6 @@ fn lay_out_and_march_inline(words: &mut [u64], input: &Input) -> Option<Result<u
         }
     }
     Some(Ok(unreached))
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Set by the tests that hold the baseline build of the march to the plain port too.
-    static BASELINE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether this thread's test asks for the baseline build of the march.
-#[cfg(all(test, target_arch = "x86_64"))]
-fn tests_want_the_baseline() -> bool {
-    BASELINE_ONLY.with(|b| b.get())
-}
-
-#[cfg(all(not(test), target_arch = "x86_64"))]
-#[inline(always)]
-fn tests_want_the_baseline() -> bool {
-    false
 }
 
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
@@ -1397,8 +1361,7 @@ mod tests {
 
     #[test]
     fn the_baseline_build_of_the_march_gives_the_plain_ports_values_bit_for_bit() {
-        BASELINE_ONLY.with(|b| b.set(true));
-        the_march_matches_the_plain_port();
+        crate::eikonal::widest::tests::on_the_baseline(the_march_matches_the_plain_port);
     }
 
     fn the_march_matches_the_plain_port() {

@@ -40,6 +40,7 @@ pub mod quadratic;
 mod scratch;
 mod speed_grid;
 mod split_heap;
+mod widest;
 
 pub use speed_grid::{PhiGrid, SpeedGrid};
 

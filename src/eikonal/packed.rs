@@ -146,6 +146,7 @@ impl Packed<'_> {
     }
 
     /// Accepts cells in increasing order until the heap is empty.
+    #[inline(always)]
     pub fn run<const SECOND: bool>(&mut self, sources: &[usize]) {
         for &i in sources {
             self.relax_neighbours::<SECOND>(i);
