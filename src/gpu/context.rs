@@ -61,6 +61,8 @@ pub(crate) struct Pipelines {
     pub splat_layout: wgpu::BindGroupLayout,
     pub field_layout: wgpu::BindGroupLayout,
     pub window_layout: wgpu::BindGroupLayout,
+    pub gradient_layout: wgpu::BindGroupLayout,
+    pub velocity_layout: wgpu::BindGroupLayout,
     pub fim_block: wgpu::ComputePipeline,
     pub fim_commit: wgpu::ComputePipeline,
     pub scan_block: wgpu::ComputePipeline,
@@ -74,6 +76,8 @@ pub(crate) struct Pipelines {
     pub density_window_cols: wgpu::ComputePipeline,
     pub field_speed: wgpu::ComputePipeline,
     pub field_cost: wgpu::ComputePipeline,
+    pub continuum_gradient: wgpu::ComputePipeline,
+    pub continuum_velocity: wgpu::ComputePipeline,
 }
 
 /// A GPU device with the crowdfield pipelines, ready to run solves.
@@ -538,7 +542,29 @@ impl Pipelines {
             "crowdfield.density_window",
             &[Uniform, Read, Read, ReadWrite],
         );
+        let gradient_layout = layout(
+            device,
+            "crowdfield.continuum.gradient",
+            &[Uniform, Read, Read, ReadWrite],
+        );
+        let velocity_layout = layout(
+            device,
+            "crowdfield.continuum.velocity",
+            &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
+        );
         Self {
+            continuum_gradient: pipeline(
+                device,
+                "crowdfield.continuum.gradient",
+                shaders::CONTINUUM_GRADIENT,
+                &gradient_layout,
+            ),
+            continuum_velocity: pipeline(
+                device,
+                "crowdfield.continuum.velocity",
+                shaders::CONTINUUM_VELOCITY,
+                &velocity_layout,
+            ),
             density_window_rows: pipeline(
                 device,
                 "crowdfield.density_window.rows",
@@ -603,6 +629,8 @@ impl Pipelines {
             splat_layout,
             field_layout,
             window_layout,
+            gradient_layout,
+            velocity_layout,
         }
     }
 }

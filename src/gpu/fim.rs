@@ -71,7 +71,7 @@ const STATE_COUNT: usize = 0; // three list counts, slots 0..3
 const STATE_PASSES: usize = 3;
 const STATE_RELAX_LO: usize = 5;
 const STATE_RELAX_HI: usize = 6;
-const STATE_SLOTS: usize = 8;
+pub(crate) const STATE_SLOTS: usize = 8;
 /// Workgroup memory of a block workgroup beside the tile and its bits: five u32 variables,
 /// rounded up.
 const FIM_WORKGROUP_EXTRA_BYTES: u32 = 32;
@@ -524,21 +524,28 @@ impl GpuContext {
         &self,
         input: &FimInput,
     ) -> Result<std::sync::MutexGuard<'_, Option<FimBuffers>>> {
-        let pr = input.params;
-        let grid_cells = (pr.cols * pr.rows) as usize;
-        let cells = input.phi.len();
-        let slots = (pr.tiles_per_group * pr.groups) as usize;
         let mut guard = self
             .fim
             .lock()
             .map_err(|_| Error::Gpu("FIM buffers poisoned".into()))?;
-        if guard
+        self.prepare_fim(&mut guard, input)?;
+        Ok(guard)
+    }
+
+    /// (Re)builds the FIM buffers in `slot` when too small for `input`, then uploads everything
+    /// but the cost (parameters, sources, initial potentials, every tile on the first list).
+    pub(crate) fn prepare_fim(&self, slot: &mut Option<FimBuffers>, input: &FimInput) -> Result<()> {
+        let pr = input.params;
+        let grid_cells = (pr.cols * pr.rows) as usize;
+        let cells = input.phi.len();
+        let slots = (pr.tiles_per_group * pr.groups) as usize;
+        if slot
             .as_ref()
             .is_none_or(|b| b.cells < cells || b.slots < slots || b.cost.size() < grid_cells as u64 * 16)
         {
-            *guard = Some(FimBuffers::new(self, grid_cells, cells, slots)?);
+            *slot = Some(FimBuffers::new(self, grid_cells, cells, slots)?);
         }
-        let buf = guard.as_ref().expect("FIM buffers were just created");
+        let buf = slot.as_ref().expect("FIM buffers were just created");
         self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(&pr));
         self.write_buffer_parallel(&buf.source, 0, &input.source);
         self.write_buffer_parallel(&buf.phi, 0, &input.phi);
@@ -556,7 +563,7 @@ impl GpuContext {
         let args = [size[0], size[1], 1, size[0].max(1), size[1].max(1), 1];
         self.queue
             .write_buffer(&buf.args[0], 0, bytemuck::cast_slice(&args));
-        Ok(guard)
+        Ok(())
     }
 
     /// Runs the FIM passes until the next active list is empty and returns the counters. The
