@@ -60,10 +60,7 @@ struct StepBuffers {
 
 impl StepBuffers {
     fn new(ctx: &GpuContext, agents: usize, entries: usize) -> Result<Self> {
-        ctx.check_size(
-            "the gradients (cells x groups x 8 bytes)",
-            entries as u64 * 8,
-        )?;
+        ctx.check_size("the gradients (cells x groups x 8 bytes)", entries as u64 * 8)?;
         Ok(Self {
             agents,
             entries,
@@ -196,7 +193,11 @@ impl GpuContext {
         let input = goals
             .map(|g| prepare_goals(grid.rows, grid.cols, g, grid.cell_size, self.fim_tile))
             .transpose()?;
-        let Some(groups) = input.as_ref().map(|i| i.params.groups as usize).or(session.groups) else {
+        let Some(groups) = input
+            .as_ref()
+            .map(|i| i.params.groups as usize)
+            .or(session.groups)
+        else {
             return Err(Error::invalid(
                 "<memory>",
                 "goals",
@@ -225,15 +226,14 @@ impl GpuContext {
             .is_none_or(|b| b.agents < n || b.entries < groups * cells)
         {
             let agents_cap = n.max(1).next_power_of_two();
-            let entries = session
-                .step
-                .as_ref()
-                .map_or(0, |b| b.entries)
-                .max(groups * cells);
+            let entries = session.step.as_ref().map_or(0, |b| b.entries).max(groups * cells);
             session.step = Some(StepBuffers::new(self, agents_cap, entries)?);
         }
         let splat = session.splat.as_ref().expect("splat buffers were just created");
-        let fb = session.fields.as_ref().expect("a grid with cells has field buffers");
+        let fb = session
+            .fields
+            .as_ref()
+            .expect("a grid with cells has field buffers");
         let step = session.step.as_ref().expect("step buffers were just created");
         // The cost goes where the FIM reads it; a scene without groups keeps it in the fields'.
         let cost = match (&session.fim, groups) {
@@ -337,7 +337,13 @@ impl GpuContext {
             .map(|p| {
                 let values = p
                     .iter()
-                    .map(|&v| if v >= PHI_INF || !v.is_finite() { f64::INFINITY } else { f64::from(v) })
+                    .map(|&v| {
+                        if v >= PHI_INF || !v.is_finite() {
+                            f64::INFINITY
+                        } else {
+                            f64::from(v)
+                        }
+                    })
                     .collect();
                 Array2::from_shape_vec(grid.shape(), values).expect("phi has rows * cols values")
             })
@@ -392,7 +398,12 @@ impl GpuContext {
             &self.device,
             "crowdfield.continuum.gradient",
             &p.gradient_layout,
-            &[(&step.params, None), (phi, None), (cost, None), (&step.grad, None)],
+            &[
+                (&step.params, None),
+                (phi, None),
+                (cost, None),
+                (&step.grad, None),
+            ],
         );
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("crowdfield.continuum.gradient"),
@@ -438,11 +449,7 @@ impl GpuContext {
 }
 
 fn not_stepped() -> Error {
-    Error::invalid(
-        "<memory>",
-        "session",
-        "no step has run yet: nothing to read back",
-    )
+    Error::invalid("<memory>", "session", "no step has run yet: nothing to read back")
 }
 
 /// The CPU twin of `shaders/continuum_gradient.wgsl`: every group's upwind gradient, `(gx, gy)`
@@ -584,7 +591,11 @@ mod tests {
             .collect();
         let cost = Array3::from_shape_fn((rows, cols, 4), |(r, c, d)| {
             let i = (r * cols + c) * 4 + d;
-            if i % 31 == 0 { f32::INFINITY } else { 0.5 + 2.0 * scramble(i + 5) }
+            if i % 31 == 0 {
+                f32::INFINITY
+            } else {
+                0.5 + 2.0 * scramble(i + 5)
+            }
         });
         (phi, cost)
     }
@@ -615,7 +626,10 @@ mod tests {
                 assert!((ty - b).abs() <= 1e-5 * b.abs().max(1.0), "gy {k}: {ty} vs {b}");
             }
         }
-        assert!(nonzero > rows * cols, "the field exercises the upwind choice: {nonzero}");
+        assert!(
+            nonzero > rows * cols,
+            "the field exercises the upwind choice: {nonzero}"
+        );
     }
 
     #[test]
@@ -625,7 +639,9 @@ mod tests {
         let p = params(rows, cols, 2, h);
         let (flat, device_cost) = device_layout(&phi, &cost);
         let grad = gradient_twin(&p, &flat, &device_cost);
-        let speed = Array3::from_shape_fn((rows, cols, 4), |(r, c, d)| 0.3 + ((r * 7 + c * 3 + d) % 11) as f32 * 0.1);
+        let speed = Array3::from_shape_fn((rows, cols, 4), |(r, c, d)| {
+            0.3 + ((r * 7 + c * 3 + d) % 11) as f32 * 0.1
+        });
         let speed_flat: Vec<f32> = speed.iter().copied().collect();
         let grid = Grid::new(cols, rows, h);
         let mut moving = 0;
@@ -638,7 +654,10 @@ mod tests {
             let got = velocity_twin(&p, &grad, &speed_flat, g, x, y);
             moving += usize::from(want != [0.0, 0.0]);
             for a in 0..2 {
-                assert!((got[a] - want[a]).abs() <= 1e-4, "agent {k} at ({x}, {y}): {got:?} vs {want:?}");
+                assert!(
+                    (got[a] - want[a]).abs() <= 1e-4,
+                    "agent {k} at ({x}, {y}): {got:?} vs {want:?}"
+                );
             }
         }
         assert!(moving > 1000, "most points walk: {moving}");

@@ -171,10 +171,7 @@ impl GpuContext {
         agents: usize,
         cells: usize,
     ) -> Result<()> {
-        if slot
-            .as_ref()
-            .is_none_or(|b| b.agents < agents || b.cells < cells)
-        {
+        if slot.as_ref().is_none_or(|b| b.agents < agents || b.cells < cells) {
             *slot = Some(SplatBuffers::new(self, agents.max(1).next_power_of_two(), cells)?);
         }
         Ok(())

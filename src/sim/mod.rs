@@ -828,7 +828,14 @@ impl Simulation {
     /// records and which turns the GPU off for the rest of the run).
     fn gpu_continuum_step(&mut self, due: bool) -> Option<ContinuumVelocities> {
         let ctx = self.gpu.clone()?;
-        match device_step(&ctx, &mut self.gpu_run, &self.scene, &self.agents, &self.goal_masks, due) {
+        match device_step(
+            &ctx,
+            &mut self.gpu_run,
+            &self.scene,
+            &self.agents,
+            &self.goal_masks,
+            due,
+        ) {
             Ok(sampled) => {
                 self.gpu_reads.steps += 1;
                 self.gpu_reads.step_read_backs += sampled.read_backs.count;
