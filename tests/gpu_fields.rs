@@ -8,7 +8,8 @@ mod gpu_support;
 use crowdfield::agents::Agents;
 use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::{self, Fields};
-use crowdfield::gpu::solve_fim_cpu;
+use crowdfield::gpu::types::GpuContinuumParams;
+use crowdfield::gpu::{PHI_INF, gradient_twin, sanitize_cost, solve_fim_cpu, velocity_twin};
 use crowdfield::grid::{Dir, Grid};
 use crowdfield::params::SpeedLaw;
 use crowdfield::scene::Scene;
@@ -444,6 +445,10 @@ const VELOCITY_TOL: f32 = 1e-4;
 /// potentials and cost: one f32 subtraction and division against f64.
 const GRADIENT_REL: f32 = 1e-5;
 
+/// Tolerance of the gradient and velocity passes against their f32 CPU twins: the same
+/// operations in the same order, apart from a compiler's contraction of a multiply and an add.
+const TWIN_REL: f32 = 1e-6;
+
 /// Asserts the device's velocities are `velocity_at` of `gradients` and `speed` at each agent.
 fn assert_velocities(
     grid: &Grid,
@@ -544,6 +549,38 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             }
         }
         let walking = assert_velocities(&grid, &agents, &first, &cpu, &fields.speed, "replanning step");
+        // The passes against their CPU twins, which read like the shaders, in f32.
+        let params = GpuContinuumParams {
+            cols: cols as u32,
+            rows: rows as u32,
+            groups: 3,
+            agents: n as u32,
+            cell_size: grid.cell_size as f32,
+            width: grid.width() as f32,
+            height: grid.height() as f32,
+            pad0: 0,
+        };
+        let flat: Vec<f32> = phi
+            .iter()
+            .flat_map(|p| p.iter().map(|&v| if v.is_finite() { v as f32 } else { PHI_INF }))
+            .collect();
+        let cost: Vec<f32> = fields.cost.iter().map(|&c| sanitize_cost(c)).collect();
+        let twin = gradient_twin(&params, &flat, &cost);
+        let on_device: Vec<f32> = device
+            .iter()
+            .flat_map(|d| d.gx.iter().zip(d.gy.iter()).flat_map(|(&x, &y)| [x, y]))
+            .collect();
+        for (k, (a, b)) in on_device.iter().zip(&twin).enumerate() {
+            assert!((a - b).abs() <= TWIN_REL * b.abs().max(1.0), "gradient {k}: gpu {a} vs twin {b}");
+        }
+        let speed: Vec<f32> = fields.speed.iter().copied().collect();
+        for i in 0..n {
+            let want = velocity_twin(&params, &twin, &speed, agents.group[i], agents.x[i], agents.y[i]);
+            let got = [first.vx[i], first.vy[i]];
+            for a in 0..2 {
+                assert!((got[a] - want[a]).abs() <= TWIN_REL, "agent {i}: gpu {got:?} vs twin {want:?}");
+            }
+        }
         assert!(walking > n / 3, "seed {seed}: {walking} of {n} walk");
         // A step that does not replan: the walkers moved, so splat, fields and sampling run
         // again on the last solve's gradients, and only the velocities come back.
