@@ -571,14 +571,20 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             .flat_map(|d| d.gx.iter().zip(d.gy.iter()).flat_map(|(&x, &y)| [x, y]))
             .collect();
         for (k, (a, b)) in on_device.iter().zip(&twin).enumerate() {
-            assert!((a - b).abs() <= TWIN_REL * b.abs().max(1.0), "gradient {k}: gpu {a} vs twin {b}");
+            assert!(
+                (a - b).abs() <= TWIN_REL * b.abs().max(1.0),
+                "gradient {k}: gpu {a} vs twin {b}"
+            );
         }
         let speed: Vec<f32> = fields.speed.iter().copied().collect();
         for i in 0..n {
             let want = velocity_twin(&params, &twin, &speed, agents.group[i], agents.x[i], agents.y[i]);
             let got = [first.vx[i], first.vy[i]];
             for a in 0..2 {
-                assert!((got[a] - want[a]).abs() <= TWIN_REL, "agent {i}: gpu {got:?} vs twin {want:?}");
+                assert!(
+                    (got[a] - want[a]).abs() <= TWIN_REL,
+                    "agent {i}: gpu {got:?} vs twin {want:?}"
+                );
             }
         }
         assert!(walking > n / 3, "seed {seed}: {walking} of {n} walk");

@@ -97,6 +97,8 @@ pub struct GpuContext {
     report: AdapterReport,
     errors: Arc<Mutex<Vec<String>>>,
     staging: Mutex<Option<wgpu::Buffer>>,
+    /// Every read-back through [`GpuContext::read_back`] so far: count, bytes.
+    read_log: [std::sync::atomic::AtomicU64; 2],
     pub(crate) fim: Mutex<Option<crate::gpu::fim::FimBuffers>>,
     pub(crate) bins: Mutex<Option<crate::gpu::bins::BinBuffers>>,
     pub(crate) splat: Mutex<Option<crate::gpu::splat::SplatBuffers>>,
@@ -279,6 +281,7 @@ impl GpuContext {
             report,
             errors,
             staging: Mutex::new(None),
+            read_log: Default::default(),
             fim: Mutex::new(None),
             bins: Mutex::new(None),
             splat: Mutex::new(None),
@@ -289,6 +292,16 @@ impl GpuContext {
     /// The adapter in use.
     pub fn adapter(&self) -> &AdapterReport {
         &self.report
+    }
+
+    /// Every read-back this context made so far, by any method and any caller: how many
+    /// times the host waited for device memory, and how many bytes came back.
+    pub fn read_back_totals(&self) -> crate::gpu::ReadBacks {
+        use std::sync::atomic::Ordering::Relaxed;
+        crate::gpu::ReadBacks {
+            count: self.read_log[0].load(Relaxed),
+            bytes: self.read_log[1].load(Relaxed),
+        }
     }
 
     /// Waits for the queue, then turns any validation error raised since the last check into
@@ -408,6 +421,8 @@ impl GpuContext {
             }));
         }
         let staging = staging.as_ref().expect("staging buffer was just created");
+        self.read_log[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.read_log[1].fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(src, offset, staging, 0, bytes);
         self.queue.submit([encoder.finish()]);
