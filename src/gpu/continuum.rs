@@ -591,7 +591,7 @@ mod tests {
             .collect();
         let cost = Array3::from_shape_fn((rows, cols, 4), |(r, c, d)| {
             let i = (r * cols + c) * 4 + d;
-            if i % 31 == 0 {
+            if i.is_multiple_of(31) {
                 f32::INFINITY
             } else {
                 0.5 + 2.0 * scramble(i + 5)
