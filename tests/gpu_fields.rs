@@ -9,7 +9,7 @@ use crowdfield::agents::Agents;
 use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::{self, Fields};
 use crowdfield::gpu::types::GpuContinuumParams;
-use crowdfield::gpu::{PHI_INF, gradient_twin, sanitize_cost, solve_fim_cpu, velocity_twin};
+use crowdfield::gpu::{PHI_INF, gradient_twin, potential_twin, sanitize_cost, solve_fim_cpu, velocity_twin};
 use crowdfield::grid::{Dir, Grid};
 use crowdfield::params::SpeedLaw;
 use crowdfield::scene::Scene;
@@ -513,6 +513,8 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
         let grid = scene.grid;
         let n = agents.len();
         let mut session = ctx.continuum_session(&scene).unwrap();
+        // Each walker's potential under every group's field too, as the pedestrian model reads.
+        session.set_sample_potentials(true);
         let first = ctx
             .continuum_velocities(&mut session, &agents, Some(&goals))
             .unwrap();
@@ -520,7 +522,7 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
         assert_eq!(first.read_backs.count, counters.read_backs as u64 + 1);
         assert_eq!(
             first.read_backs.bytes,
-            32 * counters.read_backs as u64 + 8 * n as u64
+            32 * counters.read_backs as u64 + (8 + 3 * 4) * n as u64
         );
         let fields = ctx.continuum_fields(&session).unwrap();
         let phi = ctx.continuum_potentials(&session).unwrap();
@@ -549,6 +551,28 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             }
         }
         let walking = assert_velocities(&grid, &agents, &first, &cpu, &fields.speed, "replanning step");
+        assert_eq!(first.potentials.len(), 3 * n);
+        let mut unreached_walkers = 0;
+        for g in 0..3 {
+            for i in 0..n {
+                let want =
+                    crowdfield::sim::pedestrian::potential_at(&grid, &phi[g], agents.x[i], agents.y[i]);
+                let got = first.potentials[g * n + i];
+                if want.is_infinite() {
+                    unreached_walkers += 1;
+                    assert_eq!(got, PHI_INF, "group {g}, agent {i}");
+                } else {
+                    assert!(
+                        (f64::from(got) - want).abs() <= f64::from(GRADIENT_REL) * want.abs().max(1.0),
+                        "group {g}, agent {i}: gpu {got} vs cpu {want}"
+                    );
+                }
+            }
+        }
+        assert!(
+            unreached_walkers > n / 3,
+            "group 2 reaches few walkers: {unreached_walkers}"
+        );
         // The passes against their CPU twins, which read like the shaders, in f32.
         let params = GpuContinuumParams {
             cols: cols as u32,
@@ -577,6 +601,15 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             );
         }
         let speed: Vec<f32> = fields.speed.iter().copied().collect();
+        for k in 0..3 * n {
+            let (g, i) = (k / n, k % n);
+            let want = potential_twin(&params, &flat, g as u32, agents.x[i], agents.y[i]);
+            let got = first.potentials[k];
+            assert!(
+                (got - want).abs() <= TWIN_REL * want.abs().max(1.0),
+                "potential {k}: gpu {got} vs twin {want}"
+            );
+        }
         for i in 0..n {
             let want = velocity_twin(&params, &twin, &speed, agents.group[i], agents.x[i], agents.y[i]);
             let got = [first.vx[i], first.vy[i]];
@@ -595,7 +628,9 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             agents.y[i] += 0.2 * first.vy[i];
         }
         let before = session.read_backs();
+        session.set_sample_potentials(false);
         let second = ctx.continuum_velocities(&mut session, &agents, None).unwrap();
+        assert!(second.potentials.is_empty());
         assert!(second.counters.is_none());
         assert_eq!(
             second.read_backs,

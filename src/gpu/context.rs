@@ -63,6 +63,7 @@ pub(crate) struct Pipelines {
     pub window_layout: wgpu::BindGroupLayout,
     pub gradient_layout: wgpu::BindGroupLayout,
     pub velocity_layout: wgpu::BindGroupLayout,
+    pub potential_layout: wgpu::BindGroupLayout,
     pub fim_block: wgpu::ComputePipeline,
     pub fim_commit: wgpu::ComputePipeline,
     pub scan_block: wgpu::ComputePipeline,
@@ -78,6 +79,7 @@ pub(crate) struct Pipelines {
     pub field_cost: wgpu::ComputePipeline,
     pub continuum_gradient: wgpu::ComputePipeline,
     pub continuum_velocity: wgpu::ComputePipeline,
+    pub continuum_potential: wgpu::ComputePipeline,
 }
 
 /// A GPU device with the crowdfield pipelines, ready to run solves.
@@ -567,7 +569,18 @@ impl Pipelines {
             "crowdfield.continuum.velocity",
             &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
         );
+        let potential_layout = layout(
+            device,
+            "crowdfield.continuum.potential",
+            &[Uniform, Read, Read, Read, ReadWrite],
+        );
         Self {
+            continuum_potential: pipeline(
+                device,
+                "crowdfield.continuum.potential",
+                shaders::CONTINUUM_POTENTIAL,
+                &potential_layout,
+            ),
             continuum_gradient: pipeline(
                 device,
                 "crowdfield.continuum.gradient",
@@ -646,6 +659,7 @@ impl Pipelines {
             window_layout,
             gradient_layout,
             velocity_layout,
+            potential_layout,
         }
     }
 }

@@ -52,6 +52,8 @@ struct StepBuffers {
     agents: usize,
     /// Gradient entries (cells times groups) the gradient buffer holds.
     entries: usize,
+    /// Groups whose potentials the sampled buffer holds per agent.
+    potential_groups: usize,
     params: wgpu::Buffer,
     groups: wgpu::Buffer,
     grad: wgpu::Buffer,
@@ -59,18 +61,22 @@ struct StepBuffers {
 }
 
 impl StepBuffers {
-    fn new(ctx: &GpuContext, agents: usize, entries: usize) -> Result<Self> {
+    fn new(ctx: &GpuContext, agents: usize, entries: usize, groups: usize) -> Result<Self> {
         ctx.check_size("the gradients (cells x groups x 8 bytes)", entries as u64 * 8)?;
         Ok(Self {
             agents,
             entries,
+            potential_groups: groups,
             params: ctx.uniform(
                 "crowdfield.continuum.params",
                 std::mem::size_of::<GpuContinuumParams>() as u64,
             ),
             groups: ctx.storage("crowdfield.continuum.groups", agents as u64 * 4),
             grad: ctx.storage("crowdfield.continuum.grad", entries as u64 * 8),
-            velocity: ctx.storage("crowdfield.continuum.velocity", agents as u64 * 8),
+            velocity: ctx.storage(
+                "crowdfield.continuum.velocity",
+                agents as u64 * 4 * (2 + groups as u64),
+            ),
         })
     }
 }
@@ -90,6 +96,8 @@ pub struct ContinuumSession {
     groups: Option<usize>,
     /// Whether a step has run (the fields on the device are the last step's).
     stepped: bool,
+    /// Whether steps also sample each agent's potential under every group's field.
+    sample_potentials: bool,
     read_count: AtomicU64,
     read_bytes: AtomicU64,
 }
@@ -113,6 +121,13 @@ impl ContinuumSession {
         }
     }
 
+    /// Makes every later step also sample each agent's potential under every group's field
+    /// ([`ContinuumVelocities::potentials`]; 4 more bytes per agent and group read back), as
+    /// the pedestrian model reads them.
+    pub fn set_sample_potentials(&mut self, on: bool) {
+        self.sample_potentials = on;
+    }
+
     /// Groups whose potentials are on the device (`None` before the first solve).
     pub fn groups(&self) -> Option<usize> {
         self.groups
@@ -131,6 +146,10 @@ pub struct ContinuumVelocities {
     pub vx: Vec<f32>,
     /// The same along y.
     pub vy: Vec<f32>,
+    /// With [`ContinuumSession::set_sample_potentials`], `potentials[group * agents + agent]`:
+    /// the agent's potential under the group's field as
+    /// [`crate::sim::pedestrian::potential_at`] gives it ([`PHI_INF`] for `+inf`); else empty.
+    pub potentials: Vec<f32>,
     /// The solve's counters on a replanning step (`None` when the potentials were reused).
     pub counters: Option<SolveCounters>,
     /// The step's read-backs.
@@ -159,6 +178,7 @@ impl GpuContext {
             step: None,
             groups: None,
             stepped: false,
+            sample_potentials: false,
             read_count: AtomicU64::new(0),
             read_bytes: AtomicU64::new(0),
         })
@@ -223,11 +243,16 @@ impl GpuContext {
         if session
             .step
             .as_ref()
-            .is_none_or(|b| b.agents < n || b.entries < groups * cells)
+            .is_none_or(|b| b.agents < n || b.entries < groups * cells || b.potential_groups < groups)
         {
             let agents_cap = n.max(1).next_power_of_two();
             let entries = session.step.as_ref().map_or(0, |b| b.entries).max(groups * cells);
-            session.step = Some(StepBuffers::new(self, agents_cap, entries)?);
+            let groups_cap = session
+                .step
+                .as_ref()
+                .map_or(0, |b| b.potential_groups)
+                .max(groups);
+            session.step = Some(StepBuffers::new(self, agents_cap, entries, groups_cap)?);
         }
         let splat = session.splat.as_ref().expect("splat buffers were just created");
         let fb = session
@@ -276,19 +301,32 @@ impl GpuContext {
         }
         session.groups = Some(groups);
         session.stepped = true;
+        let potentials = match (&session.fim, session.sample_potentials, groups) {
+            (Some(fim), true, 1..) => Some(fim),
+            _ => None,
+        };
         if n > 0 {
             self.encode_velocity(step, splat, fb, n, &mut encoder);
+            if let Some(fim) = potentials {
+                self.encode_potential(step, splat, &fim.phi, n * groups, &mut encoder);
+            }
         }
         self.queue.submit([encoder.finish()]);
         if n > 0 {
-            self.read_back_with(&step.velocity, 0, 2 * n, |v: &[f32]| {
-                for (i, pair) in v.chunks_exact(2).enumerate() {
+            let values = if potentials.is_some() {
+                (2 + groups) * n
+            } else {
+                2 * n
+            };
+            self.read_back_with(&step.velocity, 0, values, |v: &[f32]| {
+                for (i, pair) in v[..2 * n].chunks_exact(2).enumerate() {
                     out.vx[i] = pair[0];
                     out.vy[i] = pair[1];
                 }
+                out.potentials = v[2 * n..].to_vec();
             })?;
             reads.count += 1;
-            reads.bytes += 8 * n as u64;
+            reads.bytes += 4 * values as u64;
         } else {
             self.finish()?;
         }
@@ -410,6 +448,37 @@ impl GpuContext {
             timestamp_writes: None,
         });
         pass.set_pipeline(&p.continuum_gradient);
+        pass.set_bind_group(0, &bg, &[]);
+        dispatch_linear(&mut pass, entries as u32);
+    }
+
+    /// Encodes the potential pass over `entries` (agents times groups) samples.
+    fn encode_potential(
+        &self,
+        step: &StepBuffers,
+        splat: &SplatBuffers,
+        phi: &wgpu::Buffer,
+        entries: usize,
+        encoder: &mut wgpu::CommandEncoder,
+    ) {
+        let p = &self.pipelines;
+        let bg = bind_group(
+            &self.device,
+            "crowdfield.continuum.potential",
+            &p.potential_layout,
+            &[
+                (&step.params, None),
+                (&splat.pos[0], None),
+                (&splat.pos[1], None),
+                (phi, None),
+                (&step.velocity, None),
+            ],
+        );
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("crowdfield.continuum.potential"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&p.continuum_potential);
         pass.set_bind_group(0, &bg, &[]);
         dispatch_linear(&mut pass, entries as u32);
     }
@@ -554,6 +623,44 @@ pub fn velocity_twin(
     [f * dx, f * dy]
 }
 
+/// The CPU twin of `shaders/continuum_potential.wgsl`: the potential at `(x, y)` of group
+/// `group`'s field in `phi` (as [`gradient_twin`] takes it), in f32: bilinear between the four
+/// cell centres around the point over those a source reaches, the cell's own value where none
+/// does, [`PHI_INF`] outside the domain.
+pub fn potential_twin(params: &GpuContinuumParams, phi: &[f32], group: u32, x: f32, y: f32) -> f32 {
+    let (cols, rows) = (params.cols, params.rows);
+    let base = (group * cols * rows) as usize;
+    let h = params.cell_size;
+    let (fx, fy) = (x / h, y / h);
+    if !(x >= 0.0 && y >= 0.0 && fx < cols as f32 && fy < rows as f32) {
+        return PHI_INF;
+    }
+    let (r, c) = (fy as u32, fx as u32);
+    let u = (fx - 0.5).clamp(0.0, (cols - 1) as f32);
+    let v = (fy - 0.5).clamp(0.0, (rows - 1) as f32);
+    let (c0, r0) = (u.floor() as u32, v.floor() as u32);
+    let (c1, r1) = ((c0 + 1).min(cols - 1), (r0 + 1).min(rows - 1));
+    let (tu, tv) = (u - c0 as f32, v - r0 as f32);
+    let (mut sum, mut weight) = (0.0f32, 0.0f32);
+    for (rr, cc, w) in [
+        (r0, c0, (1.0 - tu) * (1.0 - tv)),
+        (r0, c1, tu * (1.0 - tv)),
+        (r1, c1, tu * tv),
+        (r1, c0, (1.0 - tu) * tv),
+    ] {
+        let p = phi[base + (rr * cols + cc) as usize];
+        if p < PHI_INF && w > 0.0 {
+            sum += w * p;
+            weight += w;
+        }
+    }
+    if weight > 0.0 {
+        sum / weight
+    } else {
+        phi[base + (r * cols + c) as usize]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -661,5 +768,35 @@ mod tests {
             }
         }
         assert!(moving > 1000, "most points walk: {moving}");
+    }
+
+    #[test]
+    fn the_potential_twin_is_potential_at_in_f32() {
+        let (rows, cols, h) = (13, 17, 0.5);
+        let (phi, cost) = rough(rows, cols);
+        let p = params(rows, cols, 2, h);
+        let (flat, _) = device_layout(&phi, &cost);
+        let grid = Grid::new(cols, rows, h);
+        let mut unreached = 0;
+        for k in 0..2000u32 {
+            let x = (k as f32 * 0.618_034).fract() * (grid.width() as f32 + 1.0) - 0.5;
+            let y = (k as f32 * 0.414_213_57).fract() * (grid.height() as f32 + 1.0) - 0.5;
+            let g = k % 2;
+            let want = crate::sim::pedestrian::potential_at(&grid, &phi[g as usize], x, y);
+            let got = potential_twin(&p, &flat, g, x, y);
+            if want.is_infinite() {
+                unreached += 1;
+                assert_eq!(got, PHI_INF, "({x}, {y})");
+            } else {
+                assert!(
+                    (f64::from(got) - want).abs() <= 1e-6 * want.abs().max(1.0),
+                    "({x}, {y}): {got} vs {want}"
+                );
+            }
+        }
+        assert!(
+            unreached > 20,
+            "points outside the domain or unreached: {unreached}"
+        );
     }
 }

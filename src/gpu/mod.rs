@@ -22,7 +22,8 @@
 //! - [`solve_eikonal`] with a [`Backend`]: what the command line calls; `Auto` falls back to
 //!   the CPU, saying why ([`solve_eikonal_speed`] the same from speeds).
 //!
-//! Each pass has a CPU twin that reads like its shader ([`solve_fim_cpu`], [`splat_twin`], [`gradient_twin`], [`velocity_twin`]; the
+//! Each pass has a CPU twin that reads like its shader ([`solve_fim_cpu`], [`splat_twin`],
+//! [`gradient_twin`], [`velocity_twin`], [`potential_twin`]; the
 //! neighbour grid's twin is [`crate::neighbors::NeighborGrid`] itself).
 
 mod bins;
@@ -37,7 +38,9 @@ pub mod types;
 
 pub use bins::{radix_passes, scan_levels};
 pub use context::{AdapterReport, GpuContext};
-pub use continuum::{ContinuumSession, ContinuumVelocities, ReadBacks, gradient_twin, velocity_twin};
+pub use continuum::{
+    ContinuumSession, ContinuumVelocities, ReadBacks, gradient_twin, potential_twin, velocity_twin,
+};
 pub use fields::{GpuStep, field_params, window_params};
 pub use fim::{
     DISPATCHES_PER_PASS, FIM_COST_MAX, FIM_EPS_REL, FIM_LANES, FIM_MAX_SWEEPS_PER_EDGE, FIM_TILE_LARGE,

@@ -273,6 +273,9 @@ fn device_step(
         });
     }
     let run = run.as_mut().expect("the session was just opened");
+    // The pedestrian model reads each walker's potential and its neighbours'.
+    run.session
+        .set_sample_potentials(scene.params.model == crate::params::Model::Pedestrian);
     let replan = due || run.session.groups().is_none();
     let sampled = ctx.continuum_velocities(&mut run.session, agents, replan.then_some(goal_masks))?;
     run.fields = std::sync::OnceLock::new();
@@ -984,17 +987,40 @@ impl Simulation {
             })
             .unzip();
         if self.scene.params.model == crate::params::Model::Pedestrian {
-            pedestrian::apply(
-                &self.scene,
-                &self.faces,
-                &self.agents,
-                current_potentials(&self.potentials, self.gpu.as_deref(), self.gpu_run.as_ref()),
-                &mut self.pedestrian_grid,
-                self.pedestrian_rule,
-                &self.pedestrian_floor,
-                &mut vx,
-                &mut vy,
-            );
+            match field {
+                FieldVelocity::At(_) => pedestrian::apply(
+                    &self.scene,
+                    &self.faces,
+                    &self.agents,
+                    &self.potentials,
+                    &mut self.pedestrian_grid,
+                    self.pedestrian_rule,
+                    &self.pedestrian_floor,
+                    &mut vx,
+                    &mut vy,
+                ),
+                // Sampled on the device: potentials[group * agents + agent].
+                FieldVelocity::Sampled(v) => {
+                    let n = self.agents.len();
+                    let phi_at = |group: usize, j: usize| -> f64 {
+                        match v.potentials.get(group * n + j) {
+                            Some(&p) if p < crate::gpu::PHI_INF => f64::from(p),
+                            _ => f64::INFINITY,
+                        }
+                    };
+                    pedestrian::apply_with(
+                        &self.scene,
+                        &self.faces,
+                        &self.agents,
+                        phi_at,
+                        &mut self.pedestrian_grid,
+                        self.pedestrian_rule,
+                        &self.pedestrian_floor,
+                        &mut vx,
+                        &mut vy,
+                    );
+                }
+            }
         }
         self.preferred.clear();
         self.preferred.extend(vx.iter().zip(&vy).map(|(&x, &y)| [x, y]));
