@@ -204,13 +204,14 @@ pub struct Arrival {
 pub struct GpuReadBacks {
     /// Steps whose continuum step ran on the GPU.
     pub steps: usize,
-    /// Read-backs those steps made: one for the walking velocities, and on replanning steps
-    /// one per batch of solver passes (its 32-byte convergence state).
+    /// Read-backs those steps made: one for the walking velocities (with the pedestrian
+    /// model, each walker's potentials too), and on replanning steps one per batch of solver
+    /// passes (its 32-byte convergence state).
     pub step_read_backs: u64,
-    /// Bytes those read-backs moved: 8 per walker per step, 32 per solver state.
+    /// Bytes those read-backs moved: 8 per walker per step (plus 4 per walker and group with
+    /// the pedestrian model), 32 per solver state.
     pub step_bytes: u64,
-    /// Read-backs of fields and potentials asked for between steps (frames, the pedestrian
-    /// model's potentials on replanning steps, the report).
+    /// Read-backs of fields and potentials asked for between steps (frames, the report).
     pub on_demand_read_backs: u64,
     /// Bytes of those.
     pub on_demand_bytes: u64,
@@ -669,8 +670,9 @@ impl Simulation {
     }
 
     /// What the host read back of the continuum step on the GPU so far (`None` when no step
-    /// ran there): per step the walking velocities and, on replanning steps, the solver's
-    /// convergence state; on demand the fields and potentials outputs and models ask for.
+    /// ran there): per step the walking velocities (and the pedestrian model's potentials per
+    /// walker) and, on replanning steps, the solver's convergence state; on demand the fields
+    /// and potentials the outputs ask for.
     pub fn gpu_read_backs(&self) -> Option<GpuReadBacks> {
         if self.gpu_reads.steps == 0 {
             return None;
