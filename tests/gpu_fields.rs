@@ -655,6 +655,32 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             session.read_backs().bytes,
             first.read_backs.bytes + 8 * n as u64 + 2 * 44 * cells + 24 * cells + 2 * 12 * cells
         );
+        // A solve with the same goals restarts from the device's own initial potentials: the
+        // same potentials and velocities as a new session's first solve of the same crowd.
+        let again = ctx
+            .continuum_velocities(&mut session, &agents, Some(&goals))
+            .unwrap();
+        let mut other = ctx.continuum_session(&scene).unwrap();
+        let reference = ctx
+            .continuum_velocities(&mut other, &agents, Some(&goals))
+            .unwrap();
+        let (a, b) = (
+            ctx.continuum_potentials(&session).unwrap(),
+            ctx.continuum_potentials(&other).unwrap(),
+        );
+        for (g, (a, b)) in a.iter().zip(&b).enumerate() {
+            for ((rc, &x), &y) in a.indexed_iter().zip(b.iter()) {
+                assert!(
+                    close(x, y, 1e-6),
+                    "seed {seed}, group {g} at {rc:?}: restarted {x} vs new {y}"
+                );
+            }
+        }
+        assert_ne!(a, phi, "the crowd moved, so the potentials changed");
+        for i in 0..n {
+            assert!((again.vx[i] - reference.vx[i]).abs() <= VELOCITY_TOL, "agent {i}");
+            assert!((again.vy[i] - reference.vy[i]).abs() <= VELOCITY_TOL, "agent {i}");
+        }
     }
 }
 

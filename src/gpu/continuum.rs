@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::fields::Fields;
 use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
 use crate::gpu::fields::{FieldBuffers, field_params};
-use crate::gpu::fim::{FimBuffers, PHI_INF, STATE_SLOTS, prepare_goals};
+use crate::gpu::fim::{FimBuffers, FimInput, PHI_INF, STATE_SLOTS, prepare_goals};
 use crate::gpu::splat::{SplatBuffers, splat_params};
 use crate::gpu::types::GpuContinuumParams;
 use crate::gradient::Gradient;
@@ -98,6 +98,13 @@ pub struct ContinuumSession {
     stepped: bool,
     /// Whether steps also sample each agent's potential under every group's field.
     sample_potentials: bool,
+    /// The goals of the last solve laid out for the FIM.
+    goals: Vec<Array2<bool>>,
+    /// The last solve's layout (its vectors left empty: they are on the device).
+    solve: Option<FimInput>,
+    /// The last solve's initial potentials (0 on sources, `PHI_INF` elsewhere), kept on the
+    /// device so that a solve with the same goals uploads nothing of the grid's size.
+    phi_init: Option<wgpu::Buffer>,
     read_count: AtomicU64,
     read_bytes: AtomicU64,
 }
@@ -179,6 +186,9 @@ impl GpuContext {
             groups: None,
             stepped: false,
             sample_potentials: false,
+            goals: Vec::new(),
+            solve: None,
+            phi_init: None,
             read_count: AtomicU64::new(0),
             read_bytes: AtomicU64::new(0),
         })
@@ -210,14 +220,13 @@ impl GpuContext {
                 format!("{} entries for {n} agents", agents.group.len()),
             ));
         }
-        let input = goals
+        // A solve with the last solve's goals restarts from the device's copy of its initial
+        // potentials; other goals are laid out and uploaded.
+        let fresh = goals.filter(|g| session.solve.is_none() || session.goals.as_slice() != *g);
+        let input = fresh
             .map(|g| prepare_goals(grid.rows, grid.cols, g, grid.cell_size, self.fim_tile))
             .transpose()?;
-        let Some(groups) = input
-            .as_ref()
-            .map(|i| i.params.groups as usize)
-            .or(session.groups)
-        else {
+        let Some(groups) = goals.map(<[_]>::len).or(session.groups) else {
             return Err(Error::invalid(
                 "<memory>",
                 "goals",
@@ -235,10 +244,21 @@ impl GpuContext {
             return Ok(out);
         }
         self.prepare_splat(&mut session.splat, n, cells)?;
-        if let Some(input) = &input
-            && groups > 0
-        {
+        let solve = goals.is_some() && groups > 0;
+        let phi_bytes = (groups * cells * 4) as u64;
+        if let (Some(input), true) = (&input, solve) {
             self.prepare_fim(&mut session.fim, input)?;
+            if session.phi_init.as_ref().is_none_or(|b| b.size() < phi_bytes) {
+                session.phi_init = Some(self.storage("crowdfield.continuum.phi_init", phi_bytes));
+            }
+            session.solve = Some(FimInput {
+                params: input.params,
+                tile: input.tile,
+                cost: Vec::new(),
+                source: Vec::new(),
+                phi: Vec::new(),
+            });
+            session.goals = fresh.map(<[_]>::to_vec).unwrap_or_default();
         }
         if session
             .step
@@ -284,11 +304,24 @@ impl GpuContext {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("crowdfield.continuum"),
             });
+        let restart = match (&session.fim, &session.solve, &session.phi_init, solve) {
+            (Some(fim), Some(solve), Some(init), true) => Some((fim, solve, init)),
+            _ => None,
+        };
+        if let Some((fim, solve, init)) = restart {
+            if input.is_some() {
+                // Keep the initial potentials just uploaded for the next solve.
+                encoder.copy_buffer_to_buffer(&fim.phi, 0, init, 0, phi_bytes);
+            } else {
+                self.restart_fim(fim, &solve.params);
+                encoder.copy_buffer_to_buffer(init, 0, &fim.phi, 0, phi_bytes);
+            }
+        }
         self.encode_splat(splat, &sp, agents, &mut encoder);
         self.encode_fields(fb, &splat.fields, cost, cells, &mut encoder);
         let mut reads = ReadBacks::default();
-        if let (Some(input), Some(fim), 1..) = (&input, &session.fim, groups) {
-            let counters = self.run_fim(fim, input, encoder)?;
+        if let Some((fim, solve, _)) = restart {
+            let counters = self.run_fim(fim, solve, encoder)?;
             reads.count += counters.read_backs as u64;
             reads.bytes += counters.read_backs as u64 * FIM_STATE_BYTES;
             out.counters = Some(counters);

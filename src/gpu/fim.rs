@@ -546,9 +546,17 @@ impl GpuContext {
             *slot = Some(FimBuffers::new(self, grid_cells, cells, slots)?);
         }
         let buf = slot.as_ref().expect("FIM buffers were just created");
-        self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(&pr));
         self.write_buffer_parallel(&buf.source, 0, &input.source);
         self.write_buffer_parallel(&buf.phi, 0, &input.phi);
+        self.restart_fim(buf, &pr);
+        Ok(())
+    }
+
+    /// Uploads the parameters and puts every tile on the first list, leaving sources and
+    /// potentials as they are: what a solve needs besides them (a few bytes per tile).
+    pub(crate) fn restart_fim(&self, buf: &FimBuffers, pr: &GpuFimParams) {
+        let slots = (pr.tiles_per_group * pr.groups) as usize;
+        self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(pr));
         // Every tile starts on list 0, queued for pass 0 (stamp 1): the first pass finds the
         // tiles next to the sources.
         let all: Vec<u32> = (0..slots as u32).collect();
@@ -563,7 +571,6 @@ impl GpuContext {
         let args = [size[0], size[1], 1, size[0].max(1), size[1].max(1), 1];
         self.queue
             .write_buffer(&buf.args[0], 0, bytemuck::cast_slice(&args));
-        Ok(())
     }
 
     /// Runs the FIM passes until the next active list is empty and returns the counters. The
