@@ -32,7 +32,7 @@ for t in gpu_shaders gpu_bins gpu_splat gpu_fields gpu_fim gpu_local gpu_sim gpu
 done
 # bench_gpu: the Eikonal solve on 256²..2048² walls and maze, one group and four (targets:
 # 1024² walls under 5 ms, four groups under 1.5x that, 2048² under 20 ms), the neighbour grid
-# and the continuum step.
+# and the continuum step against the CPU backend at 256², 512², 1024² (10⁴ agents, 4 groups).
 echo "== bench_gpu" | tee -a "$OUT/log"
 timeout 240 "$B/bench_gpu" "${quick[@]}" > "$OUT/bench_gpu.md" 2>&1; echo "exit $?" >> "$OUT/log"
 echo "== bench eikonal: the block FIM on 1024² and 2048² walls and maze, with its counters" | tee -a "$OUT/log"

@@ -75,6 +75,20 @@ struct SplatParams {
     pad1: u32,
 }
 
+// Dimensions of the gradient and velocity passes of the continuum step. Sync:
+// GpuContinuumParams.
+struct ContinuumParams {
+    cols: u32,
+    rows: u32,
+    groups: u32,
+    agents: u32,
+    cell_size: f32,
+    // The domain's extent, metres: cols and rows times cell_size.
+    width: f32,
+    height: f32,
+    pad0: u32,
+}
+
 // Field dimensions and model parameters of the speed and cost passes. Sync: GpuFieldParams.
 struct FieldParams {
     cols: u32,
@@ -126,6 +140,12 @@ const SPEED_LAW_WEIDMANN: u32 = 1u;
 fn is_finite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
 }
+
+// The four faces of a cell, as the last index of an anisotropic field. Sync: grid::Dir.
+const DIR_E: u32 = 0u;
+const DIR_N: u32 = 1u;
+const DIR_W: u32 = 2u;
+const DIR_S: u32 = 3u;
 
 // Column and row steps of direction d (0 E, 1 N, 2 W, 3 S; Sync: grid::Dir).
 fn dir_dc(d: u32) -> i32 {

@@ -8,7 +8,8 @@ mod gpu_support;
 use crowdfield::agents::Agents;
 use crowdfield::eikonal::{self, Order};
 use crowdfield::fields::{self, Fields};
-use crowdfield::gpu::solve_fim_cpu;
+use crowdfield::gpu::types::GpuContinuumParams;
+use crowdfield::gpu::{PHI_INF, gradient_twin, potential_twin, sanitize_cost, solve_fim_cpu, velocity_twin};
 use crowdfield::grid::{Dir, Grid};
 use crowdfield::params::SpeedLaw;
 use crowdfield::scene::Scene;
@@ -431,4 +432,269 @@ fn chain_reuses_buffers_across_sizes_and_handles_empty_input() {
     let none = ctx.continuum_step(&small, &small_agents, &[], true).unwrap();
     assert!(none.potentials.is_empty());
     assert_eq!(none.fields, first.fields);
+}
+
+/// Tolerance of the device's walking velocities against `gradient::velocity_at` on the CPU
+/// from the same potentials, cost and speed (read back from the device), m/s: f32 against f64
+/// through a gradient (a subtraction, a division), a normalisation, a bilinear blend and a
+/// renormalisation, some ten roundings of 6e-8 relative on speeds below 2 m/s. A wrong cell,
+/// axis, face or group is off by tenths of a metre per second.
+const VELOCITY_TOL: f32 = 1e-4;
+
+/// Relative tolerance of the device's gradients against `gradient::gradient` on the same
+/// potentials and cost: one f32 subtraction and division against f64.
+const GRADIENT_REL: f32 = 1e-5;
+
+/// Tolerance of the gradient and velocity passes against their f32 CPU twins: the same
+/// operations in the same order, apart from a compiler's contraction of a multiply and an add.
+const TWIN_REL: f32 = 1e-6;
+
+/// Asserts the device's velocities are `velocity_at` of `gradients` and `speed` at each agent.
+fn assert_velocities(
+    grid: &Grid,
+    agents: &Agents,
+    sampled: &crowdfield::gpu::ContinuumVelocities,
+    gradients: &[crowdfield::gradient::Gradient],
+    speed: &Array3<f32>,
+    what: &str,
+) -> usize {
+    let mut walking = 0;
+    for i in 0..agents.len() {
+        let g = agents.group[i] as usize;
+        let want =
+            crowdfield::gradient::velocity_at(grid, &gradients[g], speed.view(), agents.x[i], agents.y[i]);
+        let got = [sampled.vx[i], sampled.vy[i]];
+        walking += usize::from(want != [0.0, 0.0]);
+        for a in 0..2 {
+            assert!(
+                (got[a] - want[a]).abs() <= VELOCITY_TOL,
+                "{what}: agent {i} of group {g} at ({}, {}): gpu {got:?} vs cpu {want:?}",
+                agents.x[i],
+                agents.y[i]
+            );
+        }
+    }
+    walking
+}
+
+#[test]
+fn device_velocities_match_velocity_at_on_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    for seed in [3u64, 17] {
+        let (mut scene, mut agents) = random_scene(seed, 45, 38, 0.5, SpeedLaw::Linear, 1.0);
+        let (rows, cols) = scene.grid.shape();
+        // A third group whose goal lies in a walled box: every cell outside it is unreached.
+        for r in 28..35 {
+            for c in 4..11 {
+                scene.obstacle[(r, c)] = r == 28 || r == 34 || c == 4 || c == 10;
+            }
+        }
+        let mut goals = goals(&scene);
+        goals.push(Array2::from_shape_fn((rows, cols), |(r, c)| {
+            (30..33).contains(&r) && (6..9).contains(&c)
+        }));
+        // Walkers on the border, in the box, on an obstacle and outside the domain too.
+        let (w, h) = (scene.grid.width() as f32, scene.grid.height() as f32);
+        for (x, y) in [
+            (0.0, 0.0),
+            (w, h),
+            (w, 3.3),
+            (-0.1, 2.0),
+            (w + 0.2, 1.0),
+            (3.7, 15.8),
+            (1.0, h),
+        ] {
+            let i = agents.len();
+            agents.push(i as u32, x, y, 0, 0.25, 1.3);
+        }
+        for i in 0..agents.len() {
+            agents.group[i] = (i % 3) as u32;
+        }
+        let grid = scene.grid;
+        let n = agents.len();
+        let mut session = ctx.continuum_session(&scene).unwrap();
+        // Each walker's potential under every group's field too, as the pedestrian model reads.
+        session.set_sample_potentials(true);
+        let first = ctx
+            .continuum_velocities(&mut session, &agents, Some(&goals))
+            .unwrap();
+        let counters = first.counters.expect("a replanning step solves");
+        assert_eq!(first.read_backs.count, counters.read_backs as u64 + 1);
+        assert_eq!(
+            first.read_backs.bytes,
+            32 * counters.read_backs as u64 + (8 + 3 * 4) * n as u64
+        );
+        let fields = ctx.continuum_fields(&session).unwrap();
+        let phi = ctx.continuum_potentials(&session).unwrap();
+        assert_eq!(phi.len(), 3);
+        let unreached = phi[2].iter().filter(|v| v.is_infinite()).count();
+        assert!(
+            unreached > rows * cols / 2,
+            "group 2 reaches little: {unreached} cells unreached"
+        );
+        let cpu: Vec<_> = phi
+            .iter()
+            .map(|p| crowdfield::gradient::gradient(p.view(), fields.cost.view(), grid.cell_size))
+            .collect();
+        let device = ctx.continuum_gradients(&session).unwrap();
+        for (g, (d, c)) in device.iter().zip(&cpu).enumerate() {
+            for (k, (a, b)) in
+                d.gx.iter()
+                    .chain(d.gy.iter())
+                    .zip(c.gx.iter().chain(c.gy.iter()))
+                    .enumerate()
+            {
+                assert!(
+                    (a - b).abs() <= GRADIENT_REL * b.abs().max(1.0),
+                    "seed {seed}, group {g}, entry {k}: gpu {a} vs cpu {b}"
+                );
+            }
+        }
+        let walking = assert_velocities(&grid, &agents, &first, &cpu, &fields.speed, "replanning step");
+        assert_eq!(first.potentials.len(), 3 * n);
+        let mut unreached_walkers = 0;
+        for g in 0..3 {
+            for i in 0..n {
+                let want =
+                    crowdfield::sim::pedestrian::potential_at(&grid, &phi[g], agents.x[i], agents.y[i]);
+                let got = first.potentials[g * n + i];
+                if want.is_infinite() {
+                    unreached_walkers += 1;
+                    assert_eq!(got, PHI_INF, "group {g}, agent {i}");
+                } else {
+                    assert!(
+                        (f64::from(got) - want).abs() <= f64::from(GRADIENT_REL) * want.abs().max(1.0),
+                        "group {g}, agent {i}: gpu {got} vs cpu {want}"
+                    );
+                }
+            }
+        }
+        assert!(
+            unreached_walkers > n / 3,
+            "group 2 reaches few walkers: {unreached_walkers}"
+        );
+        // The passes against their CPU twins, which read like the shaders, in f32.
+        let params = GpuContinuumParams {
+            cols: cols as u32,
+            rows: rows as u32,
+            groups: 3,
+            agents: n as u32,
+            cell_size: grid.cell_size as f32,
+            width: grid.width() as f32,
+            height: grid.height() as f32,
+            pad0: 0,
+        };
+        let flat: Vec<f32> = phi
+            .iter()
+            .flat_map(|p| p.iter().map(|&v| if v.is_finite() { v as f32 } else { PHI_INF }))
+            .collect();
+        let cost: Vec<f32> = fields.cost.iter().map(|&c| sanitize_cost(c)).collect();
+        let twin = gradient_twin(&params, &flat, &cost);
+        let on_device: Vec<f32> = device
+            .iter()
+            .flat_map(|d| d.gx.iter().zip(d.gy.iter()).flat_map(|(&x, &y)| [x, y]))
+            .collect();
+        for (k, (a, b)) in on_device.iter().zip(&twin).enumerate() {
+            assert!(
+                (a - b).abs() <= TWIN_REL * b.abs().max(1.0),
+                "gradient {k}: gpu {a} vs twin {b}"
+            );
+        }
+        let speed: Vec<f32> = fields.speed.iter().copied().collect();
+        for k in 0..3 * n {
+            let (g, i) = (k / n, k % n);
+            let want = potential_twin(&params, &flat, g as u32, agents.x[i], agents.y[i]);
+            let got = first.potentials[k];
+            assert!(
+                (got - want).abs() <= TWIN_REL * want.abs().max(1.0),
+                "potential {k}: gpu {got} vs twin {want}"
+            );
+        }
+        for i in 0..n {
+            let want = velocity_twin(&params, &twin, &speed, agents.group[i], agents.x[i], agents.y[i]);
+            let got = [first.vx[i], first.vy[i]];
+            for a in 0..2 {
+                assert!(
+                    (got[a] - want[a]).abs() <= TWIN_REL,
+                    "agent {i}: gpu {got:?} vs twin {want:?}"
+                );
+            }
+        }
+        assert!(walking > n / 3, "seed {seed}: {walking} of {n} walk");
+        // A step that does not replan: the walkers moved, so splat, fields and sampling run
+        // again on the last solve's gradients, and only the velocities come back.
+        for i in 0..n {
+            agents.x[i] += 0.2 * first.vx[i];
+            agents.y[i] += 0.2 * first.vy[i];
+        }
+        let before = session.read_backs();
+        session.set_sample_potentials(false);
+        let second = ctx.continuum_velocities(&mut session, &agents, None).unwrap();
+        assert!(second.potentials.is_empty());
+        assert!(second.counters.is_none());
+        assert_eq!(
+            second.read_backs,
+            crowdfield::gpu::ReadBacks {
+                count: 1,
+                bytes: 8 * n as u64
+            }
+        );
+        assert_eq!(session.read_backs().bytes - before.bytes, 8 * n as u64);
+        let moved = ctx.continuum_fields(&session).unwrap();
+        assert_ne!(moved.density.rho, fields.density.rho, "the crowd moved");
+        assert_eq!(
+            ctx.continuum_potentials(&session).unwrap(),
+            phi,
+            "the potentials are kept"
+        );
+        assert_velocities(&grid, &agents, &second, &cpu, &moved.speed, "reusing step");
+        // Every read-back is counted: two steps, two field reads, one of gradients, two of
+        // potentials.
+        let cells = (rows * cols) as u64;
+        assert_eq!(
+            session.read_backs().bytes,
+            first.read_backs.bytes + 8 * n as u64 + 2 * 44 * cells + 24 * cells + 2 * 12 * cells
+        );
+        // A solve with the same goals restarts from the device's own initial potentials: the
+        // same potentials and velocities as a new session's first solve of the same crowd.
+        let again = ctx
+            .continuum_velocities(&mut session, &agents, Some(&goals))
+            .unwrap();
+        let mut other = ctx.continuum_session(&scene).unwrap();
+        let reference = ctx
+            .continuum_velocities(&mut other, &agents, Some(&goals))
+            .unwrap();
+        let (a, b) = (
+            ctx.continuum_potentials(&session).unwrap(),
+            ctx.continuum_potentials(&other).unwrap(),
+        );
+        for (g, (a, b)) in a.iter().zip(&b).enumerate() {
+            for ((rc, &x), &y) in a.indexed_iter().zip(b.iter()) {
+                assert!(
+                    close(x, y, 1e-6),
+                    "seed {seed}, group {g} at {rc:?}: restarted {x} vs new {y}"
+                );
+            }
+        }
+        assert_ne!(a, phi, "the crowd moved, so the potentials changed");
+        for i in 0..n {
+            assert!((again.vx[i] - reference.vx[i]).abs() <= VELOCITY_TOL, "agent {i}");
+            assert!((again.vy[i] - reference.vy[i]).abs() <= VELOCITY_TOL, "agent {i}");
+        }
+    }
+}
+
+#[test]
+fn a_session_without_a_solve_is_an_error_and_empty_crowds_read_nothing() {
+    let Some(ctx) = gpu() else { return };
+    let (scene, agents) = random_scene(5, 20, 16, 0.5, SpeedLaw::Linear, 1.0);
+    let mut session = ctx.continuum_session(&scene).unwrap();
+    let e = ctx.continuum_velocities(&mut session, &agents, None).unwrap_err();
+    assert!(e.to_string().contains("first step"), "{e}");
+    assert!(ctx.continuum_fields(&session).is_err());
+    let step = ctx
+        .continuum_velocities(&mut session, &Agents::default(), Some(&goals(&scene)))
+        .unwrap();
+    assert!(step.vx.is_empty());
+    assert_eq!(step.read_backs.count, step.counters.unwrap().read_backs as u64);
 }

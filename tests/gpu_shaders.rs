@@ -82,6 +82,7 @@ fn gpu_struct_sizes_match_wgsl() {
     assert_eq!(std::mem::size_of::<types::GpuBinParams>(), 32);
     assert_eq!(std::mem::size_of::<types::GpuSplatParams>(), 32);
     assert_eq!(std::mem::size_of::<types::GpuFieldParams>(), 80);
+    assert_eq!(std::mem::size_of::<types::GpuContinuumParams>(), 32);
     // The WGSL side: naga's layout of the same structs.
     let module = naga::front::wgsl::parse_str(shaders::FIM_BLOCK).unwrap();
     let mut layouter = naga::proc::Layouter::default();
@@ -94,10 +95,11 @@ fn gpu_struct_sizes_match_wgsl() {
             Some("BinParams") => 32,
             Some("SplatParams") => 32,
             Some("FieldParams") => 80,
+            Some("ContinuumParams") => 32,
             _ => continue,
         };
         assert_eq!(layouter[handle].size, expected, "{:?}", ty.name);
         checked += 1;
     }
-    assert_eq!(checked, 5, "every shared struct was found in the WGSL");
+    assert_eq!(checked, 6, "every shared struct was found in the WGSL");
 }

@@ -92,3 +92,125 @@ fn gpu_continuum_steps_follow_the_cpu_run() {
         assert!(moved > 0.3, "{map}: mean speed {moved} m/s");
     }
 }
+
+/// The read-backs of the continuum step on the GPU are exact: 8 bytes per walker on a step that
+/// does not replan (the velocity), plus 32 bytes per batch of solver passes on one that does;
+/// the pedestrian model adds 4 bytes per walker and group (its potential under each group's
+/// field). Nothing else is read unless asked for.
+#[test]
+fn gpu_steps_read_back_the_velocities_and_nothing_else() {
+    if gpu().is_none() {
+        return;
+    }
+    let ctx = Arc::new(GpuContext::new().expect("an adapter, as gpu() found one"));
+    for model in [Model::ContinuumCrowds, Model::Pedestrian] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/crossing.json");
+        let mut scene = crowdfield::map::load(&path).unwrap();
+        scene.params = scene.params.clone().with_model(model);
+        let groups = scene.groups.len() as u64;
+        let per_walker = if model == Model::Pedestrian {
+            8 + 4 * groups
+        } else {
+            8
+        };
+        let cells = scene.grid.len() as u64;
+        let config = SimConfig {
+            seed: 7,
+            replan_every: 4,
+            ..SimConfig::default()
+        };
+        let mut sim = Simulation::builder(scene)
+            .config(config)
+            .backend(crowdfield::gpu::Backend::Gpu)
+            .gpu(ctx.clone())
+            .build()
+            .unwrap();
+        assert_eq!(sim.gpu_read_backs(), None, "no step yet");
+        let mut last = crowdfield::sim::GpuReadBacks::default();
+        for step in 0..9 {
+            let walkers = sim.agents().len() as u64;
+            sim.step();
+            let now = sim.gpu_read_backs().expect("the step ran on the GPU");
+            let reads = now.step_read_backs - last.step_read_backs;
+            let bytes = now.step_bytes - last.step_bytes;
+            let asked = now.on_demand_bytes - last.on_demand_bytes;
+            if step % 4 == 0 {
+                // The velocities and one 32-byte state per batch of solver passes.
+                assert!(reads >= 2, "{model:?} step {step}: {reads} read-backs");
+                assert_eq!(
+                    bytes,
+                    per_walker * walkers + 32 * (reads - 1),
+                    "{model:?} step {step}"
+                );
+            } else {
+                assert_eq!((reads, bytes), (1, per_walker * walkers), "{model:?} step {step}");
+            }
+            assert_eq!(asked, 0, "{model:?} step {step}: bytes asked for");
+            assert_eq!(now.steps, step + 1);
+            last = now;
+        }
+        // The outputs' accessors read the rest on demand, once per step.
+        assert!(sim.fields().is_some());
+        assert!(sim.fields().is_some());
+        let fields_bytes = sim.gpu_read_backs().unwrap().on_demand_bytes - last.on_demand_bytes;
+        assert_eq!(fields_bytes, 11 * 4 * cells);
+        assert_eq!(sim.potentials().len(), groups as usize);
+        let potential_bytes =
+            sim.gpu_read_backs().unwrap().on_demand_bytes - last.on_demand_bytes - fields_bytes;
+        assert_eq!(potential_bytes, groups * cells * 4);
+    }
+}
+
+/// A whole evacuation on the GPU backend against the CPU backend: the same walkers get out at
+/// nearly the same times. The GPU's fixed-point splat and f32 fields, potentials and velocities
+/// differ from the CPU's in the last bits, which moves a walker by millimetres per step and can
+/// swap who passes a door first; a wrong field, gradient or sampling moves the evacuation by
+/// tens of seconds.
+#[test]
+fn gpu_evacuation_follows_the_cpu_one() {
+    if gpu().is_none() {
+        return;
+    }
+    let ctx = Arc::new(GpuContext::new().expect("an adapter, as gpu() found one"));
+    let runs: Vec<Simulation> = [None, Some(ctx)]
+        .into_iter()
+        .map(|ctx| {
+            let mut sim = run("four_exits.json", 0, 2, false, ctx);
+            sim.run(|_| Ok(())).unwrap();
+            sim
+        })
+        .collect();
+    let (cpu, gpu) = (runs[0].report(), runs[1].report());
+    assert_eq!(runs[1].gpu_fallback(), None);
+    assert!(
+        cpu.complete && gpu.complete,
+        "both evacuate: {} / {}",
+        cpu.complete,
+        gpu.complete
+    );
+    assert_eq!(cpu.total.arrived, gpu.total.arrived);
+    let (tc, tg) = (
+        cpu.total.evacuation_time.unwrap(),
+        gpu.total.evacuation_time.unwrap(),
+    );
+    println!("four_exits: evacuation {tc:.1} s on the CPU, {tg:.1} s on the GPU");
+    assert!((tc - tg).abs() <= 0.05 * tc + 1.0, "evacuation {tc} s vs {tg} s");
+    // The arrival curves agree: at every tenth of the run about as many are out.
+    let out_by = |r: &crowdfield::sim::Report, t: f64| -> f64 {
+        r.total
+            .arrival_curve
+            .iter()
+            .take_while(|p| p.0 <= t)
+            .last()
+            .map_or(0.0, |p| p.1 as f64)
+    };
+    let n = cpu.total.arrived as f64;
+    for k in 1..10 {
+        let t = tc * k as f64 / 10.0;
+        let (a, b) = (out_by(&cpu, t), out_by(&gpu, t));
+        assert!(
+            (a - b).abs() <= 0.05 * n + 2.0,
+            "at {t:.1} s: {a} out on the CPU, {b} on the GPU"
+        );
+    }
+}

@@ -540,6 +540,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tm.stages_ms_per_step.advection,
             tm.stages_ms_per_step.separation
         );
+        if let Some(r) = sim.gpu_read_backs() {
+            eprintln!(
+                "GPU read-backs: {:.0} bytes per step over {} steps ({} bytes of velocities and solver \
+                 state, {} bytes of fields and potentials asked for)",
+                r.bytes_per_step(),
+                r.steps,
+                r.step_bytes,
+                r.on_demand_bytes
+            );
+        }
         if let Some(why) = sim.gpu_fallback() {
             eprintln!("note: the GPU solver failed mid-run ({why}); the run finished on the CPU");
         }

@@ -61,6 +61,9 @@ pub(crate) struct Pipelines {
     pub splat_layout: wgpu::BindGroupLayout,
     pub field_layout: wgpu::BindGroupLayout,
     pub window_layout: wgpu::BindGroupLayout,
+    pub gradient_layout: wgpu::BindGroupLayout,
+    pub velocity_layout: wgpu::BindGroupLayout,
+    pub potential_layout: wgpu::BindGroupLayout,
     pub fim_block: wgpu::ComputePipeline,
     pub fim_commit: wgpu::ComputePipeline,
     pub scan_block: wgpu::ComputePipeline,
@@ -74,6 +77,9 @@ pub(crate) struct Pipelines {
     pub density_window_cols: wgpu::ComputePipeline,
     pub field_speed: wgpu::ComputePipeline,
     pub field_cost: wgpu::ComputePipeline,
+    pub continuum_gradient: wgpu::ComputePipeline,
+    pub continuum_velocity: wgpu::ComputePipeline,
+    pub continuum_potential: wgpu::ComputePipeline,
 }
 
 /// A GPU device with the crowdfield pipelines, ready to run solves.
@@ -93,6 +99,8 @@ pub struct GpuContext {
     report: AdapterReport,
     errors: Arc<Mutex<Vec<String>>>,
     staging: Mutex<Option<wgpu::Buffer>>,
+    /// Every read-back through [`GpuContext::read_back`] so far: count, bytes.
+    read_log: [std::sync::atomic::AtomicU64; 2],
     pub(crate) fim: Mutex<Option<crate::gpu::fim::FimBuffers>>,
     pub(crate) bins: Mutex<Option<crate::gpu::bins::BinBuffers>>,
     pub(crate) splat: Mutex<Option<crate::gpu::splat::SplatBuffers>>,
@@ -275,6 +283,7 @@ impl GpuContext {
             report,
             errors,
             staging: Mutex::new(None),
+            read_log: Default::default(),
             fim: Mutex::new(None),
             bins: Mutex::new(None),
             splat: Mutex::new(None),
@@ -285,6 +294,16 @@ impl GpuContext {
     /// The adapter in use.
     pub fn adapter(&self) -> &AdapterReport {
         &self.report
+    }
+
+    /// Every read-back this context made so far, by any method and any caller: how many
+    /// times the host waited for device memory, and how many bytes came back.
+    pub fn read_back_totals(&self) -> crate::gpu::ReadBacks {
+        use std::sync::atomic::Ordering::Relaxed;
+        crate::gpu::ReadBacks {
+            count: self.read_log[0].load(Relaxed),
+            bytes: self.read_log[1].load(Relaxed),
+        }
     }
 
     /// Waits for the queue, then turns any validation error raised since the last check into
@@ -404,6 +423,8 @@ impl GpuContext {
             }));
         }
         let staging = staging.as_ref().expect("staging buffer was just created");
+        self.read_log[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.read_log[1].fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(src, offset, staging, 0, bytes);
         self.queue.submit([encoder.finish()]);
@@ -538,7 +559,40 @@ impl Pipelines {
             "crowdfield.density_window",
             &[Uniform, Read, Read, ReadWrite],
         );
+        let gradient_layout = layout(
+            device,
+            "crowdfield.continuum.gradient",
+            &[Uniform, Read, Read, ReadWrite],
+        );
+        let velocity_layout = layout(
+            device,
+            "crowdfield.continuum.velocity",
+            &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
+        );
+        let potential_layout = layout(
+            device,
+            "crowdfield.continuum.potential",
+            &[Uniform, Read, Read, Read, ReadWrite],
+        );
         Self {
+            continuum_potential: pipeline(
+                device,
+                "crowdfield.continuum.potential",
+                shaders::CONTINUUM_POTENTIAL,
+                &potential_layout,
+            ),
+            continuum_gradient: pipeline(
+                device,
+                "crowdfield.continuum.gradient",
+                shaders::CONTINUUM_GRADIENT,
+                &gradient_layout,
+            ),
+            continuum_velocity: pipeline(
+                device,
+                "crowdfield.continuum.velocity",
+                shaders::CONTINUUM_VELOCITY,
+                &velocity_layout,
+            ),
             density_window_rows: pipeline(
                 device,
                 "crowdfield.density_window.rows",
@@ -603,6 +657,9 @@ impl Pipelines {
             splat_layout,
             field_layout,
             window_layout,
+            gradient_layout,
+            velocity_layout,
+            potential_layout,
         }
     }
 }

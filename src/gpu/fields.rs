@@ -27,6 +27,7 @@ use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
 use crate::gpu::fim::{FIM_COST_MAX, prepare_goals, solutions};
 use crate::gpu::splat::{density_from, splat_params};
 use crate::gpu::types::{GpuFieldParams, GpuWindowParams};
+use crate::grid::Grid;
 use crate::params::SpeedLaw;
 use crate::scene::Scene;
 use ndarray::{Array2, Array3};
@@ -48,9 +49,9 @@ pub(crate) struct FieldBuffers {
     height: wgpu::Buffer,
     obstacle: wgpu::Buffer,
     discomfort: wgpu::Buffer,
-    speed: wgpu::Buffer,
+    pub(crate) speed: wgpu::Buffer,
     /// The cost of [`GpuContext::fields`]; the chain writes into the FIM's cost buffer instead.
-    cost: wgpu::Buffer,
+    pub(crate) cost: wgpu::Buffer,
     /// The density window's buffers, made when a scene first asks for a window.
     window: Option<WindowBuffers>,
     /// Whether the scene of the last upload has a density window (the speed pass then reads
@@ -214,7 +215,7 @@ impl GpuContext {
         self.encode_splat(splat, &sp, agents, &mut encoder);
         self.encode_fields(fb, &splat.fields, &fb.cost, cells, &mut encoder);
         self.queue.submit([encoder.finish()]);
-        self.read_fields(scene, &splat.fields, &fb.speed, &fb.cost)
+        self.read_fields(&scene.grid, &splat.fields, &fb.speed, &fb.cost)
     }
 
     /// One continuum step on the device: splat `agents`, speed, cost, then one potential per
@@ -272,7 +273,7 @@ impl GpuContext {
         let counters = self.run_fim(fim, &input, encoder)?;
         let phi: Vec<f32> = self.read_back(&fim.phi, 0, input.phi.len())?;
         let fields = if read_fields {
-            Some(self.read_fields(scene, &splat.fields, &fb.speed, &fim.cost)?)
+            Some(self.read_fields(&scene.grid, &splat.fields, &fb.speed, &fim.cost)?)
         } else {
             None
         };
@@ -289,15 +290,27 @@ impl GpuContext {
         scene: &Scene,
         fp: &GpuFieldParams,
     ) -> Result<std::sync::MutexGuard<'_, Option<FieldBuffers>>> {
-        let cells = scene.grid.len();
         let mut guard = self
             .fields
             .lock()
             .map_err(|_| Error::Gpu("field buffers poisoned".into()))?;
-        if guard.as_ref().is_none_or(|b| b.cells < cells) {
-            *guard = Some(FieldBuffers::new(self, cells)?);
+        self.prepare_fields(&mut guard, scene, fp)?;
+        Ok(guard)
+    }
+
+    /// (Re)builds the field buffers in `slot` when too small for `scene`, then uploads the
+    /// parameters and the scene's layers.
+    pub(crate) fn prepare_fields(
+        &self,
+        slot: &mut Option<FieldBuffers>,
+        scene: &Scene,
+        fp: &GpuFieldParams,
+    ) -> Result<()> {
+        let cells = scene.grid.len();
+        if slot.as_ref().is_none_or(|b| b.cells < cells) {
+            *slot = Some(FieldBuffers::new(self, cells)?);
         }
-        let fb = guard.as_mut().expect("field buffers were just created");
+        let fb = slot.as_mut().expect("field buffers were just created");
         let wp = window_params(scene);
         fb.window_on = wp.is_some();
         if let Some(wp) = wp {
@@ -318,13 +331,13 @@ impl GpuContext {
             .write_buffer(&fb.obstacle, 0, bytemuck::cast_slice(&obstacle));
         self.queue
             .write_buffer(&fb.discomfort, 0, bytemuck::cast_slice(&discomfort));
-        Ok(guard)
+        Ok(())
     }
 
     /// Encodes the density window passes (when the scene has a window) and the speed and cost
     /// passes: density from `density` (the splat's output) or its window average, cost into
     /// `cost`.
-    fn encode_fields(
+    pub(crate) fn encode_fields(
         &self,
         fb: &FieldBuffers,
         density: &wgpu::Buffer,
@@ -412,14 +425,14 @@ impl GpuContext {
     }
 
     /// Reads density, speed and cost back (cost 0, the device's wall marker, becomes `+inf`).
-    fn read_fields(
+    pub(crate) fn read_fields(
         &self,
-        scene: &Scene,
+        grid: &Grid,
         density: &wgpu::Buffer,
         speed: &wgpu::Buffer,
         cost: &wgpu::Buffer,
     ) -> Result<Fields> {
-        let grid = scene.grid;
+        let grid = *grid;
         let cells = grid.len();
         let d: Vec<f32> = self.read_back(density, 0, 3 * cells)?;
         let f: Vec<f32> = self.read_back(speed, 0, 4 * cells)?;

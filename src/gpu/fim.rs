@@ -71,7 +71,7 @@ const STATE_COUNT: usize = 0; // three list counts, slots 0..3
 const STATE_PASSES: usize = 3;
 const STATE_RELAX_LO: usize = 5;
 const STATE_RELAX_HI: usize = 6;
-const STATE_SLOTS: usize = 8;
+pub(crate) const STATE_SLOTS: usize = 8;
 /// Workgroup memory of a block workgroup beside the tile and its bits: five u32 variables,
 /// rounded up.
 const FIM_WORKGROUP_EXTRA_BYTES: u32 = 32;
@@ -524,24 +524,39 @@ impl GpuContext {
         &self,
         input: &FimInput,
     ) -> Result<std::sync::MutexGuard<'_, Option<FimBuffers>>> {
-        let pr = input.params;
-        let grid_cells = (pr.cols * pr.rows) as usize;
-        let cells = input.phi.len();
-        let slots = (pr.tiles_per_group * pr.groups) as usize;
         let mut guard = self
             .fim
             .lock()
             .map_err(|_| Error::Gpu("FIM buffers poisoned".into()))?;
-        if guard
+        self.prepare_fim(&mut guard, input)?;
+        Ok(guard)
+    }
+
+    /// (Re)builds the FIM buffers in `slot` when too small for `input`, then uploads everything
+    /// but the cost (parameters, sources, initial potentials, every tile on the first list).
+    pub(crate) fn prepare_fim(&self, slot: &mut Option<FimBuffers>, input: &FimInput) -> Result<()> {
+        let pr = input.params;
+        let grid_cells = (pr.cols * pr.rows) as usize;
+        let cells = input.phi.len();
+        let slots = (pr.tiles_per_group * pr.groups) as usize;
+        if slot
             .as_ref()
             .is_none_or(|b| b.cells < cells || b.slots < slots || b.cost.size() < grid_cells as u64 * 16)
         {
-            *guard = Some(FimBuffers::new(self, grid_cells, cells, slots)?);
+            *slot = Some(FimBuffers::new(self, grid_cells, cells, slots)?);
         }
-        let buf = guard.as_ref().expect("FIM buffers were just created");
-        self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(&pr));
+        let buf = slot.as_ref().expect("FIM buffers were just created");
         self.write_buffer_parallel(&buf.source, 0, &input.source);
         self.write_buffer_parallel(&buf.phi, 0, &input.phi);
+        self.restart_fim(buf, &pr);
+        Ok(())
+    }
+
+    /// Uploads the parameters and puts every tile on the first list, leaving sources and
+    /// potentials as they are: what a solve needs besides them (a few bytes per tile).
+    pub(crate) fn restart_fim(&self, buf: &FimBuffers, pr: &GpuFimParams) {
+        let slots = (pr.tiles_per_group * pr.groups) as usize;
+        self.queue.write_buffer(&buf.params, 0, bytemuck::bytes_of(pr));
         // Every tile starts on list 0, queued for pass 0 (stamp 1): the first pass finds the
         // tiles next to the sources.
         let all: Vec<u32> = (0..slots as u32).collect();
@@ -556,7 +571,6 @@ impl GpuContext {
         let args = [size[0], size[1], 1, size[0].max(1), size[1].max(1), 1];
         self.queue
             .write_buffer(&buf.args[0], 0, bytemuck::cast_slice(&args));
-        Ok(guard)
     }
 
     /// Runs the FIM passes until the next active list is empty and returns the counters. The

@@ -13,16 +13,22 @@
 //!   `params.density_window` as two passes between splat and speed).
 //! - [`GpuContext::continuum_step`]: splat → speed → cost → FIM for every group without
 //!   reading the fields back (read back only when asked).
+//! - [`GpuContext::continuum_velocities`]: the simulation's step on the device, splat →
+//!   fields → FIM (on replanning steps) → gradients → every agent's walking velocity, reading
+//!   back only the velocities; a [`ContinuumSession`] keeps the run's potentials and gradients
+//!   on the device and reads fields, potentials and gradients back only when asked.
 //! - [`GpuLocal`]: the local layer's passes (boids, ORCA, flock, move), driven by
 //!   [`crate::local::LocalLayer`] with [`crate::local::LocalBackend::Gpu`].
 //! - [`solve_eikonal`] with a [`Backend`]: what the command line calls; `Auto` falls back to
 //!   the CPU, saying why ([`solve_eikonal_speed`] the same from speeds).
 //!
-//! Each pass has a CPU twin that reads like its shader ([`solve_fim_cpu`], [`splat_twin`]; the
+//! Each pass has a CPU twin that reads like its shader ([`solve_fim_cpu`], [`splat_twin`],
+//! [`gradient_twin`], [`velocity_twin`], [`potential_twin`]; the
 //! neighbour grid's twin is [`crate::neighbors::NeighborGrid`] itself).
 
 mod bins;
 mod context;
+mod continuum;
 mod fields;
 mod fim;
 mod local;
@@ -32,6 +38,9 @@ pub mod types;
 
 pub use bins::{radix_passes, scan_levels};
 pub use context::{AdapterReport, GpuContext};
+pub use continuum::{
+    ContinuumSession, ContinuumVelocities, ReadBacks, gradient_twin, potential_twin, velocity_twin,
+};
 pub use fields::{GpuStep, field_params, window_params};
 pub use fim::{
     DISPATCHES_PER_PASS, FIM_COST_MAX, FIM_EPS_REL, FIM_LANES, FIM_MAX_SWEEPS_PER_EDGE, FIM_TILE_LARGE,

@@ -72,6 +72,13 @@ pub const FIELD_SPEED: &str = pass_source!("field_speed.wgsl");
 /// Fields: anisotropic unit cost in the solver's form.
 pub const FIELD_COST: &str = pass_source!("field_cost.wgsl");
 
+/// Continuum step: every group's upwind gradient.
+pub const CONTINUUM_GRADIENT: &str = pass_source!("continuum_gradient.wgsl");
+/// Continuum step: every agent's walking velocity.
+pub const CONTINUUM_VELOCITY: &str = pass_source!("continuum_velocity.wgsl");
+/// Continuum step: every agent's potential under every group's field.
+pub const CONTINUUM_POTENTIAL: &str = pass_source!("continuum_potential.wgsl");
+
 /// Local layer: gather agents into bin order.
 pub const LOCAL_PACK: &str = local_pass_source!("local_pack.wgsl");
 /// Local layer: preferred velocity (jitter, boids offset).
@@ -104,6 +111,9 @@ pub const ALL: &[(&str, &str)] = &[
     ("density_window_cols.wgsl", DENSITY_WINDOW_COLS),
     ("field_speed.wgsl", FIELD_SPEED),
     ("field_cost.wgsl", FIELD_COST),
+    ("continuum_gradient.wgsl", CONTINUUM_GRADIENT),
+    ("continuum_velocity.wgsl", CONTINUUM_VELOCITY),
+    ("continuum_potential.wgsl", CONTINUUM_POTENTIAL),
     ("local_pack.wgsl", LOCAL_PACK),
     ("local_preferred.wgsl", LOCAL_PREFERRED),
     ("local_orca.wgsl", LOCAL_ORCA),

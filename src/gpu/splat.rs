@@ -24,7 +24,7 @@ pub(crate) struct SplatBuffers {
     agents: usize,
     cells: usize,
     params: wgpu::Buffer,
-    pos: [wgpu::Buffer; 4],
+    pub(crate) pos: [wgpu::Buffer; 4],
     accum: wgpu::Buffer,
     pub(crate) fields: wgpu::Buffer,
     bg: wgpu::BindGroup,
@@ -159,13 +159,22 @@ impl GpuContext {
             .splat
             .lock()
             .map_err(|_| Error::Gpu("splat buffers poisoned".into()))?;
-        if guard
-            .as_ref()
-            .is_none_or(|b| b.agents < agents || b.cells < cells)
-        {
-            *guard = Some(SplatBuffers::new(self, agents.max(1).next_power_of_two(), cells)?);
-        }
+        self.prepare_splat(&mut guard, agents, cells)?;
         Ok(guard)
+    }
+
+    /// (Re)builds the splat buffers in `slot` when smaller than `agents` agents or `cells`
+    /// cells.
+    pub(crate) fn prepare_splat(
+        &self,
+        slot: &mut Option<SplatBuffers>,
+        agents: usize,
+        cells: usize,
+    ) -> Result<()> {
+        if slot.as_ref().is_none_or(|b| b.agents < agents || b.cells < cells) {
+            *slot = Some(SplatBuffers::new(self, agents.max(1).next_power_of_two(), cells)?);
+        }
+        Ok(())
     }
 
     /// Uploads the agents and encodes the splat (clear, splat, resolve) into `encoder`; the

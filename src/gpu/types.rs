@@ -98,6 +98,29 @@ pub struct GpuSplatParams {
     pub pad1: u32,
 }
 
+/// Dimensions of the continuum step's gradient and velocity passes. Sync: `ContinuumParams`
+/// in `shaders/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuContinuumParams {
+    /// Grid columns.
+    pub cols: u32,
+    /// Grid rows.
+    pub rows: u32,
+    /// Potentials on the device (one per group).
+    pub groups: u32,
+    /// Agents sampled.
+    pub agents: u32,
+    /// Cell edge, metres.
+    pub cell_size: f32,
+    /// Width of the domain, metres (`cols * cell_size`).
+    pub width: f32,
+    /// Height of the domain, metres (`rows * cell_size`).
+    pub height: f32,
+    /// Padding to 32 bytes.
+    pub pad0: u32,
+}
+
 /// Model parameters of the speed and cost passes, in f32. Sync: `FieldParams` in
 /// `shaders/common.wgsl`.
 #[repr(C)]

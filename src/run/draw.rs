@@ -342,13 +342,13 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
     let zeros = || Array2::<f32>::zeros(scene.grid.shape());
     let (value, unit, colormap, range) = match field {
         FrameField::Density => (
-            sim.fields.as_ref().map_or_else(zeros, |f| f.density.rho.clone()),
+            sim.fields().map_or_else(zeros, |f| f.density.rho.clone()),
             DENSITY_UNIT,
             DENSITY_COLORMAP,
             Some((0.0, scene.params.rho_max.max(f64::MIN_POSITIVE))),
         ),
         FrameField::Potential => (
-            sim.potentials
+            sim.potentials()
                 .first()
                 .map_or_else(zeros, |phi| phi.mapv(|v| v as f32)),
             POTENTIAL_UNIT,

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::export::save_png;
 use crate::grid::Grid;
 use crate::io::{AtomicFile, write_bytes_atomic};
-use crate::sim::{Simulation, StageTimes};
+use crate::sim::{GpuReadBacks, Simulation, StageTimes};
 use serde::Serialize;
 use std::io::Write as _;
 use std::path::Path;
@@ -32,6 +32,11 @@ pub struct Timings {
     pub stages_ms_per_step: StageTimes,
     /// Rayon threads available.
     pub threads: usize,
+    /// What the host read back of the continuum step on the GPU (`null` on the CPU).
+    pub gpu_read_backs: Option<GpuReadBacks>,
+    /// Bytes read back from the GPU per step, the steps' own and those asked for together
+    /// (`null` on the CPU).
+    pub gpu_read_back_bytes_per_step: Option<f64>,
 }
 
 impl Timings {
@@ -64,6 +69,8 @@ impl Timings {
                 separation: per(t.separation),
             },
             threads: rayon::current_num_threads(),
+            gpu_read_backs: sim.gpu_read_backs(),
+            gpu_read_back_bytes_per_step: sim.gpu_read_backs().map(|r| r.bytes_per_step()),
         }
     }
 }

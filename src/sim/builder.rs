@@ -248,7 +248,10 @@ impl Simulation {
 
     /// Runs on `ctx` and returns the description of the potentials' solver.
     fn use_gpu(&mut self, ctx: Arc<GpuContext>) -> String {
-        let note = format!("gpu: splat, fields and block FIM on {}", ctx.adapter());
+        let note = format!(
+            "gpu: splat, fields, block FIM, gradients and walking velocities on {}",
+            ctx.adapter()
+        );
         self.gpu = Some(ctx);
         note
     }

@@ -32,7 +32,7 @@ use crate::collision::walls::slide_body;
 use crate::eikonal::{self, Order};
 use crate::error::{Error, Result};
 use crate::fields::{self, Fields};
-use crate::gpu::GpuContext;
+use crate::gpu::{ContinuumSession, ContinuumVelocities, GpuContext, ReadBacks};
 use crate::gradient::{self, Gradient};
 use crate::local::quality::{CollisionCounter, JamTracker};
 use crate::neighbors::NeighborGrid;
@@ -198,6 +198,117 @@ pub struct Arrival {
     pub time: f64,
 }
 
+/// What the host read back of the continuum step on the GPU ([`Simulation::gpu_read_backs`];
+/// `timings.json`'s `gpu_read_backs`). Counts, not times: the same on any adapter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct GpuReadBacks {
+    /// Steps whose continuum step ran on the GPU.
+    pub steps: usize,
+    /// Read-backs those steps made: one for the walking velocities (with the pedestrian
+    /// model, each walker's potentials too), and on replanning steps one per batch of solver
+    /// passes (its 32-byte convergence state).
+    pub step_read_backs: u64,
+    /// Bytes those read-backs moved: 8 per walker per step (plus 4 per walker and group with
+    /// the pedestrian model), 32 per solver state.
+    pub step_bytes: u64,
+    /// Read-backs of fields and potentials asked for between steps (frames, the report).
+    pub on_demand_read_backs: u64,
+    /// Bytes of those.
+    pub on_demand_bytes: u64,
+}
+
+impl GpuReadBacks {
+    /// Bytes read back per step, the steps' own and those asked for together.
+    pub fn bytes_per_step(&self) -> f64 {
+        if self.steps == 0 {
+            0.0
+        } else {
+            (self.step_bytes + self.on_demand_bytes) as f64 / self.steps as f64
+        }
+    }
+
+    fn add_on_demand(&mut self, r: ReadBacks) {
+        self.on_demand_read_backs += r.count;
+        self.on_demand_bytes += r.bytes;
+    }
+}
+
+/// The continuum step on the device: the run's session, and what was read back of it since.
+struct GpuRun {
+    session: ContinuumSession,
+    /// The fields of the last step, read back on first need (`None` when that read failed).
+    fields: std::sync::OnceLock<Option<Fields>>,
+    /// The potentials of the last solve, read back on first need.
+    potentials: std::sync::OnceLock<Vec<Array2<f64>>>,
+    /// The session's read-backs made by its steps (the rest were asked for between steps).
+    step_reads: ReadBacks,
+}
+
+impl GpuRun {
+    /// The session's read-backs asked for between steps.
+    fn on_demand(&self) -> ReadBacks {
+        let all = self.session.read_backs();
+        ReadBacks {
+            count: all.count - self.step_reads.count,
+            bytes: all.bytes - self.step_reads.bytes,
+        }
+    }
+}
+
+/// One continuum step on the device, opening the run's session on the first: new potentials
+/// when `due` or when none are on the device yet.
+fn device_step(
+    ctx: &GpuContext,
+    run: &mut Option<GpuRun>,
+    scene: &Scene,
+    agents: &crate::agents::Agents,
+    goal_masks: &[Array2<bool>],
+    due: bool,
+) -> Result<ContinuumVelocities> {
+    if run.is_none() {
+        *run = Some(GpuRun {
+            session: ctx.continuum_session(scene)?,
+            fields: std::sync::OnceLock::new(),
+            potentials: std::sync::OnceLock::new(),
+            step_reads: ReadBacks::default(),
+        });
+    }
+    let run = run.as_mut().expect("the session was just opened");
+    // The pedestrian model reads each walker's potential and its neighbours'.
+    run.session
+        .set_sample_potentials(scene.params.model == crate::params::Model::Pedestrian);
+    let replan = due || run.session.groups().is_none();
+    let sampled = ctx.continuum_velocities(&mut run.session, agents, replan.then_some(goal_masks))?;
+    run.fields = std::sync::OnceLock::new();
+    if replan {
+        run.potentials = std::sync::OnceLock::new();
+    }
+    run.step_reads.count += sampled.read_backs.count;
+    run.step_reads.bytes += sampled.read_backs.bytes;
+    Ok(sampled)
+}
+
+/// The potentials of the last solve: the CPU's, or the device's read back on first need.
+fn current_potentials<'a>(
+    cpu: &'a [Array2<f64>],
+    ctx: Option<&GpuContext>,
+    run: Option<&'a GpuRun>,
+) -> &'a [Array2<f64>] {
+    match (ctx, run) {
+        (Some(ctx), Some(run)) if run.session.groups().is_some() => run
+            .potentials
+            .get_or_init(|| ctx.continuum_potentials(&run.session).unwrap_or_default()),
+        _ => cpu,
+    }
+}
+
+/// Where a step's field velocities come from: sampled on the CPU from the gradients and this
+/// speed field, or sampled on the device.
+enum FieldVelocity<'a> {
+    At(&'a Array3<f32>),
+    Sampled(&'a ContinuumVelocities),
+}
+
 /// Per-agent bookkeeping, indexed by agent id (ids are `0..n`).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AgentLog {
@@ -277,6 +388,10 @@ pub struct Simulation {
     /// published model).
     pedestrian_floor: pedestrian::Floor,
     gpu: Option<Arc<GpuContext>>,
+    /// The continuum step on the device (from the first GPU step until a GPU error).
+    gpu_run: Option<GpuRun>,
+    /// The read-backs of the continuum step on the GPU so far.
+    gpu_reads: GpuReadBacks,
     /// Why the GPU solver was given up for the CPU one, when it was.
     pub(crate) gpu_fallback: Option<String>,
     /// Warnings about the run's set-up that the report repeats (a local layer on a map with
@@ -456,6 +571,8 @@ impl Simulation {
             pedestrian_rule,
             pedestrian_floor,
             gpu: None,
+            gpu_run: None,
+            gpu_reads: GpuReadBacks::default(),
             gpu_fallback: None,
             model_warnings: Vec::new(),
             preferred: Vec::new(),
@@ -531,16 +648,40 @@ impl Simulation {
         &self.spawned
     }
 
-    /// The fields of the last step (`None` before the first step).
+    /// The fields of the last step (`None` before the first step). With the continuum step on
+    /// the GPU they are read back from the device on the first call after a step (`None` if
+    /// that read fails).
     pub fn fields(&self) -> Option<&Fields> {
-        self.fields.as_ref()
+        match (&self.gpu, &self.gpu_run) {
+            (Some(ctx), Some(run)) if self.fields.is_none() && run.session.groups().is_some() => run
+                .fields
+                .get_or_init(|| ctx.continuum_fields(&run.session).ok())
+                .as_ref(),
+            _ => self.fields.as_ref(),
+        }
     }
 
     /// The potential of each group from the last solve (empty before the first step); `+inf`
     /// beyond the walkers when the marches stopped there (see [`SimConfig::full_potentials`]
-    /// and [`Simulation::whole_potential_at`]).
+    /// and [`Simulation::whole_potential_at`]). With the continuum step on the GPU they are
+    /// read back from the device on the first call after a solve (empty if that read fails).
     pub fn potentials(&self) -> &[Array2<f64>] {
-        &self.potentials
+        current_potentials(&self.potentials, self.gpu.as_deref(), self.gpu_run.as_ref())
+    }
+
+    /// What the host read back of the continuum step on the GPU so far (`None` when no step
+    /// ran there): per step the walking velocities (and the pedestrian model's potentials per
+    /// walker) and, on replanning steps, the solver's convergence state; on demand the fields
+    /// and potentials the outputs ask for.
+    pub fn gpu_read_backs(&self) -> Option<GpuReadBacks> {
+        if self.gpu_reads.steps == 0 {
+            return None;
+        }
+        let mut r = self.gpu_reads;
+        if let Some(run) = &self.gpu_run {
+            r.add_on_demand(run.on_demand());
+        }
+        Some(r)
     }
 
     /// The wall time spent in each stage so far.
@@ -553,9 +694,9 @@ impl Simulation {
         self.gpu_fallback.as_deref()
     }
 
-    /// What solves the potentials, in words: `cpu: fast marching`, `gpu: splat, fields and
-    /// block FIM on <adapter>`, or for [`crate::gpu::Backend::Auto`] on the CPU the reason in
-    /// parentheses.
+    /// What solves the potentials, in words: `cpu: fast marching`, `gpu: splat, fields, block
+    /// FIM, gradients and walking velocities on <adapter>`, or for
+    /// [`crate::gpu::Backend::Auto`] on the CPU the reason in parentheses.
     pub fn solver_description(&self) -> &str {
         &self.solver_description
     }
@@ -598,28 +739,25 @@ impl Simulation {
 
     /// One step of SPEC §1. Returns the number of agents that arrived during it.
     ///
-    /// With a GPU ([`SimulationBuilder::backend`]) the splat, the speed and cost fields and
-    /// (on replanning steps) the potentials run as one GPU submission
-    /// ([`GpuContext::continuum_step`]); the fields are read back for the advection and the
-    /// reports, and the whole of it is timed under "potentials". A GPU error switches the run
-    /// to the CPU for good, with the reason in [`Simulation::gpu_fallback`].
+    /// With a GPU ([`SimulationBuilder::backend`]) the splat, the speed and cost fields,
+    /// (on replanning steps) the potentials and their gradients, and every walker's field
+    /// velocity run on the device ([`GpuContext::continuum_velocities`]), which reads back only
+    /// the velocities; fields and potentials stay there until [`Simulation::fields`] or
+    /// [`Simulation::potentials`] asks for them. The whole of it is timed under "potentials".
+    /// A GPU error switches the run to the CPU for good, with the reason in
+    /// [`Simulation::gpu_fallback`].
     pub fn step(&mut self) -> usize {
         let grid = self.scene.grid;
-        let replan = self.steps.is_multiple_of(self.config.replan_every) || self.gradients.is_empty();
+        let due = self.steps.is_multiple_of(self.config.replan_every);
         let t0 = Instant::now();
-        let on_gpu = self.gpu_continuum_step(replan);
-        let (density, speed, cost, t3) = match on_gpu {
-            Some((fields, solutions)) => {
-                if let Some(solutions) = solutions {
-                    // The GPU solves the whole grid.
-                    self.potentials_partial = false;
-                    self.adopt_potentials(solutions, &fields.cost);
-                }
+        let (fields, sampled, t3) = match self.gpu_continuum_step(due) {
+            Some(sampled) => {
                 let t3 = Instant::now();
                 self.times.potentials += (t3 - t0).as_secs_f64();
-                (fields.density, fields.speed, fields.cost, t3)
+                (None, Some(sampled), t3)
             }
             None => {
+                let replan = due || self.gradients.is_empty();
                 // 1. Splat (all groups together).
                 let density = fields::splat(&grid, self.scene.params.lambda, &self.agents);
                 let t1 = Instant::now();
@@ -652,14 +790,18 @@ impl Simulation {
                 }
                 let t3 = Instant::now();
                 self.times.potentials += (t3 - t2).as_secs_f64();
-                (density, speed, cost, t3)
+                (Some(Fields { density, speed, cost }), None, t3)
             }
         };
 
         // 4. Advection.
         self.record_density();
         let (old_x, old_y) = (self.agents.x.clone(), self.agents.y.clone());
-        self.advect(&speed);
+        match (&fields, &sampled) {
+            (_, Some(sampled)) => self.advect(FieldVelocity::Sampled(sampled)),
+            (Some(fields), None) => self.advect(FieldVelocity::At(&fields.speed)),
+            (None, None) => unreachable!("a step has CPU fields or GPU velocities"),
+        }
         let t4 = Instant::now();
         self.times.advection += (t4 - t3).as_secs_f64();
 
@@ -682,23 +824,35 @@ impl Simulation {
         self.place_log
             .record_occupancy(&self.scene.grid, &self.agents.x, &self.agents.y, self.time);
         self.times.advection += t5.elapsed().as_secs_f64();
-        self.fields = Some(Fields { density, speed, cost });
+        self.fields = fields;
         arrived
     }
 
-    /// The GPU's splat, fields and (when `replan`) potentials, or `None` without a GPU or
-    /// after a GPU error (which it records and which turns the GPU off for the rest of the run).
-    fn gpu_continuum_step(&mut self, replan: bool) -> Option<(Fields, Option<Vec<eikonal::Solution>>)> {
-        let ctx = self.gpu.as_ref()?;
-        let goals: &[ndarray::Array2<bool>] = if replan { &self.goal_masks } else { &[] };
-        match ctx.continuum_step(&self.scene, &self.agents, goals, true) {
-            Ok(step) => {
-                let fields = step.fields.expect("fields were asked for");
-                Some((fields, replan.then_some(step.potentials)))
+    /// The GPU's continuum step (new potentials when `due` or none are on the device yet):
+    /// every walker's field velocity, or `None` without a GPU or after a GPU error (which it
+    /// records and which turns the GPU off for the rest of the run).
+    fn gpu_continuum_step(&mut self, due: bool) -> Option<ContinuumVelocities> {
+        let ctx = self.gpu.clone()?;
+        match device_step(
+            &ctx,
+            &mut self.gpu_run,
+            &self.scene,
+            &self.agents,
+            &self.goal_masks,
+            due,
+        ) {
+            Ok(sampled) => {
+                self.gpu_reads.steps += 1;
+                self.gpu_reads.step_read_backs += sampled.read_backs.count;
+                self.gpu_reads.step_bytes += sampled.read_backs.bytes;
+                Some(sampled)
             }
             Err(e) => {
                 self.gpu_fallback = Some(e.to_string());
                 self.gpu = None;
+                if let Some(run) = self.gpu_run.take() {
+                    self.gpu_reads.add_on_demand(run.on_demand());
+                }
                 None
             }
         }
@@ -736,7 +890,7 @@ impl Simulation {
     /// value a run with [`SimConfig::full_potentials`] holds; the report uses it to tell
     /// unreachable walkers from the others.
     pub fn whole_potential_at(&self, group: usize, rc: (usize, usize)) -> f64 {
-        let Some(phi) = self.potentials.get(group) else {
+        let Some(phi) = self.potentials().get(group) else {
             return f64::INFINITY;
         };
         let value = phi[rc];
@@ -803,7 +957,7 @@ impl Simulation {
     }
 
     /// Preferred velocity, local layer, integration with walls.
-    fn advect(&mut self, speed: &Array3<f32>) {
+    fn advect(&mut self, field: FieldVelocity<'_>) {
         let grid = self.scene.grid;
         let agents = &self.agents;
         let gradients = &self.gradients;
@@ -816,8 +970,12 @@ impl Simulation {
                     return (0.0, 0.0);
                 }
                 let g = agents.group[i] as usize;
-                let [mut ux, mut uy] =
-                    gradient::velocity_at(&grid, &gradients[g], speed.view(), agents.x[i], agents.y[i]);
+                let [mut ux, mut uy] = match field {
+                    FieldVelocity::At(speed) => {
+                        gradient::velocity_at(&grid, &gradients[g], speed.view(), agents.x[i], agents.y[i])
+                    }
+                    FieldVelocity::Sampled(v) => [v.vx[i], v.vy[i]],
+                };
                 if !(ux.is_finite() && uy.is_finite()) {
                     (ux, uy) = (0.0, 0.0);
                 }
@@ -831,17 +989,40 @@ impl Simulation {
             })
             .unzip();
         if self.scene.params.model == crate::params::Model::Pedestrian {
-            pedestrian::apply(
-                &self.scene,
-                &self.faces,
-                &self.agents,
-                &self.potentials,
-                &mut self.pedestrian_grid,
-                self.pedestrian_rule,
-                &self.pedestrian_floor,
-                &mut vx,
-                &mut vy,
-            );
+            match field {
+                FieldVelocity::At(_) => pedestrian::apply(
+                    &self.scene,
+                    &self.faces,
+                    &self.agents,
+                    &self.potentials,
+                    &mut self.pedestrian_grid,
+                    self.pedestrian_rule,
+                    &self.pedestrian_floor,
+                    &mut vx,
+                    &mut vy,
+                ),
+                // Sampled on the device: potentials[group * agents + agent].
+                FieldVelocity::Sampled(v) => {
+                    let n = self.agents.len();
+                    let phi_at = |group: usize, j: usize| -> f64 {
+                        match v.potentials.get(group * n + j) {
+                            Some(&p) if p < crate::gpu::PHI_INF => f64::from(p),
+                            _ => f64::INFINITY,
+                        }
+                    };
+                    pedestrian::apply_with(
+                        &self.scene,
+                        &self.faces,
+                        &self.agents,
+                        phi_at,
+                        &mut self.pedestrian_grid,
+                        self.pedestrian_rule,
+                        &self.pedestrian_floor,
+                        &mut vx,
+                        &mut vy,
+                    );
+                }
+            }
         }
         self.preferred.clear();
         self.preferred.extend(vx.iter().zip(&vy).map(|(&x, &y)| [x, y]));

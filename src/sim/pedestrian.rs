@@ -303,18 +303,37 @@ pub fn apply(
     vx: &mut [f32],
     vy: &mut [f32],
 ) {
+    let g = scene.grid;
+    let phi_at = |group: usize, j: usize| -> f64 {
+        match potentials.get(group) {
+            Some(phi) => potential_at(&g, phi, agents.x[j], agents.y[j]),
+            None => f64::INFINITY,
+        }
+    };
+    apply_with(scene, faces, agents, phi_at, grid, rule, floor, vx, vy);
+}
+
+/// As [`apply`], with the potentials read through `phi_at(group, j)`: agent `j`'s potential
+/// under group `group`'s field, as [`potential_at`] gives it (`+inf` without one). The GPU
+/// backend samples these on the device.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_with(
+    scene: &Scene,
+    faces: &SceneFaces,
+    agents: &Agents,
+    phi_at: impl Fn(usize, usize) -> f64 + Sync,
+    grid: &mut NeighborGrid,
+    rule: SpeedRule,
+    floor: &Floor,
+    vx: &mut [f32],
+    vy: &mut [f32],
+) {
     let p = &scene.params;
     let g = scene.grid;
     grid.rebuild(&agents.x, &agents.y);
     let grid = &*grid;
     let r_k = rule.density_radius;
     let norm = 2.0 / (std::f32::consts::PI * r_k * r_k);
-    let phi_at = |group: usize, x: f32, y: f32| -> f64 {
-        match potentials.get(group) {
-            Some(phi) => potential_at(&g, phi, x, y),
-            None => f64::INFINITY,
-        }
-    };
     let out: Vec<(f32, f32)> = (0..agents.len())
         .into_par_iter()
         .map(|i| {
@@ -337,7 +356,7 @@ pub fn apply(
             };
             let free = agents.max_speed[i] * slope_factor;
             let group = agents.group[i] as usize;
-            let phi_i = phi_at(group, xi, yi);
+            let phi_i = phi_at(group, i);
             let mut rho = 0.0f32;
             let mut gap = f32::INFINITY;
             grid.for_each_near(xi, yi, |j| {
@@ -365,7 +384,7 @@ pub fn apply(
                 if vx[j] * dx + vy[j] * dy < 0.0 {
                     return;
                 }
-                let phi_j = phi_at(group, agents.x[j], agents.y[j]);
+                let phi_j = phi_at(group, j);
                 if !(phi_j < phi_i || (phi_j == phi_i && j < i)) {
                     return;
                 }
