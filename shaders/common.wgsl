@@ -301,3 +301,24 @@ fn bin_coord(v: f32, inv_bin_size: f32, bins: u32) -> u32 {
     }
     return u32(f);
 }
+
+// The four cell centres around a point at (fx, fy) in cell units, on a grid of rows x cols
+// (clamped at the border), and the point's offsets from the first of them: the bilinear
+// interpolation of the continuum passes (CPU twins: gradient::velocity_at and
+// pedestrian::potential_at).
+struct Bilinear {
+    r0: u32,
+    c0: u32,
+    r1: u32,
+    c1: u32,
+    tu: f32,
+    tv: f32,
+}
+
+fn bilinear(fx: f32, fy: f32, rows: u32, cols: u32) -> Bilinear {
+    let u = clamp(fx - 0.5, 0.0, f32(cols - 1u));
+    let v = clamp(fy - 0.5, 0.0, f32(rows - 1u));
+    let c0 = u32(floor(u));
+    let r0 = u32(floor(v));
+    return Bilinear(r0, c0, min(r0 + 1u, rows - 1u), min(c0 + 1u, cols - 1u), u - f32(c0), v - f32(r0));
+}

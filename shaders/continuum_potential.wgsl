@@ -20,17 +20,12 @@ fn potential_at(base: u32, x: f32, y: f32) -> f32 {
     }
     let r = u32(fy);
     let c = u32(fx);
-    let u = clamp(fx - 0.5, 0.0, f32(params.cols - 1u));
-    let v = clamp(fy - 0.5, 0.0, f32(params.rows - 1u));
-    let c0 = u32(floor(u));
-    let r0 = u32(floor(v));
-    let c1 = min(c0 + 1u, params.cols - 1u);
-    let r1 = min(r0 + 1u, params.rows - 1u);
-    let tu = u - f32(c0);
-    let tv = v - f32(r0);
+    let b = bilinear(fx, fy, params.rows, params.cols);
+    let tu = b.tu;
+    let tv = b.tv;
     var sum = 0.0;
     var weight = 0.0;
-    let corners = array<vec2<u32>, 4>(vec2<u32>(r0, c0), vec2<u32>(r0, c1), vec2<u32>(r1, c1), vec2<u32>(r1, c0));
+    let corners = array<vec2<u32>, 4>(vec2<u32>(b.r0, b.c0), vec2<u32>(b.r0, b.c1), vec2<u32>(b.r1, b.c1), vec2<u32>(b.r1, b.c0));
     let weights = array<f32, 4>((1.0 - tu) * (1.0 - tv), tu * (1.0 - tv), tu * tv, (1.0 - tu) * tv);
     for (var k = 0u; k < 4u; k++) {
         let p = phi[base + corners[k].x * params.cols + corners[k].y];

@@ -41,22 +41,17 @@ fn sample(base: u32, x: f32, y: f32) -> vec2<f32> {
     }
     // Bilinear weights over the four cell centres around the point (clamped at the border),
     // over the cells with a direction.
-    let u = clamp(x / h - 0.5, 0.0, f32(params.cols - 1u));
-    let v = clamp(y / h - 0.5, 0.0, f32(params.rows - 1u));
-    let c0 = u32(floor(u));
-    let r0 = u32(floor(v));
-    let c1 = min(c0 + 1u, params.cols - 1u);
-    let r1 = min(r0 + 1u, params.rows - 1u);
-    let tu = u - f32(c0);
-    let tv = v - f32(r0);
+    let b = bilinear(x / h, y / h, params.rows, params.cols);
+    let tu = b.tu;
+    let tv = b.tv;
     var dir = vec2<f32>(0.0, 0.0);
-    let d00 = direction(base, r0, c0);
+    let d00 = direction(base, b.r0, b.c0);
     dir += ((1.0 - tu) * (1.0 - tv)) * d00.z * d00.xy;
-    let d01 = direction(base, r0, c1);
+    let d01 = direction(base, b.r0, b.c1);
     dir += (tu * (1.0 - tv)) * d01.z * d01.xy;
-    let d11 = direction(base, r1, c1);
+    let d11 = direction(base, b.r1, b.c1);
     dir += (tu * tv) * d11.z * d11.xy;
-    let d10 = direction(base, r1, c0);
+    let d10 = direction(base, b.r1, b.c0);
     dir += ((1.0 - tu) * tv) * d10.z * d10.xy;
     let norm = sqrt(dir.x * dir.x + dir.y * dir.y);
     // Opposite directions can cancel (on a ridge between two exits): keep the cell's own.

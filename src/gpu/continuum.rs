@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::fields::Fields;
 use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
 use crate::gpu::fields::{FieldBuffers, field_params};
-use crate::gpu::fim::{FimBuffers, FimInput, PHI_INF, STATE_SLOTS, prepare_goals};
+use crate::gpu::fim::{FimBuffers, FimInput, PHI_INF, STATE_SLOTS, potential_value, prepare_goals};
 use crate::gpu::splat::{SplatBuffers, splat_params};
 use crate::gpu::types::GpuContinuumParams;
 use crate::gradient::Gradient;
@@ -406,16 +406,7 @@ impl GpuContext {
         Ok(phi
             .chunks_exact(cells)
             .map(|p| {
-                let values = p
-                    .iter()
-                    .map(|&v| {
-                        if v >= PHI_INF || !v.is_finite() {
-                            f64::INFINITY
-                        } else {
-                            f64::from(v)
-                        }
-                    })
-                    .collect();
+                let values = p.iter().map(|&v| potential_value(v)).collect();
                 Array2::from_shape_vec(grid.shape(), values).expect("phi has rows * cols values")
             })
             .collect())

@@ -49,6 +49,16 @@ pub const FIM_MAX_SWEEPS_PER_EDGE: usize = 8;
 /// Potential of an unreached cell on the device; read back as `+inf`.
 /// Sync: `PHI_INF` in `shaders/common.wgsl`.
 pub const PHI_INF: f32 = 3.0e38;
+
+/// A device potential as the CPU solvers give it: `+inf` where no source reaches
+/// ([`PHI_INF`] and above, or not finite).
+pub(crate) fn potential_value(v: f32) -> f64 {
+    if v >= PHI_INF || !v.is_finite() {
+        f64::INFINITY
+    } else {
+        f64::from(v)
+    }
+}
 /// A cell's update counts only when it lowers phi by more than this fraction of the new value.
 /// 0: every decrease counts. Values only ever decrease and f32 has finitely many, so the solve
 /// still ends. A positive threshold biases the result: each cell may stop up to `eps * phi`
@@ -321,16 +331,7 @@ pub(crate) fn solutions(
     (0..input.params.groups as usize)
         .map(|k| {
             let slice = &phi[k * cells..(k + 1) * cells];
-            let values: Vec<f64> = slice
-                .iter()
-                .map(|&v| {
-                    if v >= PHI_INF || !v.is_finite() {
-                        f64::INFINITY
-                    } else {
-                        f64::from(v)
-                    }
-                })
-                .collect();
+            let values: Vec<f64> = slice.iter().map(|&v| potential_value(v)).collect();
             let unreachable = values.iter().filter(|v| v.is_infinite()).count();
             Solution {
                 phi: Array2::from_shape_vec((rows, cols), values).expect("phi has rows * cols values"),
