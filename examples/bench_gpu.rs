@@ -204,13 +204,13 @@ fn main() {
         ctx.continuum_step(&scene, &agents, &goals, true)
             .expect("GPU step");
         let old_bytes = ctx.read_back_totals().bytes - before.bytes;
-        let mut session = ctx.continuum_session(&scene).expect("GPU session");
+        let mut gpu_run = ctx.continuum_run(&scene).expect("GPU run");
         let (t_gpu, gpu) = time(|| {
-            ctx.continuum_velocities(&mut session, &agents, Some(&goals))
+            ctx.continuum_velocities(&mut gpu_run, &agents, Some(&goals))
                 .expect("GPU step")
         });
         let (t_kept, _) = time(|| {
-            ctx.continuum_velocities(&mut session, &agents, None)
+            ctx.continuum_velocities(&mut gpu_run, &agents, None)
                 .expect("GPU step")
         });
         let (t_cpu, cpu) = time(|| cpu_step(&scene, &agents, &goals));

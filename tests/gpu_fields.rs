@@ -512,11 +512,11 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
         }
         let grid = scene.grid;
         let n = agents.len();
-        let mut session = ctx.continuum_session(&scene).unwrap();
+        let mut gpu_run = ctx.continuum_run(&scene).unwrap();
         // Each walker's potential under every group's field too, as the pedestrian model reads.
-        session.set_sample_potentials(true);
+        gpu_run.set_sample_potentials(true);
         let first = ctx
-            .continuum_velocities(&mut session, &agents, Some(&goals))
+            .continuum_velocities(&mut gpu_run, &agents, Some(&goals))
             .unwrap();
         let counters = first.counters.expect("a replanning step solves");
         assert_eq!(first.read_backs.count, counters.read_backs as u64 + 1);
@@ -524,8 +524,8 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             first.read_backs.bytes,
             32 * counters.read_backs as u64 + (8 + 3 * 4) * n as u64
         );
-        let fields = ctx.continuum_fields(&session).unwrap();
-        let phi = ctx.continuum_potentials(&session).unwrap();
+        let fields = ctx.continuum_fields(&gpu_run).unwrap();
+        let phi = ctx.continuum_potentials(&gpu_run).unwrap();
         assert_eq!(phi.len(), 3);
         let unreached = phi[2].iter().filter(|v| v.is_infinite()).count();
         assert!(
@@ -536,7 +536,7 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             .iter()
             .map(|p| crowdfield::gradient::gradient(p.view(), fields.cost.view(), grid.cell_size))
             .collect();
-        let device = ctx.continuum_gradients(&session).unwrap();
+        let device = ctx.continuum_gradients(&gpu_run).unwrap();
         for (g, (d, c)) in device.iter().zip(&cpu).enumerate() {
             for (k, (a, b)) in
                 d.gx.iter()
@@ -627,9 +627,9 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
             agents.x[i] += 0.2 * first.vx[i];
             agents.y[i] += 0.2 * first.vy[i];
         }
-        let before = session.read_backs();
-        session.set_sample_potentials(false);
-        let second = ctx.continuum_velocities(&mut session, &agents, None).unwrap();
+        let before = gpu_run.read_backs();
+        gpu_run.set_sample_potentials(false);
+        let second = ctx.continuum_velocities(&mut gpu_run, &agents, None).unwrap();
         assert!(second.potentials.is_empty());
         assert!(second.counters.is_none());
         assert_eq!(
@@ -639,11 +639,11 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
                 bytes: 8 * n as u64
             }
         );
-        assert_eq!(session.read_backs().bytes - before.bytes, 8 * n as u64);
-        let moved = ctx.continuum_fields(&session).unwrap();
+        assert_eq!(gpu_run.read_backs().bytes - before.bytes, 8 * n as u64);
+        let moved = ctx.continuum_fields(&gpu_run).unwrap();
         assert_ne!(moved.density.rho, fields.density.rho, "the crowd moved");
         assert_eq!(
-            ctx.continuum_potentials(&session).unwrap(),
+            ctx.continuum_potentials(&gpu_run).unwrap(),
             phi,
             "the potentials are kept"
         );
@@ -652,20 +652,20 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
         // potentials.
         let cells = (rows * cols) as u64;
         assert_eq!(
-            session.read_backs().bytes,
+            gpu_run.read_backs().bytes,
             first.read_backs.bytes + 8 * n as u64 + 2 * 44 * cells + 24 * cells + 2 * 12 * cells
         );
         // A solve with the same goals restarts from the device's own initial potentials: the
-        // same potentials and velocities as a new session's first solve of the same crowd.
+        // same potentials and velocities as a new run's first solve of the same crowd.
         let again = ctx
-            .continuum_velocities(&mut session, &agents, Some(&goals))
+            .continuum_velocities(&mut gpu_run, &agents, Some(&goals))
             .unwrap();
-        let mut other = ctx.continuum_session(&scene).unwrap();
+        let mut other = ctx.continuum_run(&scene).unwrap();
         let reference = ctx
             .continuum_velocities(&mut other, &agents, Some(&goals))
             .unwrap();
         let (a, b) = (
-            ctx.continuum_potentials(&session).unwrap(),
+            ctx.continuum_potentials(&gpu_run).unwrap(),
             ctx.continuum_potentials(&other).unwrap(),
         );
         for (g, (a, b)) in a.iter().zip(&b).enumerate() {
@@ -685,15 +685,15 @@ fn device_velocities_match_velocity_at_on_the_cpu() {
 }
 
 #[test]
-fn a_session_without_a_solve_is_an_error_and_empty_crowds_read_nothing() {
+fn a_run_without_a_solve_is_an_error_and_empty_crowds_read_nothing() {
     let Some(ctx) = gpu() else { return };
     let (scene, agents) = random_scene(5, 20, 16, 0.5, SpeedLaw::Linear, 1.0);
-    let mut session = ctx.continuum_session(&scene).unwrap();
-    let e = ctx.continuum_velocities(&mut session, &agents, None).unwrap_err();
+    let mut gpu_run = ctx.continuum_run(&scene).unwrap();
+    let e = ctx.continuum_velocities(&mut gpu_run, &agents, None).unwrap_err();
     assert!(e.to_string().contains("first step"), "{e}");
-    assert!(ctx.continuum_fields(&session).is_err());
+    assert!(ctx.continuum_fields(&gpu_run).is_err());
     let step = ctx
-        .continuum_velocities(&mut session, &Agents::default(), Some(&goals(&scene)))
+        .continuum_velocities(&mut gpu_run, &Agents::default(), Some(&goals(&scene)))
         .unwrap();
     assert!(step.vx.is_empty());
     assert_eq!(step.read_backs.count, step.counters.unwrap().read_backs as u64);

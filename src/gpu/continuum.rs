@@ -3,13 +3,13 @@
 //! the velocities (8 bytes per agent) and, on replanning steps, the FIM's 32-byte convergence
 //! state between batches of passes.
 //!
-//! A [`ContinuumSession`] holds one run's buffers (its own, so that a context shared by several
+//! A [`ContinuumRun`] holds one run's buffers (its own, so that a context shared by several
 //! runs never hands one run's fields to another): the scene's layers, uploaded once, and the
 //! potentials and gradients of the last solve, which steps that do not replan reuse. The
 //! fields, potentials and gradients stay on the device until something asks for them
 //! ([`GpuContext::continuum_fields`], [`GpuContext::continuum_potentials`],
 //! [`GpuContext::continuum_gradients`]); every read-back is counted
-//! ([`ContinuumSession::read_backs`]).
+//! ([`ContinuumRun::read_backs`]).
 //!
 //! The two passes of this file are `shaders/continuum_gradient.wgsl` and
 //! `shaders/continuum_velocity.wgsl`; their CPU twins [`gradient_twin`] and [`velocity_twin`]
@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Bytes of one read of the FIM's convergence state.
 const FIM_STATE_BYTES: u64 = (STATE_SLOTS * 4) as u64;
 
-/// The read-backs of a [`ContinuumSession`] so far: how many times the host waited for device
+/// The read-backs of a [`ContinuumRun`] so far: how many times the host waited for device
 /// memory, and how many bytes it read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReadBacks {
@@ -82,10 +82,10 @@ impl StepBuffers {
 }
 
 /// One run's continuum step on the device: its buffers, the potentials and gradients of its
-/// last solve, and its read-back counts. Open one with [`GpuContext::continuum_session`] and
+/// last solve, and its read-back counts. Open one with [`GpuContext::continuum_run`] and
 /// step it with [`GpuContext::continuum_velocities`]; it belongs to the context that opened it
 /// and to the scene it was opened for.
-pub struct ContinuumSession {
+pub struct ContinuumRun {
     grid: Grid,
     lambda: f64,
     splat: Option<SplatBuffers>,
@@ -109,9 +109,9 @@ pub struct ContinuumSession {
     read_bytes: AtomicU64,
 }
 
-impl std::fmt::Debug for ContinuumSession {
+impl std::fmt::Debug for ContinuumRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ContinuumSession")
+        f.debug_struct("ContinuumRun")
             .field("grid", &self.grid)
             .field("groups", &self.groups)
             .field("read_backs", &self.read_backs())
@@ -119,7 +119,7 @@ impl std::fmt::Debug for ContinuumSession {
     }
 }
 
-impl ContinuumSession {
+impl ContinuumRun {
     /// The read-backs of every step and every read of fields, potentials or gradients so far.
     pub fn read_backs(&self) -> ReadBacks {
         ReadBacks {
@@ -153,7 +153,7 @@ pub struct ContinuumVelocities {
     pub vx: Vec<f32>,
     /// The same along y.
     pub vy: Vec<f32>,
-    /// With [`ContinuumSession::set_sample_potentials`], `potentials[group * agents + agent]`:
+    /// With [`ContinuumRun::set_sample_potentials`], `potentials[group * agents + agent]`:
     /// the agent's potential under the group's field as
     /// [`crate::sim::pedestrian::potential_at`] gives it ([`PHI_INF`] for `+inf`); else empty.
     pub potentials: Vec<f32>,
@@ -164,19 +164,19 @@ pub struct ContinuumVelocities {
 }
 
 impl GpuContext {
-    /// Opens a continuum session for `scene`: its field buffers with the scene's layers
+    /// Opens a continuum run for `scene`: its field buffers with the scene's layers
     /// uploaded once.
     ///
     /// # Errors
     /// [`Error::Invalid`] for layers whose shape differs from the grid or a bad cell size;
     /// [`Error::Gpu`] when the grid is larger than the device allows.
-    pub fn continuum_session(&self, scene: &Scene) -> Result<ContinuumSession> {
+    pub fn continuum_run(&self, scene: &Scene) -> Result<ContinuumRun> {
         let fp = field_params(scene)?;
         let mut fields = None;
         if !scene.grid.is_empty() {
             self.prepare_fields(&mut fields, scene, &fp)?;
         }
-        Ok(ContinuumSession {
+        Ok(ContinuumRun {
             grid: scene.grid,
             lambda: scene.params.lambda,
             splat: None,
@@ -194,7 +194,7 @@ impl GpuContext {
         })
     }
 
-    /// One continuum step of `session`: splat `agents`, speed and cost, then with `goals` a new
+    /// One continuum step of `gpu_run`: splat `agents`, speed and cost, then with `goals` a new
     /// potential per goal mask (block FIM) and its upwind gradient, and finally every agent's
     /// walking velocity from its group's gradient (the last solve's when `goals` is `None`)
     /// and this step's speed. Splat, fields and the first FIM batch go in one submission; the
@@ -206,13 +206,13 @@ impl GpuContext {
     /// reaches its safety cap.
     pub fn continuum_velocities(
         &self,
-        session: &mut ContinuumSession,
+        gpu_run: &mut ContinuumRun,
         agents: &Agents,
         goals: Option<&[Array2<bool>]>,
     ) -> Result<ContinuumVelocities> {
-        let grid = session.grid;
+        let grid = gpu_run.grid;
         let n = agents.len();
-        let sp = splat_params(&grid, session.lambda, agents)?;
+        let sp = splat_params(&grid, gpu_run.lambda, agents)?;
         if agents.group.len() != n {
             return Err(Error::invalid(
                 "<memory>",
@@ -222,15 +222,15 @@ impl GpuContext {
         }
         // A solve with the last solve's goals restarts from the device's copy of its initial
         // potentials; other goals are laid out and uploaded.
-        let fresh = goals.filter(|g| session.solve.is_none() || session.goals.as_slice() != *g);
+        let fresh = goals.filter(|g| gpu_run.solve.is_none() || gpu_run.goals.as_slice() != *g);
         let input = fresh
             .map(|g| prepare_goals(grid.rows, grid.cols, g, grid.cell_size, self.fim_tile))
             .transpose()?;
-        let Some(groups) = goals.map(<[_]>::len).or(session.groups) else {
+        let Some(groups) = goals.map(<[_]>::len).or(gpu_run.groups) else {
             return Err(Error::invalid(
                 "<memory>",
                 "goals",
-                "none before the first solve: the first step of a session must solve",
+                "none before the first solve: the first step of a run must solve",
             ));
         };
         let cells = grid.len();
@@ -240,48 +240,48 @@ impl GpuContext {
             ..ContinuumVelocities::default()
         };
         if cells == 0 {
-            session.groups = Some(groups);
+            gpu_run.groups = Some(groups);
             return Ok(out);
         }
-        self.prepare_splat(&mut session.splat, n, cells)?;
+        self.prepare_splat(&mut gpu_run.splat, n, cells)?;
         let solve = goals.is_some() && groups > 0;
         let phi_bytes = (groups * cells * 4) as u64;
         if let (Some(input), true) = (&input, solve) {
-            self.prepare_fim(&mut session.fim, input)?;
-            if session.phi_init.as_ref().is_none_or(|b| b.size() < phi_bytes) {
-                session.phi_init = Some(self.storage("crowdfield.continuum.phi_init", phi_bytes));
+            self.prepare_fim(&mut gpu_run.fim, input)?;
+            if gpu_run.phi_init.as_ref().is_none_or(|b| b.size() < phi_bytes) {
+                gpu_run.phi_init = Some(self.storage("crowdfield.continuum.phi_init", phi_bytes));
             }
-            session.solve = Some(FimInput {
+            gpu_run.solve = Some(FimInput {
                 params: input.params,
                 tile: input.tile,
                 cost: Vec::new(),
                 source: Vec::new(),
                 phi: Vec::new(),
             });
-            session.goals = fresh.map(<[_]>::to_vec).unwrap_or_default();
+            gpu_run.goals = fresh.map(<[_]>::to_vec).unwrap_or_default();
         }
-        if session
+        if gpu_run
             .step
             .as_ref()
             .is_none_or(|b| b.agents < n || b.entries < groups * cells || b.potential_groups < groups)
         {
             let agents_cap = n.max(1).next_power_of_two();
-            let entries = session.step.as_ref().map_or(0, |b| b.entries).max(groups * cells);
-            let groups_cap = session
+            let entries = gpu_run.step.as_ref().map_or(0, |b| b.entries).max(groups * cells);
+            let groups_cap = gpu_run
                 .step
                 .as_ref()
                 .map_or(0, |b| b.potential_groups)
                 .max(groups);
-            session.step = Some(StepBuffers::new(self, agents_cap, entries, groups_cap)?);
+            gpu_run.step = Some(StepBuffers::new(self, agents_cap, entries, groups_cap)?);
         }
-        let splat = session.splat.as_ref().expect("splat buffers were just created");
-        let fb = session
+        let splat = gpu_run.splat.as_ref().expect("splat buffers were just created");
+        let fb = gpu_run
             .fields
             .as_ref()
             .expect("a grid with cells has field buffers");
-        let step = session.step.as_ref().expect("step buffers were just created");
+        let step = gpu_run.step.as_ref().expect("step buffers were just created");
         // The cost goes where the FIM reads it; a scene without groups keeps it in the fields'.
-        let cost = match (&session.fim, groups) {
+        let cost = match (&gpu_run.fim, groups) {
             (Some(fim), 1..) => &fim.cost,
             _ => &fb.cost,
         };
@@ -304,7 +304,7 @@ impl GpuContext {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("crowdfield.continuum"),
             });
-        let restart = match (&session.fim, &session.solve, &session.phi_init, solve) {
+        let restart = match (&gpu_run.fim, &gpu_run.solve, &gpu_run.phi_init, solve) {
             (Some(fim), Some(solve), Some(init), true) => Some((fim, solve, init)),
             _ => None,
         };
@@ -332,9 +332,9 @@ impl GpuContext {
                 });
             self.encode_gradient(step, &fim.phi, cost, groups * cells, &mut encoder);
         }
-        session.groups = Some(groups);
-        session.stepped = true;
-        let potentials = match (&session.fim, session.sample_potentials, groups) {
+        gpu_run.groups = Some(groups);
+        gpu_run.stepped = true;
+        let potentials = match (&gpu_run.fim, gpu_run.sample_potentials, groups) {
             (Some(fim), true, 1..) => Some(fim),
             _ => None,
         };
@@ -363,46 +363,46 @@ impl GpuContext {
         } else {
             self.finish()?;
         }
-        session.count(reads.count, reads.bytes);
+        gpu_run.count(reads.count, reads.bytes);
         out.read_backs = reads;
         Ok(out)
     }
 
-    /// The density, speed and cost of `session`'s last step, read back (cost `+inf` on
+    /// The density, speed and cost of `gpu_run`'s last step, read back (cost `+inf` on
     /// blocked faces, as [`GpuContext::fields`] gives them).
     ///
     /// # Errors
     /// [`Error::Invalid`] before the first step; [`Error::Gpu`] when the device fails.
-    pub fn continuum_fields(&self, session: &ContinuumSession) -> Result<Fields> {
-        let grid = session.grid;
-        let (Some(splat), Some(fb), true) = (&session.splat, &session.fields, session.stepped) else {
+    pub fn continuum_fields(&self, gpu_run: &ContinuumRun) -> Result<Fields> {
+        let grid = gpu_run.grid;
+        let (Some(splat), Some(fb), true) = (&gpu_run.splat, &gpu_run.fields, gpu_run.stepped) else {
             return Err(not_stepped());
         };
-        let cost = match (&session.fim, session.groups) {
+        let cost = match (&gpu_run.fim, gpu_run.groups) {
             (Some(fim), Some(1..)) => &fim.cost,
             _ => &fb.cost,
         };
         let fields = self.read_fields(&grid, &splat.fields, &fb.speed, cost)?;
-        session.count(3, 11 * grid.len() as u64 * 4);
+        gpu_run.count(3, 11 * grid.len() as u64 * 4);
         Ok(fields)
     }
 
-    /// The potential of each group of `session`'s last solve, read back (`+inf` where no
+    /// The potential of each group of `gpu_run`'s last solve, read back (`+inf` where no
     /// source reaches), as [`GpuContext::solve_fim`] gives them.
     ///
     /// # Errors
     /// [`Error::Invalid`] before the first step; [`Error::Gpu`] when the device fails.
-    pub fn continuum_potentials(&self, session: &ContinuumSession) -> Result<Vec<Array2<f64>>> {
-        let grid = session.grid;
-        let Some(groups) = session.groups else {
+    pub fn continuum_potentials(&self, gpu_run: &ContinuumRun) -> Result<Vec<Array2<f64>>> {
+        let grid = gpu_run.grid;
+        let Some(groups) = gpu_run.groups else {
             return Err(not_stepped());
         };
         let cells = grid.len();
-        let Some(fim) = session.fim.as_ref().filter(|_| groups > 0 && cells > 0) else {
+        let Some(fim) = gpu_run.fim.as_ref().filter(|_| groups > 0 && cells > 0) else {
             return Ok(vec![Array2::from_elem(grid.shape(), f64::INFINITY); groups]);
         };
         let phi: Vec<f32> = self.read_back(&fim.phi, 0, groups * cells)?;
-        session.count(1, (groups * cells * 4) as u64);
+        gpu_run.count(1, (groups * cells * 4) as u64);
         Ok(phi
             .chunks_exact(cells)
             .map(|p| {
@@ -412,14 +412,14 @@ impl GpuContext {
             .collect())
     }
 
-    /// The upwind gradient of each group's potential of `session`'s last solve, as the
+    /// The upwind gradient of each group's potential of `gpu_run`'s last solve, as the
     /// velocity pass reads it, read back.
     ///
     /// # Errors
     /// [`Error::Invalid`] before the first step; [`Error::Gpu`] when the device fails.
-    pub fn continuum_gradients(&self, session: &ContinuumSession) -> Result<Vec<Gradient>> {
-        let grid = session.grid;
-        let Some(groups) = session.groups else {
+    pub fn continuum_gradients(&self, gpu_run: &ContinuumRun) -> Result<Vec<Gradient>> {
+        let grid = gpu_run.grid;
+        let Some(groups) = gpu_run.groups else {
             return Err(not_stepped());
         };
         let cells = grid.len();
@@ -427,11 +427,11 @@ impl GpuContext {
             gx: Array2::zeros(grid.shape()),
             gy: Array2::zeros(grid.shape()),
         };
-        let Some(step) = session.step.as_ref().filter(|_| groups > 0 && cells > 0) else {
+        let Some(step) = gpu_run.step.as_ref().filter(|_| groups > 0 && cells > 0) else {
             return Ok((0..groups).map(|_| zero()).collect());
         };
         let g: Vec<f32> = self.read_back(&step.grad, 0, 2 * groups * cells)?;
-        session.count(1, (groups * cells * 8) as u64);
+        gpu_run.count(1, (groups * cells * 8) as u64);
         Ok(g.chunks_exact(2 * cells)
             .map(|part| {
                 let take = |axis: usize| {
@@ -542,7 +542,7 @@ impl GpuContext {
 }
 
 fn not_stepped() -> Error {
-    Error::invalid("<memory>", "session", "no step has run yet: nothing to read back")
+    Error::invalid("<memory>", "run", "no step has run yet: nothing to read back")
 }
 
 /// The CPU twin of `shaders/continuum_gradient.wgsl`: every group's upwind gradient, `(gx, gy)`

@@ -15,7 +15,7 @@
 //!   reading the fields back (read back only when asked).
 //! - [`GpuContext::continuum_velocities`]: the simulation's step on the device, splat →
 //!   fields → FIM (on replanning steps) → gradients → every agent's walking velocity, reading
-//!   back only the velocities; a [`ContinuumSession`] keeps the run's potentials and gradients
+//!   back only the velocities; a [`ContinuumRun`] keeps the run's potentials and gradients
 //!   on the device and reads fields, potentials and gradients back only when asked.
 //! - [`GpuLocal`]: the local layer's passes (boids, ORCA, flock, move), driven by
 //!   [`crate::local::LocalLayer`] with [`crate::local::LocalBackend::Gpu`].
@@ -39,7 +39,7 @@ pub mod types;
 pub use bins::{radix_passes, scan_levels};
 pub use context::{AdapterReport, GpuContext};
 pub use continuum::{
-    ContinuumSession, ContinuumVelocities, ReadBacks, gradient_twin, potential_twin, velocity_twin,
+    ContinuumRun, ContinuumVelocities, ReadBacks, gradient_twin, potential_twin, velocity_twin,
 };
 pub use fields::{GpuStep, field_params, window_params};
 pub use fim::{

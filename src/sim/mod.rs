@@ -32,7 +32,7 @@ use crate::collision::walls::slide_body;
 use crate::eikonal::{self, Order};
 use crate::error::{Error, Result};
 use crate::fields::{self, Fields};
-use crate::gpu::{ContinuumSession, ContinuumVelocities, GpuContext, ReadBacks};
+use crate::gpu::{ContinuumRun, ContinuumVelocities, GpuContext, ReadBacks};
 use crate::gradient::{self, Gradient};
 use crate::local::quality::{CollisionCounter, JamTracker};
 use crate::neighbors::NeighborGrid;
@@ -233,21 +233,21 @@ impl GpuReadBacks {
     }
 }
 
-/// The continuum step on the device: the run's session, and what was read back of it since.
+/// The continuum step on the device: the run's device buffers ([`ContinuumRun`]), and what was read back of it since.
 struct GpuRun {
-    session: ContinuumSession,
+    gpu_run: ContinuumRun,
     /// The fields of the last step, read back on first need (`None` when that read failed).
     fields: std::sync::OnceLock<Option<Fields>>,
     /// The potentials of the last solve, read back on first need.
     potentials: std::sync::OnceLock<Vec<Array2<f64>>>,
-    /// The session's read-backs made by its steps (the rest were asked for between steps).
+    /// The run's read-backs made by its steps (the rest were asked for between steps).
     step_reads: ReadBacks,
 }
 
 impl GpuRun {
-    /// The session's read-backs asked for between steps.
+    /// The run's read-backs asked for between steps.
     fn on_demand(&self) -> ReadBacks {
-        let all = self.session.read_backs();
+        let all = self.gpu_run.read_backs();
         ReadBacks {
             count: all.count - self.step_reads.count,
             bytes: all.bytes - self.step_reads.bytes,
@@ -255,7 +255,7 @@ impl GpuRun {
     }
 }
 
-/// One continuum step on the device, opening the run's session on the first: new potentials
+/// One continuum step on the device, opening the run's device buffers on the first: new potentials
 /// when `due` or when none are on the device yet.
 fn device_step(
     ctx: &GpuContext,
@@ -267,18 +267,18 @@ fn device_step(
 ) -> Result<ContinuumVelocities> {
     if run.is_none() {
         *run = Some(GpuRun {
-            session: ctx.continuum_session(scene)?,
+            gpu_run: ctx.continuum_run(scene)?,
             fields: std::sync::OnceLock::new(),
             potentials: std::sync::OnceLock::new(),
             step_reads: ReadBacks::default(),
         });
     }
-    let run = run.as_mut().expect("the session was just opened");
+    let run = run.as_mut().expect("the device run was just opened");
     // The pedestrian model reads each walker's potential and its neighbours'.
-    run.session
+    run.gpu_run
         .set_sample_potentials(scene.params.model == crate::params::Model::Pedestrian);
-    let replan = due || run.session.groups().is_none();
-    let sampled = ctx.continuum_velocities(&mut run.session, agents, replan.then_some(goal_masks))?;
+    let replan = due || run.gpu_run.groups().is_none();
+    let sampled = ctx.continuum_velocities(&mut run.gpu_run, agents, replan.then_some(goal_masks))?;
     run.fields = std::sync::OnceLock::new();
     if replan {
         run.potentials = std::sync::OnceLock::new();
@@ -295,9 +295,9 @@ fn current_potentials<'a>(
     run: Option<&'a GpuRun>,
 ) -> &'a [Array2<f64>] {
     match (ctx, run) {
-        (Some(ctx), Some(run)) if run.session.groups().is_some() => run
+        (Some(ctx), Some(run)) if run.gpu_run.groups().is_some() => run
             .potentials
-            .get_or_init(|| ctx.continuum_potentials(&run.session).unwrap_or_default()),
+            .get_or_init(|| ctx.continuum_potentials(&run.gpu_run).unwrap_or_default()),
         _ => cpu,
     }
 }
@@ -653,9 +653,9 @@ impl Simulation {
     /// that read fails).
     pub fn fields(&self) -> Option<&Fields> {
         match (&self.gpu, &self.gpu_run) {
-            (Some(ctx), Some(run)) if self.fields.is_none() && run.session.groups().is_some() => run
+            (Some(ctx), Some(run)) if self.fields.is_none() && run.gpu_run.groups().is_some() => run
                 .fields
-                .get_or_init(|| ctx.continuum_fields(&run.session).ok())
+                .get_or_init(|| ctx.continuum_fields(&run.gpu_run).ok())
                 .as_ref(),
             _ => self.fields.as_ref(),
         }
