@@ -3,7 +3,7 @@
 
 mod gpu_support;
 
-use crowdfield::eikonal::grids::{BenchGrid, bench_grid};
+use crowdfield::eikonal::grids::{BenchGrid, bench_grid, wall_off};
 use crowdfield::gpu::{self, GpuContext, solve_fim_cpu, solve_fim_cpu_tiled};
 use gpu_support::{Rng, gpu};
 use ndarray::{Array2, Array3};
@@ -18,23 +18,7 @@ fn uniform(rows: usize, cols: usize, c: f32) -> Array3<f32> {
 
 /// Blocks every face into and out of obstacle cells.
 fn with_walls(mut cost: Array3<f32>, wall: &Array2<bool>) -> Array3<f32> {
-    let (rows, cols) = wall.dim();
-    for r in 0..rows {
-        for c in 0..cols {
-            let nb = [
-                (r, c + 1),
-                (r + 1, c),
-                (r, c.wrapping_sub(1)),
-                (r.wrapping_sub(1), c),
-            ];
-            for (d, (nr, nc)) in nb.into_iter().enumerate() {
-                let into = nr < rows && nc < cols && wall[(nr, nc)];
-                if wall[(r, c)] || into {
-                    cost[(r, c, d)] = f32::INFINITY;
-                }
-            }
-        }
-    }
+    wall_off(&mut cost, wall);
     cost
 }
 

@@ -58,14 +58,12 @@ pub fn bench_walls(grid: BenchGrid, n: usize) -> Array2<bool> {
     wall
 }
 
-/// The cost (shape `(n, n, 4)`, 1 s/m everywhere, `+inf` on every face into or out of a wall)
-/// and the goal (four cells on the middle of the left edge, fewer when `n < 4`) of `grid` on a
-/// square of `n` cells per side.
-pub fn bench_grid(grid: BenchGrid, n: usize) -> (Array3<f32>, Array2<bool>) {
-    let wall = bench_walls(grid, n);
-    let mut cost = Array3::from_elem((n, n, 4), 1.0f32);
-    for r in 0..n {
-        for c in 0..n {
+/// Sets `+inf` on every face of `cost` (shape `(rows, cols, 4)`, faces +x, +y, -x, -y) into
+/// or out of a cell where `wall` is `true`.
+pub fn wall_off(cost: &mut Array3<f32>, wall: &Array2<bool>) {
+    let (rows, cols) = wall.dim();
+    for r in 0..rows {
+        for c in 0..cols {
             let nb = [
                 (r, c + 1),
                 (r + 1, c),
@@ -73,12 +71,21 @@ pub fn bench_grid(grid: BenchGrid, n: usize) -> (Array3<f32>, Array2<bool>) {
                 (r.wrapping_sub(1), c),
             ];
             for (d, (nr, nc)) in nb.into_iter().enumerate() {
-                if wall[(r, c)] || (nr < n && nc < n && wall[(nr, nc)]) {
+                if wall[(r, c)] || (nr < rows && nc < cols && wall[(nr, nc)]) {
                     cost[(r, c, d)] = f32::INFINITY;
                 }
             }
         }
     }
+}
+
+/// The cost (shape `(n, n, 4)`, 1 s/m everywhere, `+inf` on every face into or out of a wall)
+/// and the goal (four cells on the middle of the left edge, fewer when `n < 4`) of `grid` on a
+/// square of `n` cells per side.
+pub fn bench_grid(grid: BenchGrid, n: usize) -> (Array3<f32>, Array2<bool>) {
+    let wall = bench_walls(grid, n);
+    let mut cost = Array3::from_elem((n, n, 4), 1.0f32);
+    wall_off(&mut cost, &wall);
     let mut goal = Array2::from_elem((n, n), false);
     for r in (n / 2).saturating_sub(2)..(n / 2 + 2).min(n) {
         goal[(r, 0)] = true;
