@@ -14,9 +14,16 @@ fn main() -> Result<()> {
     let map = args
         .next()
         .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/maps/bottleneck.json").to_string());
-    let seed: u64 = args
-        .next()
-        .map_or(7, |s| s.parse().expect("SEED must be a whole number"));
+    let seed: u64 = match args.next() {
+        None => 7,
+        Some(s) => s.parse().map_err(|_| {
+            Error::invalid(
+                crowdfield::error::OPTIONS,
+                "SEED",
+                format!("{s:?}: expected a whole number"),
+            )
+        })?,
+    };
     run(Path::new(&map), seed, &mut std::io::stdout())?;
     Ok(())
 }
