@@ -9,7 +9,18 @@ use crowdfield::prelude::*;
 use std::io::Write;
 use std::path::Path;
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
+    match main_with_args() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads `[MAP] [SEED]` and runs them.
+fn main_with_args() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let map = args
         .next()
