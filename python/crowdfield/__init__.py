@@ -73,6 +73,11 @@ def _as_2d(name: str, arr: np.ndarray) -> np.ndarray:
     return arr
 
 
+# The level-set march's bounds (`levelset::MIN_SPACING` and `levelset::MAX_SCALE` in Rust).
+_MIN_SPACING = 1e-50
+_MAX_SCALE = 1e50
+
+
 def _spacing(dx: Any, ndim: int) -> Tuple[float, float]:
     """scikit-fmm's `dx` (a number, or one per axis) as the spacing of the two solver axes."""
     if isinstance(dx, numbers.Real) and not isinstance(dx, bool):
@@ -82,8 +87,11 @@ def _spacing(dx: Any, ndim: int) -> Tuple[float, float]:
         if len(values) != ndim:
             raise ValueError(f"dx: {len(values)} values: expected a number or one per axis ({ndim})")
     for v in values:
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"dx: {v}: expected lengths greater than zero")
+        if not (np.isfinite(v) and _MIN_SPACING <= v <= _MAX_SCALE):
+            raise ValueError(
+                f"dx: {v}: expected lengths from {_MIN_SPACING:g} to {_MAX_SCALE:g} "
+                "(the march squares 1 / dx, which must stay a normal float)"
+            )
     if ndim == 1:
         return (1.0, values[0])
     return (values[0], values[1])
@@ -109,6 +117,8 @@ def _levelset_input(phi: Any, dx: Any, order: int):
     if isinstance(phi, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(phi)
         phi = phi.data
+    if np.ndim(phi) == 0:
+        raise ValueError(f"phi: a scalar: {_DIMENSIONS_MESSAGE}")
     values = _real_array("phi", phi)
     shape = values.shape
     if values.ndim not in (1, 2):
@@ -137,9 +147,10 @@ def distance(phi, dx=1.0, self_test=False, order=2, narrow=0.0, periodic=False):
     ----------
     phi : array_like or numpy.ma.MaskedArray, 1-D or 2-D
         The front is its zero contour, interpolated linearly between cells. Masked cells are
-        obstacles: the distance goes around them.
+        obstacles: the distance goes around them, and their values (NaN included, as
+        ``numpy.ma.masked_invalid`` leaves them) take no part.
     dx : float or sequence of float
-        Cell length, one number or one per axis.
+        Cell length, one number or one per axis, from 1e-50 to 1e50.
     self_test : bool
         Accepted for compatibility and ignored.
     order : {1, 2}
@@ -155,8 +166,8 @@ def distance(phi, dx=1.0, self_test=False, order=2, narrow=0.0, periodic=False):
     Raises
     ------
     ValueError
-        For 3-D input, non-numeric dtypes, NaN or infinite values, bad spacings, or a phi with no
-        zero contour.
+        For a scalar or 3-D input, non-numeric dtypes, NaN or infinite values outside the mask,
+        bad spacings, or a phi with no zero contour.
     """
     _unsupported(narrow, periodic)
     values, mask, shape, spacing = _levelset_input(phi, dx, order)
@@ -172,9 +183,10 @@ def travel_time(phi, speed, dx=1.0, self_test=False, order=2, narrow=0.0, period
     phi : array_like or numpy.ma.MaskedArray, 1-D or 2-D
         The front is its zero contour (a point source: phi = 1 everywhere and 0 at the source).
         Masked cells are obstacles.
-    speed : array_like of phi's shape
-        Speed of the front at each cell; speeds below machine epsilon are obstacles. NaN or
-        infinite speeds raise ``ValueError``.
+    speed : array_like of phi's shape, or a number
+        Speed of the front at each cell (a number: everywhere); speeds below machine epsilon are
+        obstacles. NaN, infinite or larger than 1e50 speeds raise ``ValueError``, except under
+        phi's mask. As in scikit-fmm, a mask on `speed` is ignored: mask `phi` to make obstacles.
     dx, self_test, order, narrow, periodic
         As in :func:`distance`.
 
@@ -186,7 +198,11 @@ def travel_time(phi, speed, dx=1.0, self_test=False, order=2, narrow=0.0, period
     _unsupported(narrow, periodic)
     values, mask, shape, spacing = _levelset_input(phi, dx, order)
     if isinstance(speed, np.ma.MaskedArray):
-        speed = speed.filled(0.0)
+        # scikit-fmm reads a masked speed's values and ignores its mask.
+        speed = speed.data
+    if np.ndim(speed) == 0:
+        # One speed for every cell.
+        speed = np.full(shape, _real_array("speed", speed)[0])
     s = _real_array("speed", speed)
     if s.shape != shape:
         raise ValueError(f"speed: shape {s.shape}: expected phi's shape {shape}")

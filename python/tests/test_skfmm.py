@@ -175,3 +175,55 @@ def test_bad_input_raises_value_error():
         crowdfield.distance(flat, order=3)
     with pytest.raises(ValueError, match="NaN"):
         crowdfield.distance(np.where(flat > 0, np.nan, 0.0))
+
+
+def test_invalid_values_under_the_mask_are_ignored_as_in_scikit_fmm():
+    phi = np.ones((20, 30))
+    phi[10, 10] = 0
+    phi[0, 0] = np.nan
+    phi[19, 29] = np.inf
+    masked = np.ma.masked_invalid(phi)
+    assert_agrees(crowdfield.distance(masked), skfmm.distance(masked))
+    speed = np.ones((20, 30))
+    speed[0, 0] = np.nan
+    assert_agrees(crowdfield.travel_time(masked, speed), skfmm.travel_time(masked, speed))
+    # Outside the mask they are still refused.
+    with pytest.raises(ValueError, match=r"phi: NaN at \(0, 0\)"):
+        crowdfield.distance(phi)
+
+
+def test_a_masked_speed_reads_its_values_and_ignores_its_mask_as_in_scikit_fmm():
+    x, y = np.meshgrid(np.linspace(-1, 1, 60), np.linspace(-1, 1, 50))
+    phi = x**2 + y**2 - 0.1
+    speed = np.ma.MaskedArray(1 + x**2, (x > 0.5) & (abs(y) < 0.5))
+    ours = crowdfield.travel_time(phi, speed, dx=1e-2)
+    theirs = skfmm.travel_time(phi, speed, dx=1e-2)
+    assert not np.ma.is_masked(ours)
+    assert_agrees(ours, theirs)
+
+
+def test_a_number_as_speed_is_that_speed_everywhere():
+    phi = np.ones((20, 30))
+    phi[10, 10] = 0
+    np.testing.assert_array_equal(
+        crowdfield.travel_time(phi, 2.0), crowdfield.travel_time(phi, np.full((20, 30), 2.0))
+    )
+
+
+def test_scales_beyond_the_march_and_scalars_are_refused_clearly():
+    x, y = np.meshgrid(np.linspace(-1, 1, 41), np.linspace(-1, 1, 41))
+    phi = x**2 + y**2 - 0.25
+    unit = crowdfield.distance(phi)
+    for dx in (1e50, 1e-50):
+        np.testing.assert_allclose(crowdfield.distance(phi, dx=dx) / dx, unit, rtol=1e-12)
+    for dx in (1e160, 1e-160):
+        with pytest.raises(ValueError, match="dx: .*expected lengths from 1e-50 to 1e[+]?50"):
+            crowdfield.distance(phi, dx=dx)
+    with pytest.raises(ValueError, match=r"speed: 1e\+?60 at \(3, 4\)"):
+        speed = np.ones(phi.shape)
+        speed[3, 4] = 1e60
+        crowdfield.travel_time(phi, speed)
+    with pytest.raises(ValueError, match="speed: below"):
+        crowdfield.travel_time(phi, -np.ones(phi.shape))
+    with pytest.raises(ValueError, match="phi: a scalar"):
+        crowdfield.distance(np.float64(0.0))

@@ -162,21 +162,20 @@ pub fn travel_time_in(
     march(phi, mask, Some(speed), spacing, order, buffer)
 }
 
-/// The input's checks, in the order they report: phi's values, the mask's shape, the
-/// spacings, then (travel time) the speeds' shape and values.
+/// The largest spacing and speed a march takes: the updates square `1 / h` and the values
+/// divided by `h` and the speed, which must stay normal `f64`s on every grid a machine holds.
+pub const MAX_SCALE: f64 = 1e50;
+/// The smallest spacing a march takes (`1 / MAX_SCALE`).
+pub const MIN_SPACING: f64 = 1e-50;
+
+/// The input's checks, in the order they report: the mask's shape, phi's values (outside the
+/// mask), the spacings, then (travel time) the speeds' shape and values (outside the mask).
 fn check(
     phi: ArrayView2<f64>,
     mask: Option<ArrayView2<bool>>,
     speed: Option<ArrayView2<f64>>,
     spacing: [f64; 2],
 ) -> Result<()> {
-    if let Some((at, v)) = phi.indexed_iter().find(|(_, v)| !v.is_finite()) {
-        return Err(Error::invalid(
-            OPTIONS,
-            "phi",
-            format!("{} at {at:?}: expected finite values", num(*v)),
-        ));
-    }
     if let Some(mask) = mask
         && mask.dim() != phi.dim()
     {
@@ -186,12 +185,26 @@ fn check(
             format!("shape {:?}: expected phi's shape {:?}", mask.dim(), phi.dim()),
         ));
     }
+    let open = |at: (usize, usize)| !mask.is_some_and(|m| m[at]);
+    if let Some((at, v)) = phi.indexed_iter().find(|&(at, v)| !v.is_finite() && open(at)) {
+        return Err(Error::invalid(
+            OPTIONS,
+            "phi",
+            format!(
+                "{} at {at:?}: expected finite values (or the cell masked)",
+                num(*v)
+            ),
+        ));
+    }
     for (axis, h) in spacing.iter().enumerate() {
-        if !(h.is_finite() && *h > 0.0) {
+        if !(h.is_finite() && (MIN_SPACING..=MAX_SCALE).contains(h)) {
             return Err(Error::invalid(
                 OPTIONS,
                 "dx",
-                format!("{} along axis {axis}: expected a finite length above 0", num(*h)),
+                format!(
+                    "{} along axis {axis}: expected a length from {MIN_SPACING:e} to {MAX_SCALE:e}",
+                    num(*h)
+                ),
             ));
         }
     }
@@ -203,11 +216,17 @@ fn check(
                 format!("shape {:?}: expected phi's shape {:?}", speed.dim(), phi.dim()),
             ));
         }
-        if let Some((at, v)) = speed.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        if let Some((at, v)) = speed
+            .indexed_iter()
+            .find(|&(at, v)| !(v.is_finite() && *v <= MAX_SCALE) && open(at))
+        {
             return Err(Error::invalid(
                 OPTIONS,
                 "speed",
-                format!("{} at {at:?}: expected finite speeds", num(*v)),
+                format!(
+                    "{} at {at:?}: expected finite speeds up to {MAX_SCALE:e} (or the cell masked)",
+                    num(*v)
+                ),
             ));
         }
     }
@@ -267,7 +286,7 @@ fn march(
     // out, and any failure is reported by `check`, in its order.
     let shapes_fit = mask.is_none_or(|m| m.dim() == phi.dim())
         && speed.is_none_or(|s| s.dim() == phi.dim())
-        && spacing.iter().all(|h| h.is_finite() && *h > 0.0);
+        && spacing.iter().all(|h| (MIN_SPACING..=MAX_SCALE).contains(h));
     if !shapes_fit {
         check(phi, mask, speed, spacing)?;
     }
@@ -407,8 +426,10 @@ fn lay_out(
         for (w, &v) in out.iter_mut().zip(p) {
             *w = OPEN | (u64::from(v > f64::EPSILON) * ABOVE_EPSILON);
         }
-        if let Some(m) = mask {
-            for (w, &m) in out.iter_mut().zip(&m[row.clone()]) {
+        // The values under the mask take no part, whatever they are (NaN included).
+        let row_mask = mask.map(|m| &m[row.clone()]);
+        if let Some(m) = row_mask {
+            for (w, &m) in out.iter_mut().zip(m) {
                 *w |= u64::from(m) * MASK;
             }
         }
@@ -417,12 +438,33 @@ fn lay_out(
             for (w, &v) in out.iter_mut().zip(s) {
                 *w |= u64::from(v < f64::EPSILON) * MASK;
             }
-            finite &= s.iter().fold(true, |f, v| f & v.is_finite());
-            if uniform && first_speed.is_none() {
-                first_speed = s.iter().copied().find(|&v| v >= f64::EPSILON);
-            }
-            if let Some(s0) = first_speed {
-                uniform &= s.iter().fold(true, |u, &v| u & ((v == s0) | (v < f64::EPSILON)));
+            let fits = |v: f64| v.is_finite() & (v <= MAX_SCALE);
+            match row_mask {
+                None => {
+                    finite &= s.iter().fold(true, |f, &v| f & fits(v));
+                    if uniform && first_speed.is_none() {
+                        first_speed = s.iter().copied().find(|&v| v >= f64::EPSILON);
+                    }
+                    if let Some(s0) = first_speed {
+                        uniform &= s.iter().fold(true, |u, &v| u & ((v == s0) | (v < f64::EPSILON)));
+                    }
+                }
+                Some(m) => {
+                    finite &= s.iter().zip(m).fold(true, |f, (&v, &m)| f & (fits(v) | m));
+                    if uniform && first_speed.is_none() {
+                        first_speed = s
+                            .iter()
+                            .zip(m)
+                            .find(|&(&v, &m)| v >= f64::EPSILON && !m)
+                            .map(|(&v, _)| v);
+                    }
+                    if let Some(s0) = first_speed {
+                        uniform &= s
+                            .iter()
+                            .zip(m)
+                            .fold(true, |u, (&v, &m)| u & ((v == s0) | (v < f64::EPSILON) | m));
+                    }
+                }
             }
         }
         for c in (0..cols.min(EDGE_COLUMNS)).chain(cols.saturating_sub(EDGE_COLUMNS)..cols) {
@@ -430,7 +472,10 @@ fn lay_out(
         }
         negative |= p.iter().fold(false, |n, &v| n | (v < 0.0));
         positive |= p.iter().fold(false, |n, &v| n | (v > 0.0));
-        finite &= p.iter().fold(true, |f, v| f & v.is_finite());
+        finite &= match row_mask {
+            None => p.iter().fold(true, |f, v| f & v.is_finite()),
+            Some(m) => p.iter().zip(m).fold(true, |f, (v, &m)| f & (v.is_finite() | m)),
+        };
         // The contour: cells at 0 or whose phi changes sign towards a neighbour. The test
         // ignores the mask, so it finds every cell the full test can freeze; the full test
         // runs on the blocks of cells where it finds one.
@@ -499,6 +544,25 @@ fn lay_out(
         return None;
     }
     if frozen.is_empty() {
+        // Where the contour is there but every cell on it is too slow, the speeds are to blame.
+        let user_masked = |k: usize| mask.is_some_and(|m| m[k]);
+        let slow_contour = speed.is_some()
+            && (0..rows * cols).any(|k| {
+                let (r, c) = (k / cols, k % cols);
+                !user_masked(k)
+                    && (phi[k] == 0.0
+                        || contour_distance(phi, user_masked, (rows, cols), (r, c), spacing).is_some())
+            });
+        if slow_contour {
+            return Some(Err(Error::invalid(
+                OPTIONS,
+                "speed",
+                format!(
+                    "below {:e} (machine epsilon, an obstacle) in every cell on phi's zero contour: expected a speed above it somewhere on the contour",
+                    f64::EPSILON
+                ),
+            )));
+        }
         return Some(Err(Error::invalid(
             OPTIONS,
             "phi",
@@ -1265,12 +1329,108 @@ mod tests {
         let mut nan = phi.clone();
         nan[(1, 2)] = f64::NAN;
         let e = distance(nan.view(), None, [1.0, 1.0], Order::First).unwrap_err();
-        assert_eq!(e.to_string(), "phi: NaN at (1, 2): expected finite values");
+        assert_eq!(
+            e.to_string(),
+            "phi: NaN at (1, 2): expected finite values (or the cell masked)"
+        );
         let e = distance(phi.view(), None, [1.0, -2.0], Order::First).unwrap_err();
         assert!(e.to_string().starts_with("dx: -2.0 along axis 1"), "{e}");
         let speed = Array2::from_elem((3, 2), 1.0);
         let e = travel_time(phi.view(), speed.view(), None, [1.0, 1.0], Order::First).unwrap_err();
         assert!(e.to_string().starts_with("speed: shape (3, 2)"), "{e}");
+    }
+
+    #[test]
+    fn values_under_the_mask_take_no_part_whatever_they_are() {
+        // numpy's masked_invalid: NaN and infinite values, masked.
+        let mut phi = Array2::from_shape_fn((7, 9), |(r, c)| (r as f64 - 3.2).hypot(c as f64 - 4.1) - 2.0);
+        let mut speed = Array2::from_shape_fn((7, 9), |(r, c)| 1.0 + 0.1 * (r + c) as f64);
+        let mut mask = Array2::from_elem((7, 9), false);
+        for (at, v) in [
+            ((0, 0), f64::NAN),
+            ((6, 8), f64::INFINITY),
+            ((3, 0), f64::NEG_INFINITY),
+        ] {
+            mask[at] = true;
+            let plain = travel_time(
+                phi.view(),
+                speed.view(),
+                Some(mask.view()),
+                [1.0, 0.5],
+                Order::Second,
+            )
+            .unwrap();
+            phi[at] = v;
+            speed[at] = v;
+            for order in [Order::First, Order::Second] {
+                let d = distance(phi.view(), Some(mask.view()), [1.0, 0.5], order).unwrap();
+                assert!(d.values.iter().all(|v| !v.is_nan()));
+                assert_eq!(d.values[at], f64::INFINITY);
+            }
+            let t = travel_time(
+                phi.view(),
+                speed.view(),
+                Some(mask.view()),
+                [1.0, 0.5],
+                Order::Second,
+            )
+            .unwrap();
+            assert!(
+                t.values
+                    .iter()
+                    .zip(&plain.values)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+            );
+        }
+        // Unmasked, the same values are refused.
+        mask[(6, 8)] = false;
+        let e = distance(phi.view(), Some(mask.view()), [1.0, 1.0], Order::First).unwrap_err();
+        assert!(e.to_string().starts_with("phi: inf at (6, 8)"), "{e}");
+    }
+
+    #[test]
+    fn spacings_and_speeds_out_of_scale_are_refused_and_the_extremes_scale_the_values() {
+        let phi = Array2::from_shape_fn((9, 11), |(r, c)| (r as f64 - 4.3).hypot(c as f64 - 5.2) - 2.5);
+        let unit = distance(phi.view(), None, [1.0, 1.0], Order::Second).unwrap();
+        for h in [MAX_SCALE, MIN_SPACING] {
+            let d = distance(phi.view(), None, [h, h], Order::Second).unwrap();
+            for (a, b) in d.values.iter().zip(&unit.values) {
+                assert!(
+                    (a / h - b).abs() <= 1e-12 * b.abs().max(1.0),
+                    "{a} / {h} against {b}"
+                );
+            }
+            let fast = Array2::from_elem((9, 11), MAX_SCALE);
+            let t = travel_time(phi.view(), fast.view(), None, [h, h], Order::First).unwrap();
+            assert!(t.values.iter().all(|v| v.is_finite() && *v > 0.0 || *v == 0.0));
+        }
+        for h in [MAX_SCALE * 10.0, MIN_SPACING / 10.0] {
+            let e = distance(phi.view(), None, [1.0, h], Order::First).unwrap_err();
+            assert!(e.to_string().starts_with("dx: "), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("along axis 1: expected a length from 1e-50 to 1e50"),
+                "{e}"
+            );
+        }
+        let mut speed = Array2::from_elem((9, 11), 1.0);
+        speed[(2, 3)] = 1e60;
+        let e = travel_time(phi.view(), speed.view(), None, [1.0, 1.0], Order::First).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("speed: 1e60 at (2, 3): expected finite speeds up to 1e50"),
+            "{e}"
+        );
+        // Too slow everywhere on the contour: the speeds are named, not phi.
+        let slow = Array2::from_elem((9, 11), -1.0);
+        let e = travel_time(phi.view(), slow.view(), None, [1.0, 1.0], Order::First).unwrap_err();
+        assert!(
+            e.to_string().starts_with("speed: below 2.220446049250313e-16"),
+            "{e}"
+        );
+        let flat = Array2::from_elem((9, 11), 1.0);
+        let e = travel_time(flat.view(), slow.view(), None, [1.0, 1.0], Order::First).unwrap_err();
+        assert!(e.to_string().starts_with("phi: has no zero contour"), "{e}");
     }
 
     #[test]
@@ -1302,11 +1462,17 @@ mod tests {
         let mut nan = phi.clone();
         nan[(0, 1)] = f64::NAN;
         let e = travel_time(nan.view(), speed.view(), None, [1.0, -1.0], Order::First).unwrap_err();
-        assert_eq!(e.to_string(), "phi: NaN at (0, 1): expected finite values");
+        assert_eq!(
+            e.to_string(),
+            "phi: NaN at (0, 1): expected finite values (or the cell masked)"
+        );
         let mut slow = speed.clone();
         slow[(5, 4)] = f64::INFINITY;
         let e = travel_time(phi.view(), slow.view(), None, [1.0, 1.0], Order::First).unwrap_err();
-        assert_eq!(e.to_string(), "speed: inf at (5, 4): expected finite speeds");
+        assert_eq!(
+            e.to_string(),
+            "speed: inf at (5, 4): expected finite speeds up to 1e50 (or the cell masked)"
+        );
     }
 
     /// Random inputs of every kind the march treats apart: contours of both signs, exact
@@ -1394,7 +1560,11 @@ mod tests {
                             assert_eq!(ours.unreached, theirs.iter().filter(|v| v.is_infinite()).count());
                             compared += 1;
                         }
-                        (Err(e), None) => assert!(e.to_string().contains("no zero contour"), "{e}"),
+                        (Err(e), None) => assert!(
+                            e.to_string().contains("no zero contour")
+                                || e.to_string().starts_with("speed: below"),
+                            "{e}"
+                        ),
                         (ours, theirs) => panic!(
                             "seed {seed}: {:?} vs {:?}",
                             ours.map(|o| o.unreached),
