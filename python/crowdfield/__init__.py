@@ -14,7 +14,7 @@ Maps and simulation::
 
     m = crowdfield.load_map(crowdfield.bundled_map("hall"))   # or the path of any map JSON
     plan = m.plan()                       # fields, potentials, gradients
-    sim = m.simulation(seed=0, local="orca")
+    sim = m.simulation(seed=0)
     sim.run()
     report = sim.report()                 # the content of report.json
 
