@@ -509,7 +509,8 @@ class Simulation:
         Once the run is finished (:attr:`finished`: everyone arrived, or one more step would
         pass ``max_time``) it does nothing and returns 0: the time never passes ``max_time``.
         The step that finishes the run gives the command's closing warnings (agents still
-        inside, the report's ``warnings``) as :class:`CrowdfieldWarning`.
+        inside, the report's ``warnings``, a GPU run that finished on the CPU) as
+        :class:`CrowdfieldWarning`.
         """
         arrived = self._native.step()
         self._give_warnings(stacklevel=2)

@@ -557,7 +557,7 @@ impl Recording {
     }
 
     /// Queues the warnings the command prints when the run is over: the agents still inside,
-    /// then the report's warnings.
+    /// then the report's warnings, and the note that a GPU run finished on the CPU.
     fn end_warnings(&mut self) {
         if self.end_warned {
             return;
@@ -574,6 +574,12 @@ impl Recording {
         }
         self.warnings
             .extend(report.warnings.iter().map(|w| python_text(w)));
+        if let Some(why) = self.sim.gpu_fallback() {
+            // The command's closing note: the run's figures are the CPU's from then on.
+            self.warnings.push(format!(
+                "the GPU solver failed mid-run ({why}); the run finished on the CPU"
+            ));
+        }
     }
 }
 

@@ -36,6 +36,7 @@ def test_plan_matches_the_solve_command(root, crowdfield_bin, tmp_path):
     assert not np.array_equal(second.potentials[0], phi)
 
 
+@pytest.mark.filterwarnings("ignore::crowdfield.CrowdfieldWarning")
 @pytest.mark.parametrize("local, seed", [("orca", 3), ("none", 0)])
 def test_report_matches_the_simulate_command(root, crowdfield_bin, tmp_path, local, seed):
     map_path = root / "maps" / "hall.json"
@@ -54,6 +55,7 @@ def test_report_matches_the_simulate_command(root, crowdfield_bin, tmp_path, loc
     assert report["seed"] == seed and report["steps"] == sim.steps
 
 
+@pytest.mark.filterwarnings("ignore::crowdfield.CrowdfieldWarning")
 def test_stepping_positions_and_trajectories(root):
     m = crowdfield.load_map(root / "maps" / "bottleneck.json")
     sim = m.simulation(seed=1, local="orca", max_time=5.0, trajectory_every=2)
@@ -81,6 +83,7 @@ def test_stepping_positions_and_trajectories(root):
     assert len(frame) == len(rows)
 
 
+@pytest.mark.filterwarnings("ignore::crowdfield.CrowdfieldWarning")
 def test_steps_release_the_gil(root):
     # Another Python thread keeps running while a simulation steps.
     sim = crowdfield.load_map(root / "maps" / "hall.json").simulation(seed=0, trajectory_every=0, max_time=30.0)
