@@ -277,6 +277,7 @@ class CrowdfieldWarning(RuntimeWarning):
 
 
 def _warn_all(messages: List[str], stacklevel: int) -> None:
+    """Gives each message as a CrowdfieldWarning attributed `stacklevel` frames above the caller."""
     for message in messages:
         warnings.warn(message, CrowdfieldWarning, stacklevel=stacklevel + 1)
 
@@ -451,8 +452,9 @@ class Map:
             Speed–density law (``--speed-law``); None: the map's ``params.speed_law``, linear
             when the map does not set it.
 
-        Warnings the command prints when it starts a run (a boids mode with no boids to steer,
-        the local layer's notes on the model) are given as :class:`CrowdfieldWarning`.
+        The warning the command prints when it starts a run (a boids mode with no group to
+        steer) is given here as a :class:`CrowdfieldWarning`; the others come when the run
+        finishes (see :meth:`Simulation.run`).
         """
         for name, value in (("seed", seed), ("replan_every", replan_every)):
             _check_whole(name, value, _U64_MAX if name == "seed" else _USIZE_MAX)
@@ -520,8 +522,8 @@ class Simulation:
         """Steps until every agent has arrived or the time limit is reached, or until the
         simulated time reaches ``until`` seconds; returns the number of steps taken (0 when the
         run is already finished). ``until`` NaN raises ``ValueError``. When the run finishes,
-        the command's closing warnings (agents still inside, the report's ``warnings``) are
-        given as :class:`CrowdfieldWarning`, once."""
+        the command's closing warnings (agents still inside, the report's ``warnings``, a GPU
+        run that finished on the CPU) are given as :class:`CrowdfieldWarning`, once."""
         if until is not None:
             until = float(until)
             if math.isnan(until):
