@@ -12,9 +12,9 @@ The native solver, with the ``crowdfield eikonal`` command's meaning::
 
 Maps and simulation::
 
-    m = crowdfield.load_map("maps/hall.json")
+    m = crowdfield.load_map(crowdfield.bundled_map("hall"))   # or the path of any map JSON
     plan = m.plan()                       # fields, potentials, gradients
-    sim = m.simulation(seed=0, local="orca")
+    sim = m.simulation(seed=0)
     sim.run()
     report = sim.report()                 # the content of report.json
 
@@ -25,9 +25,12 @@ the tolerances against scikit-fmm.
 from __future__ import annotations
 
 import json
+import math
 import numbers
+import os
+import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -42,6 +45,9 @@ __all__ = [
     "eikonal",
     "eikonal_anisotropic",
     "load_map",
+    "bundled_map",
+    "bundled_maps",
+    "CrowdfieldWarning",
     "Map",
     "Plan",
     "Simulation",
@@ -230,7 +236,9 @@ def eikonal(speed, goal, cell_size=1.0, order=1):
     ----------
     speed : 2-D array_like (float64, float32, uint8, ...)
         Speed per cell (row index = y, column index = x). Cells whose speed is <= 0 or not finite
-        are impassable; speeds above 2**126 are refused.
+        are impassable, and so are speeds so small that their inverse (the cell's cost, in
+        float32) overflows: positive speeds below about 3e-39. Speeds above 2**126 (about
+        8.5e37), whose cost underflows float32, are refused: scale the speeds down.
     goal : 2-D array_like of speed's shape
         Nonzero marks a source cell (bool or numeric; NaN is refused).
     cell_size : float
@@ -278,6 +286,18 @@ def eikonal_anisotropic(cost, goal, cell_size=1.0, order=1):
     return _native.eikonal_cost(c, g, float(cell_size), int(order))
 
 
+class CrowdfieldWarning(RuntimeWarning):
+    """A warning the ``crowdfield`` command prints (``warning: ...``), in the same words: about
+    a map (at :func:`load_map`), a run's options (at :meth:`Map.simulation`) or its outcome
+    (when the run finishes). Each is given once, through :func:`warnings.warn`."""
+
+
+def _warn_all(messages: List[str], stacklevel: int) -> None:
+    """Gives each message as a CrowdfieldWarning attributed `stacklevel` frames above the caller."""
+    for message in messages:
+        warnings.warn(message, CrowdfieldWarning, stacklevel=stacklevel + 1)
+
+
 @dataclass
 class Plan:
     """A map's static plan (what ``crowdfield solve`` writes), as numpy arrays.
@@ -306,6 +326,41 @@ class Plan:
     potentials: List[np.ndarray]
     gradients: List[Tuple[np.ndarray, np.ndarray]]
     group_names: List[str]
+
+
+_U64_MAX = 2**64 - 1
+_USIZE_MAX = np.iinfo(np.uintp).max
+
+
+def _check_whole(name: str, value: Any, largest: int) -> None:
+    """Refuses anything but a whole number from 0 to `largest`, naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value <= largest:
+        raise ValueError(f"{name}: {value!r}: expected a whole number from 0 to {largest}")
+
+
+def _trajectory_every(value: Any) -> Tuple[int, Optional[float]]:
+    """``trajectory_every`` as (steps, None) or, for the seconds form ``"0.5s"``, (0, seconds)."""
+    bad = (
+        f"trajectory_every: {value!r}: expected a number of steps (5, or 0 for no trajectories) "
+        f"or of seconds (\"0.5s\")"
+    )
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("s"):
+            try:
+                seconds = float(text[:-1].strip())
+            except ValueError:
+                raise ValueError(bad) from None
+            if not (math.isfinite(seconds) and seconds > 0):
+                raise ValueError(f"trajectory_every: {value!r}: expected a positive number of seconds")
+            return 0, seconds
+        if not text.isdigit():
+            raise ValueError(bad)
+        value = int(text)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(bad)
+    _check_whole("trajectory_every", value, _USIZE_MAX)
+    return int(value), None
 
 
 class Map:
@@ -362,6 +417,14 @@ class Map:
             group_names=self.group_names,
         )
 
+    def walkable_area(self) -> str:
+        """The walkable area as WKT: the cells that are not obstacles, merged into one
+        ``POLYGON`` with holes where obstacles lie inside (a ``MULTIPOLYGON`` when the open cells
+        fall apart), in metres, the geometry ``crowdfield simulate`` writes into
+        trajectories.sqlite. ``pedpy.WalkableArea(m.walkable_area())`` reads it, and so does
+        ``shapely.from_wkt``."""
+        return self._native.walkable_area_wkt()
+
     def simulation(
         self,
         seed: int = 0,
@@ -372,30 +435,46 @@ class Map:
         order: int = 1,
         backend: str = "cpu",
         local_backend: str = "cpu-multi",
-        trajectory_every: int = 1,
+        trajectory_every: Union[int, str] = 1,
+        model: Optional[str] = None,
+        speed_law: Optional[str] = None,
     ) -> "Simulation":
         """A simulation of this map, with ``crowdfield simulate``'s options and defaults.
 
         Parameters
         ----------
         seed : int
-            Seeds the spawning and the local layer (``--seed``).
+            Seeds the spawning and the local layer (``--seed``), 0 to 2**64 - 1.
         local : {"none", "boids", "orca", "boids+orca"}
             The local layer (``--local``); a boids mode with no group to steer runs without
-            boids, as the command does.
+            boids, with a :class:`CrowdfieldWarning`, as the command does.
         dt : float or None
             Time step, seconds; None picks it from the map (``--dt``).
         max_time : float
-            Stop after this many simulated seconds (``--max-time``).
+            Stop at this simulated time, seconds (``--max-time``): the run takes whole steps and
+            its ``end_time`` is never later.
         replan_every, order, backend, local_backend
             ``--replan-every``, ``--order`` (1 or 2), ``--backend`` ("cpu", "gpu", "auto"),
             ``--local-backend`` ("cpu-single", "cpu-multi", "gpu").
-        trajectory_every : int
-            Record trajectories every this many steps (0: do not record).
+        trajectory_every : int or str
+            Record trajectories every this many steps (0: do not record), or every so many
+            seconds of simulated time as a string such as ``"0.5s"`` (rounded to a whole number
+            of steps, at least one), as ``--trajectory-every``; a string of digits is a count
+            of steps.
+        model : {"pedestrian", "continuum_crowds"} or None
+            The model that moves the walkers (``--model``); None: the map's (pedestrian for a
+            map without ``params``, continuum_crowds for one with them).
+        speed_law : {"linear", "weidmann"} or None
+            Speed–density law (``--speed-law``); None: the map's ``params.speed_law``, linear
+            when the map does not set it.
+
+        The warning the command prints when it starts a run (a boids mode with no group to
+        steer) is given here as a :class:`CrowdfieldWarning`; the others come when the run
+        finishes (see :meth:`Simulation.run`).
         """
-        for name, value in (("seed", seed), ("replan_every", replan_every), ("trajectory_every", trajectory_every)):
-            if not isinstance(value, numbers.Integral) or value < 0:
-                raise ValueError(f"{name}: {value!r}: expected a whole number of at least 0")
+        for name, value in (("seed", seed), ("replan_every", replan_every)):
+            _check_whole(name, value, _U64_MAX if name == "seed" else _USIZE_MAX)
+        steps, seconds = _trajectory_every(trajectory_every)
         native = self._native.simulation(
             int(seed),
             str(local),
@@ -405,9 +484,14 @@ class Map:
             int(order),
             str(backend),
             str(local_backend),
-            int(trajectory_every),
+            steps,
+            seconds,
+            None if model is None else str(model),
+            None if speed_law is None else str(speed_law),
         )
-        return Simulation(native)
+        sim = Simulation(native)
+        sim._give_warnings(stacklevel=2)
+        return sim
 
     def __repr__(self) -> str:
         rows, cols = self.shape
@@ -423,6 +507,7 @@ TRAJECTORY_DTYPE = np.dtype(
         ("y", np.float32),
         ("vx", np.float32),
         ("vy", np.float32),
+        ("frame", np.int64),
     ]
 )
 
@@ -433,14 +518,35 @@ class Simulation:
     def __init__(self, native: Any):
         self._native = native
 
+    def _give_warnings(self, stacklevel: int) -> None:
+        _warn_all(self._native.take_warnings(), stacklevel + 1)
+
     def step(self) -> int:
-        """Advances one step; returns how many agents arrived in it."""
-        return self._native.step()
+        """Advances one step; returns how many agents arrived in it.
+
+        Once the run is finished (:attr:`finished`: everyone arrived, or one more step would
+        pass ``max_time``) it does nothing and returns 0: the time never passes ``max_time``.
+        The step that finishes the run gives the command's closing warnings (agents still
+        inside, the report's ``warnings``, a GPU run that finished on the CPU) as
+        :class:`CrowdfieldWarning`.
+        """
+        arrived = self._native.step()
+        self._give_warnings(stacklevel=2)
+        return arrived
 
     def run(self, until: Optional[float] = None) -> int:
         """Steps until every agent has arrived or the time limit is reached, or until the
-        simulated time reaches ``until`` seconds; returns the number of steps taken."""
-        return self._native.run(None if until is None else float(until))
+        simulated time reaches ``until`` seconds; returns the number of steps taken (0 when the
+        run is already finished). ``until`` NaN raises ``ValueError``. When the run finishes,
+        the command's closing warnings (agents still inside, the report's ``warnings``, a GPU
+        run that finished on the CPU) are given as :class:`CrowdfieldWarning`, once."""
+        if until is not None:
+            until = float(until)
+            if math.isnan(until):
+                raise ValueError("until: nan: expected a time in seconds or None")
+        steps = self._native.run(until)
+        self._give_warnings(stacklevel=2)
+        return steps
 
     @property
     def finished(self) -> bool:
@@ -461,6 +567,19 @@ class Simulation:
     def dt(self) -> float:
         """Time step, seconds."""
         return self._native.dt
+
+    @property
+    def trajectory_every(self) -> int:
+        """Steps between two trajectory recordings (0: none are recorded)."""
+        return self._native.trajectory_every
+
+    @property
+    def frame_rate(self) -> float:
+        """Trajectory recordings per simulated second, ``1 / (trajectory_every * dt)``: the
+        ``frame_rate`` for ``pedpy.TrajectoryData`` (the ``fps`` of the command's
+        trajectories.sqlite). NaN when no trajectories are recorded."""
+        every = self.trajectory_every
+        return 1.0 / (every * self.dt) if every else math.nan
 
     @property
     def positions(self) -> np.ndarray:
@@ -493,7 +612,10 @@ class Simulation:
 
     def trajectories(self, as_frame: Optional[bool] = None):
         """The recorded trajectories: one row per walking agent per recorded step, with columns
-        t, id, group, x, y, vx, vy (``trajectories.csv``'s).
+        t, id, group, x, y, vx, vy (``trajectories.csv``'s) and frame: the index of the
+        recording, ``t / (trajectory_every * dt)`` (0, 1, 2, ...), as trajectories.sqlite
+        numbers its frames. With pandas, ``pedpy.TrajectoryData(data=sim.trajectories(),
+        frame_rate=sim.frame_rate)`` reads it as it is.
 
         Returns a pandas DataFrame when pandas is installed (or ``as_frame=True``, which raises
         ImportError without it), otherwise (or with ``as_frame=False``) a numpy structured array.
@@ -519,9 +641,37 @@ class Simulation:
 def load_map(path, allow_outside_rasters: bool = False) -> Map:
     """Loads, validates and compiles the map at ``path`` (a map JSON file).
 
-    Raises ``ValueError`` with the command's message for an invalid map, and ``OSError`` when the
-    file cannot be read.
+    Raises ``OSError`` when the map file cannot be read, and ``ValueError`` with the command's
+    message for an invalid map, a raster it names included (missing, unreadable, or outside the
+    map's folder without ``allow_outside_rasters=True``). The warnings the command prints about
+    the map (``warning: MAP: ...``) are given as :class:`CrowdfieldWarning`.
     """
-    import os
+    m = Map(_native.load_map(os.fspath(path), bool(allow_outside_rasters)))
+    _warn_all(m._native.warnings(), stacklevel=2)
+    return m
 
-    return Map(_native.load_map(os.fspath(path), bool(allow_outside_rasters)))
+
+_MAPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "maps")
+
+
+def bundled_map(name: str) -> str:
+    """The path of one of the example maps shipped in the package (the repository's
+    ``maps/``): ``load_map(bundled_map("bottleneck"))`` works wherever the package is
+    installed. ``name`` is the file's name with or without ``.json``; an unknown name raises
+    ``ValueError`` listing the bundled maps."""
+    stem = str(name)
+    if stem.endswith(".json"):
+        stem = stem[: -len(".json")]
+    names = bundled_maps()
+    if stem not in names:
+        raise ValueError(f"bundled_map: {name!r}: expected one of {', '.join(names)}")
+    return os.path.join(_MAPS, stem + ".json")
+
+
+def bundled_maps() -> List[str]:
+    """The names of the maps :func:`bundled_map` knows, sorted."""
+    try:
+        files = os.listdir(_MAPS)
+    except OSError:
+        return []
+    return sorted(f[: -len(".json")] for f in files if f.endswith(".json") and f != "map.schema.json")

@@ -6,6 +6,7 @@
 use crowdfield::eikonal::{self, Order, SpeedGrid, levelset};
 use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::params::{Model, SpeedLaw};
 use crowdfield::scene::Scene;
 use crowdfield::sim::{SimConfig, Simulation};
 use ndarray::{Array2, ArrayView2};
@@ -16,12 +17,45 @@ use pyo3::types::{PyDict, PySlice};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-/// A library error as the Python exception of its kind, with the command's message.
+/// The library's names for what the Python arguments set, and the arguments that set them, in
+/// the order [`python_text`] replaces them (longer phrases first). The library names its own
+/// fields (`SimConfig.dt`, `Backend::Gpu`) and the command's flags where only the command can
+/// help; Python speaks of its arguments.
+const PYTHON_NAMES: &[(&str, &str)] = &[
+    ("order: Order::Second:", "order: 2:"),
+    ("backend: Backend::Gpu:", "backend: \"gpu\":"),
+    ("leave SimConfig.dt unset", "leave dt=None"),
+    ("SimConfig.dt", "dt"),
+    ("SimConfig.max_time", "max_time"),
+    ("SimConfig.replan_every", "replan_every"),
+    ("Order::First", "order=1"),
+    ("Backend::Gpu", "backend=\"gpu\""),
+    ("Backend::Cpu", "backend=\"cpu\""),
+    ("Backend::Auto", "backend=\"auto\""),
+    (
+        "pass --allow-outside-rasters to the command to read it",
+        "pass allow_outside_rasters=True to load_map to read it",
+    ),
+];
+
+/// `text` (an error, a note from the library) with the library's names of settings replaced by
+/// the Python arguments that set them ([`PYTHON_NAMES`]).
+fn python_text(text: &str) -> String {
+    PYTHON_NAMES
+        .iter()
+        .fold(text.to_string(), |t, (library, python)| {
+            t.replace(library, python)
+        })
+}
+
+/// A library error as the Python exception of its kind, with the command's message in the
+/// Python arguments' names.
 fn to_py(e: crowdfield::Error) -> PyErr {
+    let text = python_text(&e.to_string());
     match e {
-        crowdfield::Error::Io { .. } => PyOSError::new_err(e.to_string()),
-        crowdfield::Error::Gpu(_) => PyRuntimeError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
+        crowdfield::Error::Io { .. } => PyOSError::new_err(text),
+        crowdfield::Error::Gpu(_) => PyRuntimeError::new_err(text),
+        _ => PyValueError::new_err(text),
     }
 }
 
@@ -140,11 +174,11 @@ fn check_cell_size(cell_size: f64) -> PyResult<()> {
 }
 
 /// The goal cells of a numeric goal array (nonzero marks a source), as `crowdfield eikonal`
-/// reads its `--goal`.
-fn goal_cells(goal: ArrayView2<f64>, rows: usize, cols: usize) -> PyResult<Array2<bool>> {
+/// reads its `--goal`; `grid` names the array whose `(rows, cols)` the goal must have.
+fn goal_cells(goal: ArrayView2<f64>, (rows, cols): (usize, usize), grid: &str) -> PyResult<Array2<bool>> {
     if goal.dim() != (rows, cols) {
         return Err(PyValueError::new_err(format!(
-            "goal: shape ({}, {}) differs from the shape ({rows}, {cols}) of the speeds",
+            "goal: shape ({}, {}) differs from the shape ({rows}, {cols}) of {grid}",
             goal.nrows(),
             goal.ncols()
         )));
@@ -196,7 +230,7 @@ fn eikonal_speed<'py>(
             "speed: NaN at {at}: expected a speed (0 or inf for a wall)"
         )));
     }
-    let goal = goal_cells(goal.as_array(), rows, cols)?;
+    let goal = goal_cells(goal.as_array(), (rows, cols), "the speeds")?;
     grid.speeds_mut().assign(&speed);
     let phi = py.detach(|| grid.solve_fmm(goal.view(), cell_size, order).phi().to_owned());
     Ok(phi.into_pyarray(py))
@@ -228,7 +262,7 @@ fn eikonal_cost<'py>(
              a face that cannot be crossed)"
         )));
     }
-    let goal = goal_cells(goal.as_array(), rows, cols)?;
+    let goal = goal_cells(goal.as_array(), (rows, cols), "the costs (rows, cols)")?;
     let solved = py.detach(|| eikonal::solve_fmm(cost, goal.view(), cell_size, order));
     Ok(solved.phi.into_pyarray(py))
 }
@@ -246,6 +280,16 @@ fn local_mode(name: &str) -> PyResult<LocalMode> {
             )));
         }
     })
+}
+
+/// The `local` spelling of a local layer, for messages.
+fn local_name(mode: LocalMode) -> &'static str {
+    match mode {
+        LocalMode::None => "none",
+        LocalMode::Boids => "boids",
+        LocalMode::Orca => "orca",
+        LocalMode::BoidsOrca => "boids+orca",
+    }
 }
 
 /// Where a stage runs, from its name.
@@ -307,6 +351,21 @@ impl Map {
         self.scene.obstacle.clone().into_pyarray(py)
     }
 
+    /// The walkable area, the open cells merged into polygons, as WKT: the geometry the
+    /// command writes into trajectories.sqlite (see `crowdfield.Map.walkable_area`).
+    fn walkable_area_wkt(&self) -> String {
+        crowdfield::export::jupedsim::walkable_wkt(&self.scene.grid, self.scene.obstacle.view())
+    }
+
+    /// The warnings the command prints about this map (`warning: MAP: ...`), without the
+    /// `warning: ` prefix.
+    fn warnings(&self) -> Vec<String> {
+        crowdfield::map::warnings(&self.scene)
+            .into_iter()
+            .map(|w| format!("{}: {w}", self.path))
+            .collect()
+    }
+
     /// The static plan as a dict of arrays (see `crowdfield.Map.plan`).
     fn plan<'py>(&self, py: Python<'py>, order: u8, backend: &str) -> PyResult<Bound<'py, PyDict>> {
         let options = crowdfield::PlanOptions {
@@ -319,7 +378,7 @@ impl Map {
             .detach(|| crowdfield::plan(scene, &options))
             .map_err(|e| to_py(e.relabel(&scene.name, &self.path)))?;
         let out = PyDict::new(py);
-        out.set_item("solver", &plan.solver)?;
+        out.set_item("solver", python_text(&plan.solver))?;
         out.set_item("rho", plan.fields.density.rho.into_pyarray(py))?;
         out.set_item("speed", plan.fields.speed.into_pyarray(py))?;
         out.set_item("cost", plan.fields.cost.into_pyarray(py))?;
@@ -340,9 +399,12 @@ impl Map {
         Ok(out)
     }
 
-    /// A simulation of this map (see `crowdfield.Map.simulation`).
+    /// A simulation of this map (see `crowdfield.Map.simulation`): `trajectory_steps` records
+    /// every so many steps (0: never), or `trajectory_seconds` every so many seconds, rounded
+    /// to a whole number of steps (at least one) as `--trajectory-every 0.5s` does.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (seed, local, dt, max_time, replan_every, order, backend, local_backend, trajectory_every))]
+    #[pyo3(signature = (seed, local, dt, max_time, replan_every, order, backend, local_backend,
+                        trajectory_steps, trajectory_seconds, model, speed_law))]
     fn simulation(
         &self,
         py: Python<'_>,
@@ -354,9 +416,36 @@ impl Map {
         order: u8,
         backend: &str,
         local_backend: &str,
-        trajectory_every: usize,
+        trajectory_steps: usize,
+        trajectory_seconds: Option<f64>,
+        model: Option<&str>,
+        speed_law: Option<&str>,
     ) -> PyResult<SimulationHandle> {
-        let local = local_mode(local)?.effective_for(&self.scene);
+        let mut scene = self.scene.clone();
+        match model {
+            None => {}
+            Some("pedestrian") => scene.params = scene.params.clone().with_model(Model::Pedestrian),
+            Some("continuum_crowds") => {
+                scene.params = scene.params.clone().with_model(Model::ContinuumCrowds)
+            }
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "model: {other:?}: expected \"pedestrian\" or \"continuum_crowds\" (or None: the map's)"
+                )));
+            }
+        }
+        match speed_law {
+            None => {}
+            Some("linear") => scene.params.speed_law = SpeedLaw::Linear,
+            Some("weidmann") => scene.params.speed_law = SpeedLaw::Weidmann,
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "speed_law: {other:?}: expected \"linear\" or \"weidmann\" (or None: the map's)"
+                )));
+            }
+        }
+        let asked = local_mode(local)?;
+        let local = asked.effective_for(&scene);
         let local_backend = match local_backend {
             "cpu-single" => LocalBackend::CpuSingle,
             "cpu-multi" => LocalBackend::CpuMulti,
@@ -376,8 +465,7 @@ impl Map {
             full_potentials: false,
         };
         let backend = backend_of(backend)?;
-        let scene = self.scene.clone();
-        let name = self.scene.name.clone();
+        let name = scene.name.clone();
         let sim = py
             .detach(|| {
                 Simulation::builder(scene)
@@ -388,50 +476,110 @@ impl Map {
                     .build()
             })
             .map_err(|e| to_py(e.relabel(&name, &self.path)))?;
+        let every = match trajectory_seconds {
+            Some(seconds) => ((seconds / sim.dt()).round() as usize).max(1),
+            None => trajectory_steps,
+        };
+        let warnings = (local != asked)
+            .then(|| {
+                format!(
+                    "local layer: {}, but no group of {} has a `boids` block: boids would steer no \
+                     one, so the run uses local={:?} (add a `boids` block to a group, see --local in \
+                     the README)",
+                    local_name(asked),
+                    self.path,
+                    local_name(local)
+                )
+            })
+            .into_iter()
+            .collect();
         let mut handle = Recording {
             sim,
-            every: trajectory_every,
+            every,
             rows: Vec::new(),
+            warnings,
+            end_warned: false,
         };
         handle.record();
+        if handle.sim.finished() {
+            handle.end_warnings();
+        }
         Ok(SimulationHandle {
             inner: Mutex::new(handle),
         })
     }
 }
 
-/// One trajectory row: time, id, group, x, y, vx, vy.
-type TrajectoryRow = (f64, u32, u32, f32, f32, f32, f32);
+/// One trajectory row: time, id, group, x, y, vx, vy, frame.
+type TrajectoryRow = (f64, u32, u32, f32, f32, f32, f32, u64);
 
-/// A simulation and the trajectory rows recorded so far.
+/// A simulation, the trajectory rows recorded so far, and the warnings not yet given to Python.
 struct Recording {
     sim: Simulation,
     /// Record every this many steps (0: never).
     every: usize,
     rows: Vec<TrajectoryRow>,
+    /// Warnings the command would have printed by now that Python has not yet been given.
+    warnings: Vec<String>,
+    /// Whether the warnings of the finished run are in `warnings` (or were given).
+    end_warned: bool,
 }
 
 impl Recording {
-    /// Appends one row per walking agent, as `trajectories.csv` does.
+    /// Appends one row per walking agent, as `trajectories.csv` does, with the frame: the
+    /// index of this recording (time / recording interval).
     fn record(&mut self) {
         if self.every == 0 {
             return;
         }
         let a = self.sim.agents();
         let t = self.sim.time();
+        let frame = (self.sim.steps() / self.every) as u64;
         for i in 0..a.len() {
             self.rows
-                .push((t, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i]));
+                .push((t, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i], frame));
         }
     }
 
-    /// One step, recording as the command does.
+    /// One step, recording as the command does; once the run is finished, nothing (0 arrive).
     fn step(&mut self) -> usize {
+        if self.sim.finished() {
+            return 0;
+        }
         let arrived = self.sim.step();
         if self.every != 0 && self.sim.steps().is_multiple_of(self.every) {
             self.record();
         }
+        if self.sim.finished() {
+            self.end_warnings();
+        }
         arrived
+    }
+
+    /// Queues the warnings the command prints when the run is over: the agents still inside,
+    /// then the report's warnings, and the note that a GPU run finished on the CPU.
+    fn end_warnings(&mut self) {
+        if self.end_warned {
+            return;
+        }
+        self.end_warned = true;
+        let report = self.sim.report();
+        let inside = report.total.remaining.total - report.total.remaining.no_goal;
+        if inside > 0 {
+            self.warnings.push(format!(
+                "{inside} agent(s) still inside when the run stopped at {:.1} s: the evacuation did \
+                 not complete (see `remaining` in report(); raise max_time if they were still walking)",
+                report.end_time
+            ));
+        }
+        self.warnings
+            .extend(report.warnings.iter().map(|w| python_text(w)));
+        if let Some(why) = self.sim.gpu_fallback() {
+            // The command's closing note: the run's figures are the CPU's from then on.
+            self.warnings.push(format!(
+                "the GPU solver failed mid-run ({why}); the run finished on the CPU"
+            ));
+        }
     }
 }
 
@@ -454,7 +602,8 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
 
 #[pymethods]
 impl SimulationHandle {
-    /// Advances one step; returns the number of agents that arrived in it.
+    /// Advances one step; returns the number of agents that arrived in it. Once the run is
+    /// finished, does nothing and returns 0.
     fn step(&self, py: Python<'_>) -> usize {
         py.detach(|| self.lock().step())
     }
@@ -462,8 +611,13 @@ impl SimulationHandle {
     /// Steps until the run is finished or its time reaches `until` (None: to the end); returns
     /// the number of steps taken.
     #[pyo3(signature = (until=None))]
-    fn run(&self, py: Python<'_>, until: Option<f64>) -> usize {
-        py.detach(|| {
+    fn run(&self, py: Python<'_>, until: Option<f64>) -> PyResult<usize> {
+        if until.is_some_and(f64::is_nan) {
+            return Err(PyValueError::new_err(
+                "until: NaN: expected a time in seconds or None",
+            ));
+        }
+        Ok(py.detach(|| {
             let mut rec = self.lock();
             let mut steps = 0;
             while !rec.sim.finished() && until.is_none_or(|t| rec.sim.time() < t) {
@@ -471,7 +625,19 @@ impl SimulationHandle {
                 steps += 1;
             }
             steps
-        })
+        }))
+    }
+
+    /// The warnings that arose since the last call (at the build, at the end of the run), each
+    /// once, in the command's words.
+    fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.lock().warnings)
+    }
+
+    /// Steps between trajectory recordings (0: none).
+    #[getter]
+    fn trajectory_every(&self) -> usize {
+        self.lock().every
     }
 
     /// Whether every agent has arrived or the time limit is reached.
@@ -537,7 +703,7 @@ impl SimulationHandle {
         serde_json::to_string(&self.lock().sim.report()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
-    /// The recorded trajectory rows as `(t, id, group, x, y, vx, vy)` columns.
+    /// The recorded trajectory rows as `(t, id, group, x, y, vx, vy, frame)` columns.
     #[allow(clippy::type_complexity)]
     fn trajectory_columns<'py>(
         &self,
@@ -550,6 +716,7 @@ impl SimulationHandle {
         Bound<'py, PyArray1<f32>>,
         Bound<'py, PyArray1<f32>>,
         Bound<'py, PyArray1<f32>>,
+        Bound<'py, PyArray1<u64>>,
     ) {
         let rec = self.lock();
         let col =
@@ -562,6 +729,7 @@ impl SimulationHandle {
             col(|r| r.4),
             col(|r| r.5),
             col(|r| r.6),
+            rec.rows.iter().map(|r| r.7).collect::<Vec<_>>().into_pyarray(py),
         )
     }
 }

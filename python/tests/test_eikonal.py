@@ -117,3 +117,21 @@ def test_nan_speeds_are_refused_where_the_command_reads_walls():
         crowdfield.eikonal(speed, goal)
     with pytest.raises(ValueError, match="NaN"):
         crowdfield.eikonal_anisotropic(np.full((6, 6, 4), np.nan, dtype=np.float32), goal)
+
+
+def test_speeds_below_the_smallest_float32_cost_are_walls(crowdfield_bin, tmp_path):
+    # 1 / 1e-39 overflows float32: a wall, as the command reads it and as the docstring says.
+    speed = np.ones((5, 7))
+    speed[:, 3] = 1e-39
+    speed[2, 5] = 1e-37  # slow, but its cost fits: passable
+    goal = np.zeros(speed.shape)
+    goal[2, 0] = 1
+    phi = crowdfield.eikonal(speed, goal)
+    assert np.isinf(phi[:, 3:]).all()
+    np.testing.assert_array_equal(phi, run_command(crowdfield_bin, tmp_path, speed, goal, 1.0, 1))
+    barrier = np.ones((5, 7))
+    barrier[:, 3] = 1e-37
+    assert np.isfinite(crowdfield.eikonal(barrier, goal)).all()
+    for text in (crowdfield.eikonal.__doc__, crowdfield.eikonal_anisotropic.__doc__):
+        assert text
+    assert "3e-39" in crowdfield.eikonal.__doc__
