@@ -442,7 +442,7 @@ fn the_report_states_its_inputs_and_warns_of_the_published_model() {
     for needle in [
         "continuum_crowds",
         "--model continuum_crowds",
-        "&quot;f_max&quot;:1.34",
+        "&quot;f_max&quot;: 1.34",
         "0.25 m",
         "local layer",
     ] {

@@ -300,7 +300,15 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
 /// parameters, the grid, step, seed and local layer; then per group and spawn area the speeds,
 /// body radius, persons and pre-movement times).
 fn inputs_tables(h: &mut String, inputs: &crate::sim::report::Inputs) {
-    let params = serde_json::to_string(&inputs.params).unwrap_or_default();
+    // As a map's `params` would hold them, one `"key": value` after another (so lines wrap).
+    let params = match serde_json::to_value(&inputs.params) {
+        Ok(serde_json::Value::Object(fields)) => fields
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => String::new(),
+    };
     let rows = [
         ("model", inputs.model.name().to_string()),
         ("why this model", inputs.model_source.clone()),
