@@ -314,7 +314,7 @@ fn a_flock_that_never_leaves_is_not_complete_in_the_report_or_the_summary() {
 }
 
 /// The warnings `simulate` prints (a walking speed above `params.f_max`, an exit flow above
-/// what experiments measure) are printed by `batch` too, prefixed with the map, and kept in the
+/// what experiments measure, the published model) are printed by `batch` too, prefixed with the map, and kept in the
 /// summaries: a list in `summary.json`, one quoted `warnings` cell in `summary.csv`.
 #[test]
 fn batch_prints_and_summarises_the_warnings_simulate_prints() {
@@ -344,7 +344,8 @@ fn batch_prints_and_summarises_the_warnings_simulate_prints() {
             w.strip_prefix(&prefix).unwrap_or(w).to_string()
         })
         .collect();
-    assert_eq!(simulate_warnings.len(), 2, "{simulate_warnings:?}");
+    // The speed above f_max, the door flow and the published model.
+    assert_eq!(simulate_warnings.len(), 3, "{simulate_warnings:?}");
 
     let out = dir.path().join("out");
     let o = batch()
@@ -375,7 +376,7 @@ fn batch_prints_and_summarises_the_warnings_simulate_prints() {
     );
     assert_eq!(
         cell.split("; ").count(),
-        2,
+        3,
         "no warning holds the separator: {cell}"
     );
 }

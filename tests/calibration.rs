@@ -61,8 +61,10 @@ fn evacuate(cell_size: f64, calibrated: bool) -> (f64, f64) {
     let door = &report.total.exits[0];
     assert_eq!((door.arrivals, door.width), (200, 1.0), "{what}");
     if calibrated {
+        // The published model is named as not meant for evacuation figures; no exit's flow
+        // is called implausible.
         assert!(
-            report.warnings.is_empty(),
+            report.warnings.iter().all(|w| !w.starts_with("exit ")),
             "{what}: the report calls the calibrated run implausible: {:?}",
             report.warnings
         );

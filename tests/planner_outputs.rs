@@ -374,3 +374,149 @@ fn the_report_page_renders_in_headless_chromium() {
     let distinct: std::collections::HashSet<[u8; 4]> = img.pixels().map(|p| p.0).collect();
     assert!(distinct.len() > 20, "{} colours", distinct.len());
 }
+
+/// What `simulate` wrote into `out`: report.json as JSON, report.html as text, stderr.
+fn run_and_read(args: &[&str], out: &Path) -> (serde_json::Value, String, String) {
+    let o = crowdfield(&[args, &["--out", s(out), "--trajectories=none"]].concat());
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{err}");
+    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    (
+        report,
+        std::fs::read_to_string(out.join("report.html")).unwrap(),
+        err,
+    )
+}
+
+/// The report states what an authority needs to judge its figures: the model and why it ran,
+/// the params in effect, each group's speeds, body radius, spawn counts and pre-movement
+/// times, the cell size, step, seed and local layer. The published model is named, on stderr
+/// and on the page, as not meant for evacuation figures, with the way to get them.
+#[test]
+fn the_report_states_its_inputs_and_warns_of_the_published_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cc");
+    let bottleneck = map("bottleneck.json");
+    let (report, page, err) = run_and_read(
+        &[
+            s(&bottleneck),
+            "--model",
+            "continuum_crowds",
+            "--max-time",
+            "2",
+            "--seed",
+            "3",
+        ],
+        &out,
+    );
+    let warning = "the model continuum_crowds is not meant for evacuation figures";
+    assert!(err.contains(&format!("warning: {warning}")), "{err}");
+    assert!(err.contains("--model pedestrian"), "{err}");
+    let warnings = page.find("id=\"warnings\"").unwrap();
+    assert!(page[warnings..page.find("id=\"summary\"").unwrap()].contains(warning));
+    let inputs = &report["inputs"];
+    assert_eq!(inputs["model"], "continuum_crowds");
+    assert!(
+        inputs["model_source"]
+            .as_str()
+            .unwrap()
+            .starts_with("--model continuum_crowds"),
+        "{inputs}"
+    );
+    assert_eq!(
+        inputs["params"]["f_max"], 1.34,
+        "the published model's defaults: {inputs}"
+    );
+    assert_eq!(
+        (inputs["seed"].as_u64(), inputs["cell_size"].as_f64()),
+        (Some(3), Some(0.25))
+    );
+    assert_eq!(inputs["dt"], report["dt"]);
+    assert_eq!(inputs["local"], "none");
+    let group = &inputs["groups"][0];
+    assert_eq!(group["radius"], 0.25);
+    assert_eq!(group["speed_distribution"], "uniform");
+    assert_eq!(group["spawns"][0]["count"], 200);
+    assert!(group["spawns"][0]["premovement"].is_array(), "{group}");
+    let table = &page[page.find("id=\"inputs\"").expect("an inputs table")..];
+    for needle in [
+        "continuum_crowds",
+        "--model continuum_crowds",
+        "&quot;f_max&quot;: 1.34",
+        "0.25 m",
+        "local layer",
+    ] {
+        assert!(table.contains(needle), "{needle} not in the inputs table");
+    }
+    let groups = &page[page.find("id=\"input-groups\"").expect("a table of group inputs")..];
+    for needle in [
+        "body radius",
+        "pre-movement",
+        "<td class=\"n\">200</td>",
+        "uniform",
+    ] {
+        assert!(groups.contains(needle), "{needle} not in the group inputs");
+    }
+
+    // The hall's `params` choose the published model: the page says so, and warns.
+    let out = dir.path().join("hall");
+    let (report, page, err) = run_and_read(&[s(&map("hall.json")), "--max-time", "0.5"], &out);
+    assert_eq!(report["inputs"]["model"], "continuum_crowds");
+    assert!(
+        report["inputs"]["model_source"]
+            .as_str()
+            .unwrap()
+            .contains("params"),
+        "{}",
+        report["inputs"]
+    );
+    assert_eq!(report["inputs"]["params"]["f_max"], 1.5);
+    assert!(err.contains(warning) && page.contains(warning), "{err}");
+
+    // The pedestrian model (a map without params) gets no such warning.
+    let out = dir.path().join("ped");
+    let (report, page, err) = run_and_read(&[s(&bottleneck), "--max-time", "2"], &out);
+    assert_eq!(report["inputs"]["model"], "pedestrian");
+    assert!(!err.contains(warning) && !page.contains(warning), "{err}");
+}
+
+/// Levels of service count persons over a 2 m x 2 m square: the corridor's lone walker is
+/// level A everywhere, the bottleneck's queue at its door still reaches E or F, and
+/// `los_worst.npy` holds 255 for walls and for places no one came near, never A.
+#[test]
+fn levels_of_service_read_a_lone_walker_as_a_and_a_queue_as_crowded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("corridor");
+    let (report, page, _) = run_and_read(&[s(&map("corridor.json"))], &out);
+    assert_eq!(report["complete"], true);
+    assert_eq!(report["level_of_service_area_m2"], 4.0);
+    let levels = report["level_of_service"].as_array().unwrap();
+    for l in &levels[1..] {
+        assert_eq!(l["worst_area_m2"], 0.0, "a lone walker: {l}");
+    }
+    assert!(page.contains("<th>worst level of service</th><td>A</td>"));
+    let worst: ndarray::Array2<u8> = ndarray_npy::read_npy(out.join("los_worst.npy")).unwrap();
+    assert!(worst.iter().all(|&l| l == 0 || l == 255), "{worst}");
+
+    let out = dir.path().join("bottleneck");
+    let (report, _, _) = run_and_read(&[s(&map("bottleneck.json")), "--max-time", "20"], &out);
+    let levels = report["level_of_service"].as_array().unwrap();
+    let crowded = levels[4]["worst_area_m2"].as_f64().unwrap() + levels[5]["worst_area_m2"].as_f64().unwrap();
+    assert!(crowded > 0.0, "the queue at the door: {levels:?}");
+    let worst: ndarray::Array2<u8> = ndarray_npy::read_npy(out.join("los_worst.npy")).unwrap();
+    let scene = crowdfield::map::load(map("bottleneck.json")).unwrap();
+    assert_eq!(worst.dim(), scene.obstacle.dim());
+    for ((rc, &l), &wall) in worst.indexed_iter().zip(scene.obstacle.iter()) {
+        if wall {
+            assert_eq!(l, 255, "wall cell {rc:?}");
+        } else {
+            assert!(l <= 5 || l == 255, "{rc:?}: {l}");
+        }
+    }
+    assert!(worst.iter().any(|&l| l >= 4));
+    // The open cells with a level, and those no one came near, make up the table's area.
+    let cell_area = scene.grid.cell_size * scene.grid.cell_size;
+    let open = scene.obstacle.iter().filter(|&&b| !b).count() as f64 * cell_area;
+    let table: f64 = levels.iter().map(|l| l["worst_area_m2"].as_f64().unwrap()).sum();
+    assert!((table - open).abs() < 1e-9, "{table} vs {open}");
+}

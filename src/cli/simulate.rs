@@ -199,12 +199,7 @@ impl LocalArg {
 
 /// The `--local` spelling of a local layer, for messages.
 pub(crate) fn local_name(mode: LocalMode) -> &'static str {
-    match mode {
-        LocalMode::None => "none",
-        LocalMode::Boids => "boids",
-        LocalMode::Orca => "orca",
-        LocalMode::BoidsOrca => "boids+orca",
-    }
+    mode.name()
 }
 
 /// The names of the groups of `scene` with a `boids` block, quoted: the only groups the boids
@@ -313,6 +308,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     crowdfield::gpu::check_order(Backend::from(args.backend), super::order(args.order))?;
     let mut scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
+    let model_source = crowdfield::sim::report::model_source(
+        &crowdfield::map::MapFile::from_path(&args.map)?,
+        args.model.map(Model::from),
+    );
     for w in crowdfield::map::warnings(&scene) {
         eprintln!("warning: {}: {w}", args.map.display());
     }
@@ -342,6 +341,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .backend(Backend::from(args.backend))
         .local(local)
         .local_backend(args.local_backend.into())
+        .model_source(model_source)
         .build()
         .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
     // A mistyped or read-only --out fails now, not after the run.

@@ -1,7 +1,8 @@
 //! `report.html`: one self-contained page per run (images embedded as `data:` URIs, no script
 //! or style fetched from anywhere) that a planner hands on: warnings first, the map and its
-//! parameters, the crowdfield version and the map's SHA-256, the figures of `report.json` as
-//! tables, the plots and the level-of-service and clear-time maps. [`index_page`] is a batch's
+//! parameters, the crowdfield version and the map's SHA-256, the inputs (the model and why it
+//! ran, its parameters, each group's speeds, bodies, spawn counts and pre-movement times), the
+//! figures of `report.json` as tables, the plots and the level-of-service and clear-time maps. [`index_page`] is a batch's
 //! comparison of maps, sortable by a click on a column head (a few lines of inline script).
 
 use crate::sim::Report;
@@ -188,6 +189,8 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
     }
     h.push_str("</table>\n");
 
+    inputs_tables(&mut h, &report.inputs);
+
     // Groups.
     h.push_str(
         "<h2>Groups</h2><table id=\"groups\"><tr><th>group</th><th>persons</th><th>out</th>\
@@ -236,7 +239,7 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
 
     // Level of service.
     h.push_str(
-        "<h2>Level of service</h2><p>Fruin's walkway levels (persons/m², measured over at least 1 m²). \
+        "<h2>Level of service</h2><p>Fruin's walkway levels (persons/m², counted over a 2 m × 2 m square around each place). \
          Area: where this level is the worst reached; time: the longest one place spent at it.</p>\
          <table id=\"los\"><tr><th>level</th><th>up to, persons/m²</th><th>area, m²</th><th>longest time, s</th></tr>",
     );
@@ -291,6 +294,81 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
     );
     h.push_str("</body></html>\n");
     h
+}
+
+/// The page's inputs: what the run assumed, as an authority needs it (the model and why, its
+/// parameters, the grid, step, seed and local layer; then per group and spawn area the speeds,
+/// body radius, persons and pre-movement times).
+fn inputs_tables(h: &mut String, inputs: &crate::sim::report::Inputs) {
+    // As a map's `params` would hold them, one `"key": value` after another (so lines wrap).
+    let params = match serde_json::to_value(&inputs.params) {
+        Ok(serde_json::Value::Object(fields)) => fields
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => String::new(),
+    };
+    let rows = [
+        ("model", inputs.model.name().to_string()),
+        ("why this model", inputs.model_source.clone()),
+        ("params in effect", params),
+        ("cell size", format!("{} m", inputs.cell_size)),
+        ("time step (dt)", format!("{} s", inputs.dt)),
+        ("seed", inputs.seed.to_string()),
+        ("local layer", inputs.local.clone()),
+    ];
+    h.push_str("<h2>Inputs</h2><table id=\"inputs\">");
+    for (k, v) in rows {
+        let _ = write!(
+            h,
+            "<tr><th>{}</th><td><code>{}</code></td></tr>",
+            escape(k),
+            escape(&v)
+        );
+    }
+    h.push_str(
+        "</table>\n<table id=\"input-groups\"><tr><th>group</th><th>walking speed, m/s</th>\
+         <th>speed distribution</th><th>body radius, m</th><th>spawn area</th><th>persons</th>\
+         <th>pre-movement, s</th></tr>",
+    );
+    for g in &inputs.groups {
+        if g.spawns.is_empty() {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=\"n\">{} to {}</td><td>{}</td><td class=\"n\">{}</td>\
+                 <td>none</td><td class=\"n\">0</td><td></td></tr>",
+                escape(&g.name),
+                g.speed_min,
+                g.speed_max,
+                escape(&g.speed_distribution),
+                g.radius
+            );
+        }
+        for (k, sp) in g.spawns.iter().enumerate() {
+            let group_cells = if k == 0 {
+                format!(
+                    "<td>{}</td><td class=\"n\">{} to {}</td><td>{}</td><td class=\"n\">{}</td>",
+                    escape(&g.name),
+                    g.speed_min,
+                    g.speed_max,
+                    escape(&g.speed_distribution),
+                    g.radius
+                )
+            } else {
+                "<td></td><td></td><td></td><td></td>".to_string()
+            };
+            let _ = write!(
+                h,
+                "<tr>{group_cells}<td>{}</td><td class=\"n\">{}</td><td class=\"n\">{} to {}</td></tr>",
+                escape(&sp.name),
+                sp.count,
+                sp.premovement[0],
+                sp.premovement[1]
+            );
+        }
+    }
+    h.push_str("</table>\n");
 }
 
 /// One map's row in a batch's index page.

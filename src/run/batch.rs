@@ -441,8 +441,11 @@ fn process_map(
     if options.simulate {
         outcome.warnings = crate::map::warnings(&scene);
         let name = scene.name.clone();
+        let model_source =
+            crate::sim::report::model_source(&crate::map::MapFile::from_path(map)?, options.model);
         let mut sim = Simulation::builder(scene)
             .config(options.sim.clone())
+            .model_source(model_source)
             .build()
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         sim.run(|_| Ok(()))?;

@@ -15,7 +15,7 @@ use crate::io::{write_bytes_atomic, write_npy};
 use crate::run::draw::PlotLayout;
 use crate::scene::Scene;
 use crate::sim::Simulation;
-use crate::sim::levels::{LEVELS, fruin_upper_bounds};
+use crate::sim::levels::{LEVELS, NO_LEVEL, fruin_upper_bounds};
 use image::RgbaImage;
 use ndarray::{Array2, ArrayView2};
 use std::fmt::Write as _;
@@ -64,18 +64,24 @@ pub fn level_label(i: usize) -> String {
 }
 
 /// The map of the worst level of service reached in each place (`worst`: indices into
-/// [`LEVELS`]), in [`LOS_COLORS`], with a legend of the levels and their densities.
+/// [`LEVELS`], [`NO_LEVEL`] where no one came near, hatched), in [`LOS_COLORS`], with a legend
+/// of the levels and their densities.
 pub fn los_map(scene: &Scene, worst: ArrayView2<u8>) -> RgbaImage {
-    let mut legend = vec![LegendEntry::Swatch(OBSTACLE, "obstacle".into())];
+    let mut legend = vec![
+        LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
+        LegendEntry::Hatched("no one came near".into()),
+    ];
     legend.extend((0..6).map(|i| LegendEntry::Swatch(LOS_COLORS[i], level_label(i))));
     let (rows, cols) = worst.dim();
     // The legend stands where other maps have their colour bar; room for it below is kept.
     let layout = Layout::new(rows, cols, legend.len(), &ImageOptions::default());
     let title = format!("{}: worst level of service (Fruin, walkways)", scene.name);
     let mut img = layout.canvas(&title);
-    layout.fill_map(&mut img, |r, c, _, _| {
+    layout.fill_map(&mut img, |r, c, px, py| {
         if scene.obstacle[[r, c]] {
             OBSTACLE
+        } else if worst[[r, c]] == NO_LEVEL {
+            hatch(layout.map_x + px, layout.map_y + py)
         } else {
             LOS_COLORS[(worst[[r, c]] as usize).min(5)]
         }
@@ -404,11 +410,9 @@ pub const PLANNER_FILES: [&str; 10] = [
 pub fn write_planner_outputs(dir: &Path, sim: &Simulation) -> Result<()> {
     let scene = &sim.scene;
     let places = sim.places();
-    save_png(
-        &dir.join("los_worst.png"),
-        &los_map(scene, places.worst_level.view()),
-    )?;
-    write_npy(&dir.join("los_worst.npy"), places.worst_level.view())?;
+    let worst = places.worst_level_map(scene.obstacle.view());
+    save_png(&dir.join("los_worst.png"), &los_map(scene, worst.view()))?;
+    write_npy(&dir.join("los_worst.npy"), worst.view())?;
     let crowded = places.seconds_crowded();
     save_png(
         &dir.join("los_crowded_seconds.png"),
@@ -475,7 +479,7 @@ pub const PAGE_IMAGES: [(&str, &str, &str); 7] = [
     (
         "los_worst.png",
         "Worst level of service",
-        "The worst Fruin walkway level each place reached (density measured over at least 1 m²).",
+        "The worst Fruin walkway level each place reached (density counted over a 2 m × 2 m square around it; hatched: no one came near).",
     ),
     (
         "los_crowded_seconds.png",

@@ -41,6 +41,7 @@ pub struct SimulationBuilder {
     hook: Option<Box<dyn LocalHook>>,
     backend: Backend,
     gpu: Option<Arc<GpuContext>>,
+    model_source: Option<String>,
 }
 
 impl SimulationBuilder {
@@ -54,6 +55,7 @@ impl SimulationBuilder {
             hook: None,
             backend: Backend::Cpu,
             gpu: None,
+            model_source: None,
         }
     }
 
@@ -156,6 +158,14 @@ impl SimulationBuilder {
         self
     }
 
+    /// Why the scene's model is the one that runs, in words, for the report's
+    /// [`super::report::Inputs::model_source`] (`simulate` says whether the map's `params`,
+    /// its `"model"` or `--model` chose it). Without it the report says the caller chose it.
+    pub fn model_source(mut self, why: impl Into<String>) -> Self {
+        self.model_source = Some(why.into());
+        self
+    }
+
     /// Checks the configuration, spawns the agents (unless given), opens the GPU and the local
     /// layer as asked, and returns the simulation at time 0. See the [module example](self).
     ///
@@ -175,6 +185,7 @@ impl SimulationBuilder {
             hook,
             backend,
             gpu,
+            model_source,
         } = self;
         crate::gpu::check_order(backend, config.order)?;
         let agents = match agents {
@@ -184,6 +195,10 @@ impl SimulationBuilder {
         let seed = config.seed;
         let order = config.order;
         let mut sim = Simulation::with_agents(scene, config, agents)?;
+        sim.model_source = model_source;
+        if let Some(w) = model_warning(&sim.scene) {
+            sim.model_warnings.push(w);
+        }
         // Why `Auto` keeps to the CPU before any adapter is looked for, if it does.
         let auto_on_cpu = match backend {
             Backend::Auto if order == Order::Second => Some("auto: second order runs on the CPU".to_string()),
@@ -204,6 +219,7 @@ impl SimulationBuilder {
             sim.local_description = Some("a caller's local hook".to_string());
             sim.local = Some(hook);
         } else if local != LocalMode::None {
+            sim.local_mode = local;
             if let Some(w) = local_layer_warning(&sim.scene, local) {
                 sim.model_warnings.push(w);
             }
@@ -214,6 +230,25 @@ impl SimulationBuilder {
         }
         Ok(sim)
     }
+}
+
+/// The warning for the published model on a scene with exits: `continuum_crowds` is for games
+/// and film, not evacuation figures (uncalibrated, its door flows reach 3 to 5 times those of
+/// bottleneck experiments; docs/calibration.md). `None` for the pedestrian model or without any
+/// goal.
+pub fn model_warning(scene: &Scene) -> Option<String> {
+    if scene.params.model != crate::params::Model::ContinuumCrowds
+        || scene.groups.iter().all(|g| g.goals.is_empty())
+    {
+        return None;
+    }
+    Some(
+        "the model continuum_crowds is not meant for evacuation figures (the published model, for \
+         games and film: uncalibrated, it lets a door pass 3 to 5 times what bottleneck \
+         experiments measure): for evacuation times run the pedestrian model (--model pedestrian, \
+         or \"model\": \"pedestrian\" in the map, see docs/model.md)"
+            .to_string(),
+    )
 }
 
 /// The warning for a local layer on a scene with exits: no local mode is meant for evacuation

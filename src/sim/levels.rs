@@ -8,12 +8,27 @@
 //! levels A to E, less than 5 ft² for F. As densities (persons/m², 1 ft² = 0.09290304 m²):
 //! A up to 0.308, B up to 0.431, C up to 0.718, D up to 1.076, E up to 2.153, F above. A density
 //! exactly on a boundary belongs to the better level (its area per person meets the better
-//! level's minimum). Densities are the measured ones of [`super::measure`] (persons in at
-//! least 1 m²), never the model's per-cell splat.
+//! level's minimum).
+//!
+//! Fruin's levels are areas per person over a walkway, so the density they are read from is
+//! counted over a walkway-sized area: the persons in a square of at least [`LOS_AREA_M2`]
+//! (2 m x 2 m) around the cell over the square's area ([`super::measure::measured_density_over`]),
+//! never the model's per-cell splat nor the 1 m² of the peak density. On 1 m² one person
+//! alone reads 1 person/m² (level D) and two people passing 2 (E); on 4 m² they read 0.25 (A)
+//! and 0.5 (C), while a crowd of 2 persons/m² or more, such as the queue at a door, still reads
+//! E or F. The square counts walls inside it as area, so a lone walker reads A anywhere.
 
 use crate::grid::Grid;
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
+
+/// The least area a level of service's density is counted over, m²: a 2 m x 2 m square of
+/// walkway (see the module comment).
+pub const LOS_AREA_M2: f64 = 4.0;
+
+/// The value of `los_worst.npy` for a wall and for a place no one came near (nobody stood in
+/// the [`LOS_AREA_M2`] square around it during the run): no level.
+pub const NO_LEVEL: u8 = 255;
 
 /// Square metres in one square foot (exact by definition of the international foot).
 const FT2_IN_M2: f64 = 0.092_903_04;
@@ -55,8 +70,11 @@ pub fn level_of_f32(density: f32) -> usize {
 /// Per-cell level-of-service and clear-time bookkeeping of a run.
 #[derive(Clone, Debug)]
 pub struct PlaceLog {
-    /// Worst level reached in each cell (index into [`LEVELS`]); obstacle cells stay 0.
+    /// Worst level reached in each cell (index into [`LEVELS`]); obstacle cells, and cells no
+    /// one came near, stay 0 (A) here ([`PlaceLog::worst_level_map`] marks them).
     pub worst_level: Array2<u8>,
+    /// Whether anyone stood in the square around each cell at some sample.
+    pub reached: Array2<bool>,
     /// Seconds each cell spent at each level: `seconds_at[level]` is a per-cell map.
     pub seconds_at: Vec<Array2<f32>>,
     /// Time each cell was last seen occupied at the end of a step (or at the start), seconds;
@@ -73,6 +91,7 @@ impl PlaceLog {
     pub fn new(grid: &Grid, dt: f64) -> Self {
         Self {
             worst_level: Array2::zeros(grid.shape()),
+            reached: Array2::from_elem(grid.shape(), false),
             seconds_at: (0..LEVELS.len()).map(|_| Array2::zeros(grid.shape())).collect(),
             last_occupied: Array2::from_elem(grid.shape(), f64::NAN),
             occupied_now: Array2::from_elem(grid.shape(), false),
@@ -80,19 +99,35 @@ impl PlaceLog {
         }
     }
 
-    /// Adds one step of `dt` seconds at the measured densities `measured` (persons/m²) to the
-    /// cells that are not obstacles.
+    /// Adds one step of `dt` seconds at the measured densities `measured` (persons/m², over
+    /// [`LOS_AREA_M2`]) to the cells that are not obstacles.
     pub fn record_levels(&mut self, measured: ArrayView2<f32>, obstacle: ArrayView2<bool>) {
         let dt = self.dt as f32;
         for ((rc, &rho), &blocked) in measured.indexed_iter().zip(obstacle.iter()) {
             if blocked {
                 continue;
             }
+            if rho > 0.0 {
+                self.reached[rc] = true;
+            }
             let level = level_of_f32(rho);
             let worst = &mut self.worst_level[rc];
             *worst = (*worst).max(level as u8);
             self.seconds_at[level][rc] += dt;
         }
+    }
+
+    /// The worst level of each cell as `los_worst.npy` holds it: an index into [`LEVELS`]
+    /// (0 = A … 5 = F), [`NO_LEVEL`] for the obstacles of `obstacle` and for the cells no one
+    /// came near.
+    pub fn worst_level_map(&self, obstacle: ArrayView2<bool>) -> Array2<u8> {
+        let mut map = self.worst_level.clone();
+        for ((level, &blocked), &reached) in map.iter_mut().zip(obstacle.iter()).zip(self.reached.iter()) {
+            if blocked || !reached {
+                *level = NO_LEVEL;
+            }
+        }
+        map
     }
 
     /// Notes which cells hold an agent (`xs`, `ys`) at time `t`.
@@ -243,6 +278,54 @@ mod tests {
         assert_eq!(log.worst_level[(0, 0)], 5);
         assert_eq!(log.worst_level[(0, 1)], 0);
         assert_eq!(log.summary(&grid, obstacle.view())[5].worst_area_m2, 1.0);
+        assert_eq!(
+            log.worst_level_map(obstacle.view()),
+            ndarray::array![[5, NO_LEVEL]]
+        );
+    }
+
+    /// Fruin's levels read off the walkway square: one person alone is A wherever it stands
+    /// and on any cell size, two people passing side by side are no worse than C, and a crowd
+    /// of 2.5 persons/m² (a queue at a door) is F.
+    #[test]
+    fn a_lone_walker_is_a_two_passing_are_not_crowded_and_a_queue_is_f() {
+        use crate::sim::measure::{measured_density_over, persons_per_cell};
+        let worst = |grid: &Grid, xs: &[f32], ys: &[f32]| {
+            let persons = persons_per_cell(grid, xs, ys);
+            let rho = measured_density_over(persons.view(), grid.cell_size, LOS_AREA_M2);
+            rho.iter().map(|&r| level_of_f32(r)).max().unwrap()
+        };
+        for h in [0.125, 0.25, 0.4, 0.5, 1.0, 2.0] {
+            let grid = Grid::new((12.0 / h) as usize, (8.0 / h) as usize, h);
+            for (x, y) in [(0.1f32, 0.1f32), (5.0, 4.0), (11.9, 7.9), (6.3, 0.2)] {
+                assert_eq!(worst(&grid, &[x], &[y]), 0, "{h} m cells, one at ({x}, {y})");
+            }
+            // Two bodies of 0.25 m radius passing shoulder to shoulder.
+            let two = worst(&grid, &[6.0, 6.0], &[4.0, 4.5]);
+            assert!(two <= 2, "{h} m cells: two passing read {}", LEVELS[two]);
+            // A queue: 2.5 persons/m² on a 4 m x 4 m square.
+            let (mut xs, mut ys) = (Vec::new(), Vec::new());
+            for i in 0..40 {
+                xs.push(4.0 + 0.2 + (i % 8) as f32 * 0.5);
+                ys.push(2.0 + 0.2 + (i / 8) as f32 * 0.8);
+            }
+            assert_eq!(worst(&grid, &xs, &ys), 5, "{h} m cells: a queue");
+        }
+    }
+
+    #[test]
+    fn places_no_one_came_near_take_no_level_in_the_map_but_count_as_a_in_the_table() {
+        let grid = Grid::new(3, 1, 1.0);
+        let obstacle = Array2::from_elem((1, 3), false);
+        let mut log = PlaceLog::new(&grid, 1.0);
+        log.record_levels(ndarray::array![[0.2f32, 0.0, 0.0]].view(), obstacle.view());
+        log.record_levels(ndarray::array![[0.0f32, 0.5, 0.0]].view(), obstacle.view());
+        assert_eq!(
+            log.worst_level_map(obstacle.view()),
+            ndarray::array![[0, 2, NO_LEVEL]]
+        );
+        let s = log.summary(&grid, obstacle.view());
+        assert_eq!((s[0].worst_area_m2, s[2].worst_area_m2), (2.0, 1.0));
     }
 
     #[test]

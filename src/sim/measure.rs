@@ -22,12 +22,23 @@ pub const MEASUREMENT_AREA_M2: f64 = 1.0;
 /// `k` with `(k * cell_size)² >= MEASUREMENT_AREA_M2`, at least 1 (the window logic the speed
 /// field's density window shares, [`crate::fields::window::cells_covering`]).
 pub fn window_cells(cell_size: f64) -> usize {
-    crate::fields::window::cells_covering(MEASUREMENT_AREA_M2, cell_size)
+    window_cells_over(MEASUREMENT_AREA_M2, cell_size)
+}
+
+/// Cells along each side of a square window of at least `area_m2` on cells of `cell_size`
+/// metres: the least `k` with `(k * cell_size)² >= area_m2`, at least 1.
+pub fn window_cells_over(area_m2: f64, cell_size: f64) -> usize {
+    crate::fields::window::cells_covering(area_m2, cell_size)
 }
 
 /// The area each measured density is averaged over on cells of `cell_size` metres, m².
 pub fn window_area_m2(cell_size: f64) -> f64 {
-    let side = window_cells(cell_size) as f64 * cell_size;
+    window_area_over(MEASUREMENT_AREA_M2, cell_size)
+}
+
+/// The area of the window of [`window_cells_over`] `(area_m2, cell_size)`, m².
+pub fn window_area_over(area_m2: f64, cell_size: f64) -> f64 {
+    let side = window_cells_over(area_m2, cell_size) as f64 * cell_size;
     side * side
 }
 
@@ -48,7 +59,14 @@ pub fn persons_per_cell(grid: &Grid, xs: &[f32], ys: &[f32]) -> Array2<f32> {
 /// the cell is the lower-left one of the window's four central cells; at the grid's border the
 /// window is shifted to lie inside the grid (a grid smaller than the window is taken whole).
 pub fn measured_density(persons: ArrayView2<f32>, cell_size: f64) -> Array2<f32> {
-    let k = window_cells(cell_size);
+    measured_density_over(persons, cell_size, MEASUREMENT_AREA_M2)
+}
+
+/// [`measured_density`] over a window of at least `area_m2` instead of 1 m²
+/// ([`window_cells_over`]; the level-of-service maps count over 4 m²,
+/// [`crate::sim::levels::LOS_AREA_M2`]).
+pub fn measured_density_over(persons: ArrayView2<f32>, cell_size: f64, area_m2: f64) -> Array2<f32> {
+    let k = window_cells_over(area_m2, cell_size);
     let cell_area = cell_size * cell_size;
     if k == 1 {
         return persons.mapv(|p| (p as f64 / cell_area) as f32);

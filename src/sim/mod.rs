@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::fields::{self, Fields};
 use crate::gpu::{ContinuumRun, ContinuumVelocities, GpuContext, ReadBacks};
 use crate::gradient::{self, Gradient};
+use crate::local::LocalMode;
 use crate::local::quality::{CollisionCounter, JamTracker};
 use crate::neighbors::NeighborGrid;
 use crate::scene::Scene;
@@ -397,6 +398,10 @@ pub struct Simulation {
     /// Warnings about the run's set-up that the report repeats (a local layer on a map with
     /// exits, [`builder::local_layer_warning`]).
     pub(crate) model_warnings: Vec<String>,
+    /// Why the scene's model runs, in words ([`SimulationBuilder::model_source`]).
+    pub(crate) model_source: Option<String>,
+    /// The local layer asked of the builder (`None` also for a caller's hook).
+    pub(crate) local_mode: LocalMode,
     preferred: Vec<[f32; 2]>,
     collisions: CollisionCounter,
     jams: JamTracker,
@@ -575,6 +580,8 @@ impl Simulation {
             gpu_reads: GpuReadBacks::default(),
             gpu_fallback: None,
             model_warnings: Vec::new(),
+            model_source: None,
+            local_mode: LocalMode::None,
             preferred: Vec::new(),
             // Pairs within the separation's slack are in contact, not colliding.
             collisions: CollisionCounter::with_slack(SEPARATION_SLACK),
@@ -929,13 +936,15 @@ impl Simulation {
     }
 
     /// Peak density bookkeeping (before agents move), in measured densities: persons counted
-    /// in at least 1 m² ([`measure::measured_density`]), not the model's splat.
+    /// in at least 1 m² ([`measure::measured_density`]), not the model's splat; the levels of
+    /// service count over [`levels::LOS_AREA_M2`].
     fn record_density(&mut self) {
         let grid = &self.scene.grid;
         let persons = measure::persons_per_cell(grid, &self.agents.x, &self.agents.y);
         let measured = measure::measured_density(persons.view(), grid.cell_size);
+        let walkway = measure::measured_density_over(persons.view(), grid.cell_size, levels::LOS_AREA_M2);
         self.place_log
-            .record_levels(measured.view(), self.scene.obstacle.view());
+            .record_levels(walkway.view(), self.scene.obstacle.view());
         let log = &mut self.density_log;
         for ((rc, &rho), peak) in measured.indexed_iter().zip(log.peak_map.iter_mut()) {
             if rho > *peak {

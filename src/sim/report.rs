@@ -50,10 +50,141 @@ pub struct Report {
     /// to F, the area whose worst level it is and the longest time one place spent at it.
     #[serde(default)]
     pub level_of_service: Vec<crate::sim::levels::LevelSummary>,
+    /// The area the levels of service count persons over, m² (the smallest square of whole
+    /// cells of at least [`crate::sim::levels::LOS_AREA_M2`], 2 m x 2 m).
+    #[serde(default)]
+    pub level_of_service_area_m2: f64,
     /// Figures outside what pedestrian experiments measure (see [`plausibility_warnings`]),
-    /// in words; empty when none.
+    /// and set-ups not meant for evacuation figures (the published model, a local layer), in
+    /// words; empty when none.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// What the run assumed, as an authority reading its figures needs it: the model and why,
+    /// its parameters, each group's speeds, pre-movement times, bodies and spawn counts.
+    #[serde(default)]
+    pub inputs: Inputs,
+}
+
+/// The assumptions behind a run's figures (the report's `inputs`; `report.html`'s inputs
+/// table shows the same).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// The model that moved the walkers: `pedestrian` or `continuum_crowds`.
+    pub model: crate::params::Model,
+    /// Why that model ran, in words: the map's `params` or `"model"`, or `--model`.
+    pub model_source: String,
+    /// The parameters in effect, every one of them (the map's `params` over the defaults, or
+    /// the model's preset; see docs/map-format.md).
+    pub params: Params,
+    /// Edge of a grid cell, m.
+    pub cell_size: f64,
+    /// Time step, s.
+    pub dt: f64,
+    /// Seed of the spawn positions, speeds and pre-movement times.
+    pub seed: u64,
+    /// The local layer (`simulate --local`): `none`, `boids`, `orca` or `boids+orca`.
+    pub local: String,
+    /// One entry per group, in map order.
+    pub groups: Vec<GroupInputs>,
+}
+
+/// One group's assumptions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupInputs {
+    /// Group name.
+    pub name: String,
+    /// Slowest preferred walking speed, m/s.
+    pub speed_min: f64,
+    /// Fastest preferred walking speed, m/s.
+    pub speed_max: f64,
+    /// How the speeds are spread between them, in words (`uniform`, `normal, mean 1.34 m/s,
+    /// sd 0.26 m/s`, `RiMEA population adults`).
+    pub speed_distribution: String,
+    /// Body radius, m.
+    pub radius: f64,
+    /// The spawn areas, in map order.
+    pub spawns: Vec<SpawnInputs>,
+}
+
+/// One spawn area's assumptions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpawnInputs {
+    /// Area name.
+    pub name: String,
+    /// Persons placed in it.
+    pub count: usize,
+    /// Pre-movement time range `[min, max]`, s (each person waits a time drawn uniformly in it).
+    pub premovement: [f64; 2],
+}
+
+/// Why a map runs the model it runs, in words, for [`Inputs::model_source`]: `asked` is the
+/// model a command was told to use (`--model`), else the map's `"model"`, else its `params`
+/// (a map with `params` and no `"model"` runs `continuum_crowds`, one with neither runs
+/// `pedestrian`; [`Params::for_map`]).
+pub fn model_source(map: &crate::map::MapFile, asked: Option<crate::params::Model>) -> String {
+    let own = Params::for_map(map.model, map.params.as_ref()).model;
+    match (asked, map.model, map.params.is_some()) {
+        (Some(m), _, _) if m == own => format!("--model {} (the map's own model too)", m.name()),
+        (Some(m), _, _) => format!("--model {} (the map alone runs {})", m.name(), own.name()),
+        (None, Some(m), _) => format!("the map's \"model\": \"{}\"", m.name()),
+        (None, None, true) => "the map sets \"params\" and names no \"model\": such a map runs \
+                               continuum_crowds, the published model"
+            .to_string(),
+        (None, None, false) => "the map has neither \"params\" nor \"model\": the default, \
+                                pedestrian"
+            .to_string(),
+    }
+}
+
+/// A speed distribution in words, for [`GroupInputs::speed_distribution`].
+fn distribution_text(d: &crate::speeds::SpeedDistribution) -> String {
+    use crate::speeds::SpeedDistribution as D;
+    match d {
+        D::Uniform => "uniform".to_string(),
+        D::Normal { mean, sd } => format!("normal, mean {mean} m/s, sd {sd} m/s (truncated to the range)"),
+        D::Rimea(p) => format!("RiMEA population {}", p.name()),
+    }
+}
+
+/// The inputs of `sim` for its report.
+fn inputs(sim: &Simulation) -> Inputs {
+    let scene = &sim.scene;
+    Inputs {
+        model: scene.params.model,
+        model_source: sim
+            .model_source
+            .clone()
+            .unwrap_or_else(|| "set by the program that ran it".to_string()),
+        params: scene.params.clone(),
+        cell_size: scene.grid.cell_size,
+        dt: sim.dt,
+        seed: sim.config.seed,
+        local: if sim.local.is_some() && sim.local_mode == crate::local::LocalMode::None {
+            "a caller's local hook".to_string()
+        } else {
+            sim.local_mode.name().to_string()
+        },
+        groups: scene
+            .groups
+            .iter()
+            .map(|g| GroupInputs {
+                name: g.name.clone(),
+                speed_min: g.speed_min,
+                speed_max: g.speed_max,
+                speed_distribution: distribution_text(&g.speed_distribution),
+                radius: g.radius,
+                spawns: g
+                    .spawns
+                    .iter()
+                    .map(|sp| SpawnInputs {
+                        name: sp.area.name.clone(),
+                        count: sp.count,
+                        premovement: sp.premovement,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
 }
 
 /// Whether a run is a complete evacuation: every agent spawned got out before the run stopped.
@@ -67,9 +198,10 @@ pub fn evacuation_complete(total: &GroupReport) -> bool {
 /// Highest specific flow through a bottleneck that pedestrian experiments report, persons/(m·s):
 /// laboratory bottleneck and door experiments measure about 1.3 to 1.9 (Seyfried et al. 2009,
 /// "New insights into pedestrian flow through bottlenecks"; Kretz et al. 2006; Weidmann's
-/// fundamental diagram peaks at about 1.2 in corridors). A model exit above this is faster than
-/// people have been seen to leave.
-pub const MAX_PLAUSIBLE_SPECIFIC_FLOW: f64 = 2.0;
+/// fundamental diagram peaks at about 1.2 in corridors), the band `crowdfield verify` holds
+/// door flows to. A model exit above the band's upper end is faster than people have been seen
+/// to leave.
+pub const MAX_PLAUSIBLE_SPECIFIC_FLOW: f64 = 1.9;
 
 /// An exit's flow is judged only once this many agents used it: two arrivals a step apart give
 /// a meaningless rate.
@@ -291,12 +423,17 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         groups,
         quality: sim.quality(),
         level_of_service: sim.places().summary(&scene.grid, scene.obstacle.view()),
+        level_of_service_area_m2: crate::sim::measure::window_area_over(
+            crate::sim::levels::LOS_AREA_M2,
+            scene.grid.cell_size,
+        ),
         warnings: sim
             .model_warnings
             .iter()
             .cloned()
             .chain(plausibility_warnings(&total, &scene.params))
             .collect(),
+        inputs: inputs(sim),
         total,
     }
 }
