@@ -438,13 +438,22 @@ fn the_report_states_its_inputs_and_warns_of_the_published_model() {
     assert_eq!(group["speed_distribution"], "uniform");
     assert_eq!(group["spawns"][0]["count"], 200);
     assert!(group["spawns"][0]["premovement"].is_array(), "{group}");
+    let parameters = &page[page.find("id=\"parameters\"").expect("a parameters table")..];
     let table = &page[page.find("id=\"inputs\"").expect("an inputs table")..];
+    for needle in [
+        "cells of 0.25 m",
+        "<th>seed</th><td><code>3</code>",
+        "local layer",
+    ] {
+        assert!(
+            parameters[..parameters.find("id=\"inputs\"").unwrap()].contains(needle),
+            "{needle} not in the parameters table"
+        );
+    }
     for needle in [
         "continuum_crowds",
         "--model continuum_crowds",
         "&quot;f_max&quot;: 1.34",
-        "0.25 m",
-        "local layer",
     ] {
         assert!(table.contains(needle), "{needle} not in the inputs table");
     }

@@ -296,9 +296,9 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
     h
 }
 
-/// The page's inputs: what the run assumed, as an authority needs it (the model and why, its
-/// parameters, the grid, step, seed and local layer; then per group and spawn area the speeds,
-/// body radius, persons and pre-movement times).
+/// The page's inputs: what the run assumed, as an authority needs it, beyond the grid, step,
+/// seed and local layer of the parameters table above it: the model and why, its parameters,
+/// then per group and spawn area the speeds, body radius, persons and pre-movement times.
 fn inputs_tables(h: &mut String, inputs: &crate::sim::report::Inputs) {
     // As a map's `params` would hold them, one `"key": value` after another (so lines wrap).
     let params = match serde_json::to_value(&inputs.params) {
@@ -313,10 +313,6 @@ fn inputs_tables(h: &mut String, inputs: &crate::sim::report::Inputs) {
         ("model", inputs.model.name().to_string()),
         ("why this model", inputs.model_source.clone()),
         ("params in effect", params),
-        ("cell size", format!("{} m", inputs.cell_size)),
-        ("time step (dt)", format!("{} s", inputs.dt)),
-        ("seed", inputs.seed.to_string()),
-        ("local layer", inputs.local.clone()),
     ];
     h.push_str("<h2>Inputs</h2><table id=\"inputs\">");
     for (k, v) in rows {
