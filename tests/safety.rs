@@ -245,7 +245,9 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
     let earlier = snapshot(&out.join("frames"));
     assert!(earlier.len() >= 3, "{:?}", earlier.keys());
     let mut child = crowdfield()
-        .args(os!["simulate", map, "--out", out, "--frames", "1", "--quiet", "--force"])
+        .args(os![
+            "simulate", map, "--out", out, "--frames", "1", "--quiet", "--force"
+        ])
         .spawn()
         .unwrap();
     // Wait until the new run has written a few frames (beside `frames`), then kill it.
