@@ -791,7 +791,7 @@ fn a_raster_of_the_wrong_size_says_how_to_fit_it() {
         .unwrap();
     assert_reported(
         &problems_at(&path),
-        &["40x20 pixels", "10 x 5 m", "shape differs"],
+        &["40x20 pixels", "10.0 x 5.0 m", "shape differs"],
     );
 }
 
