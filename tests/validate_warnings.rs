@@ -122,7 +122,16 @@ fn a_goal_narrower_than_two_cells_is_warned_about() {
     v["groups"][0]["goals"][0]["width"] = json!(0.6);
     let (_dir, _path, stdout) = validate(&v, "goal.json");
     assert_eq!(
-        warnings_with(&stdout, &["goal.json", "groups[0].goals[0].width", "0.6 m"]).len(),
+        warnings_with(
+            &stdout,
+            &[
+                "goal.json",
+                "groups[0].goals[0].width",
+                "0.6 m",
+                "narrower than two cells"
+            ]
+        )
+        .len(),
         1,
         "{stdout}"
     );
