@@ -117,10 +117,6 @@ impl OwnedDir {
 
     fn open_as(dir: &Path, writer: &str, force: bool, mode: Mode) -> Result<OwnedDir> {
         let shown = show_path(dir);
-        let io_err = |source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        };
         if is_symlink(dir) {
             return Err(Error::invalid(
                 shown,
@@ -142,18 +138,21 @@ impl OwnedDir {
             mode,
             force,
         };
-        if !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(io_err)?;
-            let owned = fresh(dir);
-            owned.save()?;
-            return Ok(owned);
-        }
-        if !dir.is_dir() {
+        if dir.exists() && !dir.is_dir() && !dir.is_file() {
             return Err(Error::invalid(
                 shown,
                 "output folder",
                 "exists and is not a folder: expected the output folder; move it or choose another output folder",
             ));
+        }
+        let existed = dir.is_dir();
+        // Made when missing, refused when it is a file, and probed: a read-only folder fails
+        // now, before any work.
+        crate::io::prepare_output_dir(dir)?;
+        if !existed {
+            let owned = fresh(dir);
+            owned.save()?;
+            return Ok(owned);
         }
         let manifest = read_manifest(dir, writer)?;
         let known = manifest.clone().unwrap_or_default().files;
