@@ -2,9 +2,14 @@
 //!
 //! Two pieces keep that promise:
 //! - [`OwnedDir`]: a folder whose writer keeps a manifest (`.crowdfield-batch.json`) of the files
-//!   it wrote, with their sizes. A later run removes or replaces only files the manifest lists
-//!   (at the size it recorded); a folder holding anything else is refused, naming the first
-//!   foreign entry, unless the caller forces it. `batch` writes each map's folder this way.
+//!   it wrote, with their sizes (files in sub-folders as `frames/frame_00000.png`). A later run
+//!   removes or replaces only files the manifest lists (at the size it recorded); a folder
+//!   holding anything else is refused, naming the first foreign entries, unless the caller
+//!   forces it. `batch` writes each map's folder and `verify` its folder this way, clearing the
+//!   earlier run's files first ([`OwnedDir::open`]); `solve` and `simulate` keep them until the
+//!   new run has succeeded ([`OwnedDir::open_replacing`]); the top of a batch's `OUT/` is shared
+//!   with the maps' folders and checks only the names the batch writes there
+//!   ([`OwnedDir::open_shared`]).
 //! - [`StagedDir`]: a folder filled under a temporary name beside its final place and swapped in
 //!   at the end, so a killed run leaves the earlier folder whole. `simulate` writes `frames/`
 //!   this way.
@@ -613,6 +618,54 @@ pub fn remove_stale_staging(target: &Path) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replacing_folder_keeps_the_earlier_files_until_the_run_finishes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let w = "crowdfield simulate";
+        let mut owned = OwnedDir::open_replacing(&dir, w, false).unwrap();
+        for name in ["report.json", "frames/frame_00000.png", "frames/frame_00001.png"] {
+            std::fs::write(owned.claim(name).unwrap(), name).unwrap();
+        }
+        owned.finish().unwrap();
+        // A shorter run: its earlier frame 1 stays while it runs, and goes when it finishes.
+        let mut owned = OwnedDir::open_replacing(&dir, w, false).unwrap();
+        std::fs::write(owned.claim("report.json").unwrap(), "again").unwrap();
+        assert!(dir.join("frames/frame_00001.png").is_file());
+        owned.finish().unwrap();
+        assert!(!dir.join("frames").exists(), "the emptied folder goes too");
+        assert_eq!(std::fs::read_to_string(dir.join("report.json")).unwrap(), "again");
+        // A user's file in a sub-folder it made is foreign, and named with its folder.
+        std::fs::create_dir(dir.join("frames")).unwrap();
+        std::fs::write(dir.join("frames/mine.png"), "user").unwrap();
+        let e = OwnedDir::open_replacing(&dir, w, false).unwrap_err().to_string();
+        assert!(e.contains("\"frames\"") && e.contains("`force`"), "{e}");
+        // Another writer's folder is not its own.
+        std::fs::remove_dir_all(dir.join("frames")).unwrap();
+        let e = OwnedDir::open_replacing(&dir, "crowdfield solve", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"report.json\""), "{e}");
+    }
+
+    #[test]
+    fn a_shared_folder_refuses_only_a_claimed_name_it_did_not_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path();
+        std::fs::write(out.join("maps.txt"), "user").unwrap();
+        std::fs::write(out.join("summary.csv"), "user").unwrap();
+        let mut top = OwnedDir::open_shared(out, "crowdfield batch", false).unwrap();
+        std::fs::write(top.claim("summary.json").unwrap(), "[]").unwrap();
+        let e = top.claim("summary.csv").unwrap_err().to_string();
+        assert!(e.contains("\"summary.csv\"") && e.contains("`force`"), "{e}");
+        top.finish().unwrap();
+        let mut top = OwnedDir::open_shared(out, "crowdfield batch", false).unwrap();
+        top.claim("summary.json").unwrap();
+        let mut forced = OwnedDir::open_shared(out, "crowdfield batch", true).unwrap();
+        forced.claim("summary.csv").unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("maps.txt")).unwrap(), "user");
+    }
 
     #[test]
     fn temporary_names_are_recognised() {
