@@ -819,3 +819,19 @@ fn transparent_pixels_of_a_raster_are_open_floor() {
         assert_eq!(wall, want, "row {row}, col {col}");
     }
 }
+
+/// A goal that a raster's walls cover names the raster, so the planner looks at the picture.
+#[test]
+fn a_goal_in_a_rasters_walls_names_the_raster() {
+    let mut v = good();
+    v["layers"]["obstacles"] = json!({"raster": {"file": "plan.png", "range": [1, 0]}});
+    let (dir, path) = write(&serde_json::to_string(&v).unwrap());
+    // Opaque black everywhere: every cell a wall.
+    image::RgbaImage::from_pixel(20, 12, image::Rgba([0, 0, 0, 255]))
+        .save(dir.path().join("plan.png"))
+        .unwrap();
+    assert_reported(
+        &problems_at(&path),
+        &["groups[0].goals[0]", "cells are obstacles", "raster \"plan.png\""],
+    );
+}
