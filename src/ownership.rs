@@ -280,6 +280,32 @@ impl OwnedDir {
         Ok(())
     }
 
+    /// Removes `name` when the manifest lists it and it is still as this writer left it (an
+    /// earlier run's file this run does not write); returns whether it was removed. A file the
+    /// manifest does not list, or one changed since, is left.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when it cannot be removed or the manifest cannot be saved.
+    pub fn remove(&mut self, name: &str) -> Result<bool> {
+        let path = self.dir.join(name);
+        let Some(meta) = path.symlink_metadata().ok().filter(|m| m.file_type().is_file()) else {
+            return Ok(false);
+        };
+        let unchanged = match self.manifest.files.get(name) {
+            None => false,
+            Some(None) => true,
+            Some(Some(size)) => *size == meta.len(),
+        };
+        if !unchanged {
+            return Ok(false);
+        }
+        std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+        self.manifest.files.remove(name);
+        self.earlier.remove(name);
+        self.save()?;
+        Ok(true)
+    }
+
     /// Records the sizes of the files written, once the run has completed them; with
     /// [`OwnedDir::open_replacing`], first removes the earlier run's files this run did not
     /// write again, and the sub-folders that leaves empty.

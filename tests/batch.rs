@@ -610,6 +610,22 @@ fn a_batch_never_replaces_a_users_summary_or_index_page() {
         assert_eq!(summary(&maps).len(), 1, "{:?}", summary(&maps));
     }
     assert!(maps.join("index.html").is_file());
+    // A rerun without --simulate removes the batch's own page, which would pass for its own,
+    // and leaves a user's.
+    let rerun = |out: &Path| {
+        let o = batch()
+            .args(["batch", "--quiet", "--out"])
+            .arg(out)
+            .arg(maps.join("plan.json"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    rerun(&maps);
+    assert!(!maps.join("index.html").exists());
+    let mine = dir.path().join("out-index.html");
+    rerun(&mine);
+    assert_eq!(std::fs::read_to_string(mine.join("index.html")).unwrap(), "mine");
 }
 
 /// A simulated map cut short by `--max-time` gets `simulate`'s "did not complete" warning in

@@ -104,6 +104,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         top_files.push(format!("index{suffix}.html"));
     }
     top.claim_all(top_files.iter().map(String::as_str))?;
+    if !args.simulate {
+        // An earlier --simulate run's page would pass for this run's; a user's is kept.
+        top.remove(&format!("index{suffix}.html"))?;
+    }
     let mut all = batch::expand_inputs(&super::without_schemas(&args.inputs)?)?;
     // With --out inside an input folder, an earlier run's summary would pass for a map.
     all.retain(|m| !batch::is_summary_of(m, &args.out));
