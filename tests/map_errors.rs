@@ -795,8 +795,8 @@ fn a_raster_of_the_wrong_size_says_how_to_fit_it() {
     );
 }
 
-/// A floor plan drawn on a transparent background: the transparent pixels are open floor (they
-/// were read as black, and with `"range": [1, 0]` every cell was a wall), the opaque black ones
+/// A floor plan drawn on a transparent background: the transparent pixels are open floor (read
+/// as black with `"range": [1, 0]`, they would make every cell a wall), the opaque black ones
 /// walls.
 #[test]
 fn transparent_pixels_of_a_raster_are_open_floor() {

@@ -333,8 +333,9 @@ pub fn read_raster(
             let map = |p: f64| range[0] + (range[1] - range[0]) * p;
             // Image row 0 is the top of the picture: the highest y, grid row `rows - 1`.
             if img.color().has_alpha() {
-                // A transparent pixel is nothing drawn: open floor, no discomfort, height 0
-                // (a floor plan's transparent background read as black made every cell a wall).
+                // A transparent pixel is nothing drawn: open floor, no discomfort, height 0 (a
+                // floor plan's transparent background read as black would make every cell a
+                // wall).
                 let la = img.to_luma_alpha16();
                 return Ok(Array2::from_shape_fn(grid.shape(), |(r, c)| {
                     let p = la.get_pixel(c as u32, (rows - 1 - r) as u32);
