@@ -2,9 +2,14 @@
 //!
 //! Two pieces keep that promise:
 //! - [`OwnedDir`]: a folder whose writer keeps a manifest (`.crowdfield-batch.json`) of the files
-//!   it wrote, with their sizes. A later run removes or replaces only files the manifest lists
-//!   (at the size it recorded); a folder holding anything else is refused, naming the first
-//!   foreign entry, unless the caller forces it. `batch` writes each map's folder this way.
+//!   it wrote, with their sizes (files in sub-folders as `frames/frame_00000.png`). A later run
+//!   removes or replaces only files the manifest lists (at the size it recorded); a folder
+//!   holding anything else is refused, naming the first foreign entries, unless the caller
+//!   forces it. `batch` writes each map's folder and `verify` its folder this way, clearing the
+//!   earlier run's files first ([`OwnedDir::open`]); `solve` and `simulate` keep them until the
+//!   new run has succeeded ([`OwnedDir::open_replacing`]); the top of a batch's `OUT/` is shared
+//!   with the maps' folders and checks only the names the batch writes there
+//!   ([`OwnedDir::open_shared`]).
 //! - [`StagedDir`]: a folder filled under a temporary name beside its final place and swapped in
 //!   at the end, so a killed run leaves the earlier folder whole. `simulate` writes `frames/`
 //!   this way.
@@ -44,12 +49,37 @@ fn atomic_temp_target(name: &str) -> Option<&str> {
     (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(target)
 }
 
+/// How an [`OwnedDir`] treats what an earlier run of its writer left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// The earlier run's files are removed when the folder is opened.
+    Clear,
+    /// The earlier run's files stay until [`OwnedDir::finish`], which removes those the new run
+    /// did not write again: a run that fails or is killed leaves the earlier one's files whole.
+    Replace,
+    /// The folder is shared with files the writer does not manage (a batch's `OUT/`, which
+    /// holds each map's own folder and maybe the maps themselves): nothing is removed and other
+    /// entries are not looked at, but a name the run claims must be absent or the writer's own.
+    Shared,
+}
+
+/// An entry of the folder that its writer did not write: its name (relative to the folder)
+/// and why it is not the writer's.
+type Foreign = (String, &'static str);
+
 /// A folder written by one kind of run, which records every file it writes (see the module
-/// documentation).
+/// documentation). File names are relative to the folder; a name with `/` is a file in a
+/// sub-folder (`frames/frame_00000.png`), and a sub-folder is the writer's while every entry
+/// in it is.
 #[derive(Debug)]
 pub struct OwnedDir {
     dir: PathBuf,
+    writer: String,
     manifest: Manifest,
+    /// Files an earlier run recorded that this run has not written again ([`Mode::Replace`]).
+    earlier: std::collections::BTreeSet<String>,
+    mode: Mode,
+    force: bool,
 }
 
 impl OwnedDir {
@@ -64,11 +94,34 @@ impl OwnedDir {
     /// order) or a listed file whose size changed since it was written; nothing is deleted
     /// then. [`Error::Io`] when it cannot be read or written.
     pub fn open(dir: &Path, writer: &str, force: bool) -> Result<OwnedDir> {
+        OwnedDir::open_as(dir, writer, force, Mode::Clear)
+    }
+
+    /// As [`OwnedDir::open`], but the files an earlier run of `writer` left stay in place
+    /// until [`OwnedDir::finish`], which removes those this run did not write again (and the
+    /// sub-folders that leaves empty). A run that fails or is killed before then leaves the
+    /// earlier run's files whole, and they stay the writer's.
+    ///
+    /// # Errors
+    /// As [`OwnedDir::open`].
+    pub fn open_replacing(dir: &Path, writer: &str, force: bool) -> Result<OwnedDir> {
+        OwnedDir::open_as(dir, writer, force, Mode::Replace)
+    }
+
+    /// Opens `dir`, created when missing, as a folder `writer` shares with entries it does not
+    /// manage: nothing in it is removed, and entries the run does not claim are not looked at.
+    /// [`OwnedDir::claim`] refuses (without `force`) a name whose file exists and is not one
+    /// this writer recorded.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming `dir` when it is a symbolic link or not a folder;
+    /// [`Error::Io`] when it cannot be read or written.
+    pub fn open_shared(dir: &Path, writer: &str, force: bool) -> Result<OwnedDir> {
+        OwnedDir::open_as(dir, writer, force, Mode::Shared)
+    }
+
+    fn open_as(dir: &Path, writer: &str, force: bool, mode: Mode) -> Result<OwnedDir> {
         let shown = show_path(dir);
-        let io_err = |source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        };
         if is_symlink(dir) {
             return Err(Error::invalid(
                 shown,
@@ -79,108 +132,79 @@ impl OwnedDir {
                 ),
             ));
         }
-        if !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(io_err)?;
-            return OwnedDir::fresh(dir, writer);
-        }
-        if !dir.is_dir() {
-            return Err(Error::invalid(
-                shown,
-                "output folder",
-                "exists and is not a folder: expected the map's output folder; move it or choose another output folder",
-            ));
-        }
-        let manifest_path = dir.join(MANIFEST_FILE);
-        let manifest = match std::fs::read(&manifest_path) {
-            Ok(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
-                Ok(m) if m.writer == writer && !is_symlink(&manifest_path) => Some(m),
-                _ => None,
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(Error::Io {
-                    path: manifest_path,
-                    source: e,
-                });
-            }
-        };
-        let known = manifest.clone().unwrap_or_default().files;
-        let mut ours = Vec::new();
-        let mut foreign: Vec<(String, &str)> = Vec::new();
-        let mut names: Vec<_> = std::fs::read_dir(dir)
-            .map_err(io_err)?
-            .map(|e| e.map(|e| e.file_name()))
-            .collect::<std::io::Result<_>>()
-            .map_err(io_err)?;
-        names.sort();
-        for os_name in names {
-            let path = dir.join(&os_name);
-            let meta = path.symlink_metadata().map_err(io_err)?;
-            let Some(name) = os_name.to_str() else {
-                foreign.push((escape_os(&os_name), "it did not write it"));
-                continue;
-            };
-            if name == MANIFEST_FILE && manifest.is_some() {
-                continue;
-            }
-            if !meta.file_type().is_file() {
-                foreign.push((name.to_string(), "not a file it wrote"));
-                continue;
-            }
-            match known.get(name) {
-                Some(Some(size)) if *size != meta.len() => {
-                    foreign.push((name.to_string(), "changed since it wrote it"));
-                }
-                Some(_) => ours.push(path),
-                None if atomic_temp_target(name)
-                    .is_some_and(|t| t == MANIFEST_FILE || known.contains_key(t)) =>
-                {
-                    ours.push(path)
-                }
-                None => foreign.push((name.to_string(), "it did not write it")),
-            }
-        }
-        if let Some((first, why)) = foreign.first()
-            && !force
-        {
-            const NAMED: usize = 3;
-            let mut named = format!("{} ({why})", crate::text::quoted(first));
-            for (name, why) in foreign.iter().skip(1).take(NAMED - 1) {
-                named.push_str(&format!(", {} ({why})", crate::text::quoted(name)));
-            }
-            if foreign.len() > NAMED {
-                named.push_str(&format!(" and {} more", foreign.len() - NAMED));
-            }
-            let listed = if manifest.is_some() {
-                format!("its manifest {MANIFEST_FILE} does not list them")
-            } else {
-                format!("the folder has no manifest {MANIFEST_FILE} of what {writer} wrote")
-            };
-            return Err(Error::invalid(
-                shown,
-                "output folder",
-                format!(
-                    "holds {named}; {listed}. {writer} deletes or replaces only files it wrote \
-                     itself, so nothing was deleted: move them, choose another output folder, or open it with `force` \
-                     to write over them"
-                ),
-            ));
-        }
-        for path in ours {
-            std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
-        }
-        OwnedDir::fresh(dir, writer)
-    }
-
-    /// `dir` with an empty manifest of `writer`, saved.
-    fn fresh(dir: &Path, writer: &str) -> Result<OwnedDir> {
-        let owned = OwnedDir {
+        let fresh = |dir: &Path| OwnedDir {
             dir: dir.to_path_buf(),
+            writer: writer.to_string(),
             manifest: Manifest {
                 writer: writer.to_string(),
                 files: BTreeMap::new(),
             },
+            earlier: Default::default(),
+            mode,
+            force,
         };
+        if dir.exists() && !dir.is_dir() && !dir.is_file() {
+            return Err(Error::invalid(
+                shown,
+                "output folder",
+                "exists and is not a folder: expected the output folder; move it or choose another output folder",
+            ));
+        }
+        let existed = dir.is_dir();
+        // Made when missing, refused when it is a file, and probed: a read-only folder fails
+        // now, before any work.
+        crate::io::prepare_output_dir(dir)?;
+        if !existed {
+            let owned = fresh(dir);
+            owned.save()?;
+            return Ok(owned);
+        }
+        let manifest = read_manifest(dir, writer)?;
+        let known = manifest.clone().unwrap_or_default().files;
+        if mode == Mode::Shared {
+            let mut owned = fresh(dir);
+            owned.manifest.files = known;
+            owned.save()?;
+            return Ok(owned);
+        }
+        let mut ours = Vec::new();
+        let mut foreign = Vec::new();
+        let mut folders = Vec::new();
+        scan(
+            dir,
+            "",
+            &known,
+            manifest.is_some(),
+            &mut ours,
+            &mut foreign,
+            &mut folders,
+        )?;
+        if !foreign.is_empty() && !force {
+            return Err(refusal(dir, writer, &foreign, manifest.is_some()));
+        }
+        let mut owned = fresh(dir);
+        match mode {
+            Mode::Clear => {
+                for name in &ours {
+                    let path = dir.join(name);
+                    std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+                }
+                remove_empty_folders(dir, &folders);
+            }
+            _ => {
+                // Forced past foreign entries: they are forgotten, never removed later.
+                for name in ours {
+                    if let Some(size) = known.get(&name) {
+                        owned.manifest.files.insert(name.clone(), *size);
+                        owned.earlier.insert(name);
+                    } else {
+                        // The temporary file of a killed run's atomic write.
+                        let path = dir.join(&name);
+                        std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+                    }
+                }
+            }
+        }
         owned.save()?;
         Ok(owned)
     }
@@ -190,18 +214,116 @@ impl OwnedDir {
         &self.dir
     }
 
+    /// Whether the manifest lists `name`: a file this writer wrote, in an earlier run or this
+    /// one.
+    pub fn lists(&self, name: &str) -> bool {
+        self.manifest.files.contains_key(name)
+    }
+
     /// Records that the run is about to write `name` (the manifest is saved before the file
-    /// exists, so a run killed while writing it still owns it) and returns its path.
+    /// exists, so a run killed while writing it still owns it) and returns its path, with its
+    /// sub-folder made.
+    ///
+    /// # Errors
+    /// Without `force`, [`Error::Invalid`] naming the file when it exists and is not one this
+    /// writer recorded (or changed since); [`Error::Io`] when the manifest cannot be saved.
     pub fn claim(&mut self, name: &str) -> Result<PathBuf> {
-        if !self.manifest.files.contains_key(name) {
-            self.manifest.files.insert(name.to_string(), None);
-            self.save()?;
-        }
+        self.claim_all(std::iter::once(name))?;
         Ok(self.dir.join(name))
     }
 
-    /// Records the sizes of the files written, once the run has completed them.
+    /// [`OwnedDir::claim`] for many names, with one save of the manifest.
+    ///
+    /// # Errors
+    /// As [`OwnedDir::claim`].
+    pub fn claim_all<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> Result<()> {
+        let mut changed = false;
+        let mut foreign: Vec<Foreign> = Vec::new();
+        for name in names {
+            let path = self.dir.join(name);
+            let meta = path.symlink_metadata().ok();
+            let theirs = match (meta, self.manifest.files.get(name)) {
+                (None, _) => None,
+                (Some(m), _) if !m.file_type().is_file() => Some("not a file it wrote"),
+                (Some(_), None) => Some("it did not write it"),
+                (Some(m), Some(Some(size))) if *size != m.len() && !self.earlier.contains(name) => {
+                    Some("changed since it wrote it")
+                }
+                _ => None,
+            };
+            if let Some(why) = theirs
+                && !self.force
+            {
+                foreign.push((name.to_string(), why));
+                continue;
+            }
+            self.earlier.remove(name);
+            if self.manifest.files.get(name) != Some(&None) {
+                self.manifest.files.insert(name.to_string(), None);
+                changed = true;
+            }
+            if let Some(parent) = path.parent()
+                && name.contains('/')
+            {
+                std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+        }
+        if changed {
+            self.save()?;
+        }
+        if !foreign.is_empty() {
+            return Err(refusal(&self.dir, &self.writer, &foreign, true));
+        }
+        Ok(())
+    }
+
+    /// Removes `name` when the manifest lists it and it is still as this writer left it (an
+    /// earlier run's file this run does not write); returns whether it was removed. A file the
+    /// manifest does not list, or one changed since, is left.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when it cannot be removed or the manifest cannot be saved.
+    pub fn remove(&mut self, name: &str) -> Result<bool> {
+        let path = self.dir.join(name);
+        let Some(meta) = path.symlink_metadata().ok().filter(|m| m.file_type().is_file()) else {
+            return Ok(false);
+        };
+        let unchanged = match self.manifest.files.get(name) {
+            None => false,
+            Some(None) => true,
+            Some(Some(size)) => *size == meta.len(),
+        };
+        if !unchanged {
+            return Ok(false);
+        }
+        std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+        self.manifest.files.remove(name);
+        self.earlier.remove(name);
+        self.save()?;
+        Ok(true)
+    }
+
+    /// Records the sizes of the files written, once the run has completed them; with
+    /// [`OwnedDir::open_replacing`], first removes the earlier run's files this run did not
+    /// write again, and the sub-folders that leaves empty.
     pub fn finish(&mut self) -> Result<()> {
+        let mut folders = Vec::new();
+        for name in std::mem::take(&mut self.earlier) {
+            let path = self.dir.join(&name);
+            if path.symlink_metadata().is_ok_and(|m| m.file_type().is_file()) {
+                std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
+            }
+            self.manifest.files.remove(&name);
+            if let Some((folder, _)) = name.rsplit_once('/') {
+                folders.push(folder.to_string());
+            }
+        }
+        folders.sort();
+        folders.dedup();
+        remove_empty_folders(&self.dir, &folders);
         for (name, size) in self.manifest.files.iter_mut() {
             *size = std::fs::symlink_metadata(self.dir.join(name))
                 .ok()
@@ -211,11 +333,142 @@ impl OwnedDir {
     }
 
     fn save(&self) -> Result<()> {
-        let mut text = serde_json::to_string_pretty(&self.manifest)
+        let mut manifest = self.manifest.clone();
+        if self.mode == Mode::Shared {
+            // Shards of one batch share the folder: keep what the others recorded since.
+            if let Ok(Some(on_disk)) = read_manifest(&self.dir, &self.writer) {
+                for (name, size) in on_disk.files {
+                    manifest.files.entry(name).or_insert(size);
+                }
+            }
+        }
+        let mut text = serde_json::to_string_pretty(&manifest)
             .map_err(|e| Error::invalid(show_path(&self.dir), MANIFEST_FILE, e.to_string()))?;
         text.push('\n');
         crate::io::write_bytes_atomic(&self.dir.join(MANIFEST_FILE), text.as_bytes())
     }
+}
+
+/// The manifest of `writer` in `dir`, if there is one (a manifest of another writer, or one
+/// that is a link or cannot be parsed, is none).
+fn read_manifest(dir: &Path, writer: &str) -> Result<Option<Manifest>> {
+    let manifest_path = dir.join(MANIFEST_FILE);
+    match std::fs::read(&manifest_path) {
+        Ok(bytes) => Ok(match serde_json::from_slice::<Manifest>(&bytes) {
+            Ok(m) if m.writer == writer && !is_symlink(&manifest_path) => Some(m),
+            _ => None,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::Io {
+            path: manifest_path,
+            source: e,
+        }),
+    }
+}
+
+/// Sorts the entries of `dir/prefix` into the writer's files (`ours`, names relative to `dir`)
+/// and `foreign` ones, going into each real sub-folder the manifest (`known`) lists files in
+/// (those sub-folders, deepest last, into `folders`).
+fn scan(
+    dir: &Path,
+    prefix: &str,
+    known: &BTreeMap<String, Option<u64>>,
+    has_manifest: bool,
+    ours: &mut Vec<String>,
+    foreign: &mut Vec<Foreign>,
+    folders: &mut Vec<String>,
+) -> Result<()> {
+    let here = dir.join(prefix);
+    let io_err = |source| Error::Io {
+        path: here.clone(),
+        source,
+    };
+    let mut names: Vec<_> = std::fs::read_dir(&here)
+        .map_err(io_err)?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<std::io::Result<_>>()
+        .map_err(io_err)?;
+    names.sort();
+    for os_name in names {
+        let meta = here.join(&os_name).symlink_metadata().map_err(io_err)?;
+        let Some(name) = os_name.to_str() else {
+            foreign.push((format!("{prefix}{}", escape_os(&os_name)), "it did not write it"));
+            continue;
+        };
+        let rel = format!("{prefix}{name}");
+        if prefix.is_empty() && name == MANIFEST_FILE && has_manifest {
+            continue;
+        }
+        if meta.file_type().is_symlink() {
+            foreign.push((rel, "a symbolic link, never followed"));
+            continue;
+        }
+        if meta.is_dir() {
+            let inside = format!("{rel}/");
+            if known.keys().any(|k| k.starts_with(&inside)) {
+                folders.push(rel);
+                scan(dir, &inside, known, has_manifest, ours, foreign, folders)?;
+            } else {
+                foreign.push((rel, "not a file it wrote"));
+            }
+            continue;
+        }
+        if !meta.file_type().is_file() {
+            foreign.push((rel, "not a file it wrote"));
+            continue;
+        }
+        match known.get(&rel) {
+            Some(Some(size)) if *size != meta.len() => {
+                foreign.push((rel, "changed since it wrote it"));
+            }
+            Some(_) => ours.push(rel),
+            None if atomic_temp_target(name).is_some_and(|t| {
+                (prefix.is_empty() && t == MANIFEST_FILE) || known.contains_key(&format!("{prefix}{t}"))
+            }) =>
+            {
+                ours.push(rel)
+            }
+            None => foreign.push((rel, "it did not write it")),
+        }
+    }
+    Ok(())
+}
+
+/// Removes the sub-folders `folders` of `dir` (names relative to it) that are empty, deepest
+/// first; one that still holds something stays.
+fn remove_empty_folders(dir: &Path, folders: &[String]) {
+    let mut folders = folders.to_vec();
+    folders.sort_by_key(|f| std::cmp::Reverse(f.matches('/').count()));
+    for folder in folders {
+        let _ = std::fs::remove_dir(dir.join(folder));
+    }
+}
+
+/// The refusal of `dir` by `writer` for its `foreign` entries (the first few named).
+fn refusal(dir: &Path, writer: &str, foreign: &[Foreign], has_manifest: bool) -> Error {
+    const NAMED: usize = 3;
+    let (first, why) = &foreign[0];
+    let mut named = format!("{} ({why})", crate::text::quoted(first));
+    for (name, why) in foreign.iter().skip(1).take(NAMED - 1) {
+        named.push_str(&format!(", {} ({why})", crate::text::quoted(name)));
+    }
+    if foreign.len() > NAMED {
+        named.push_str(&format!(" and {} more", foreign.len() - NAMED));
+    }
+    let listed = if has_manifest {
+        format!("its manifest {MANIFEST_FILE} does not list them")
+    } else {
+        format!("the folder has no manifest {MANIFEST_FILE} of what {writer} wrote")
+    };
+    Error::invalid(
+        show_path(dir),
+        "output folder",
+        format!(
+            "holds {named}; {listed}. {writer} deletes or replaces only files it wrote \
+             itself, so nothing was deleted: move them, choose another output folder, or open it with `force` \
+             to write over them"
+        ),
+    )
 }
 
 /// A folder filled under a temporary name (`.<name>.<pid>.tmp` beside it) and put in place by
@@ -391,6 +644,54 @@ pub fn remove_stale_staging(target: &Path) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replacing_folder_keeps_the_earlier_files_until_the_run_finishes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let w = "crowdfield simulate";
+        let mut owned = OwnedDir::open_replacing(&dir, w, false).unwrap();
+        for name in ["report.json", "frames/frame_00000.png", "frames/frame_00001.png"] {
+            std::fs::write(owned.claim(name).unwrap(), name).unwrap();
+        }
+        owned.finish().unwrap();
+        // A shorter run: its earlier frame 1 stays while it runs, and goes when it finishes.
+        let mut owned = OwnedDir::open_replacing(&dir, w, false).unwrap();
+        std::fs::write(owned.claim("report.json").unwrap(), "again").unwrap();
+        assert!(dir.join("frames/frame_00001.png").is_file());
+        owned.finish().unwrap();
+        assert!(!dir.join("frames").exists(), "the emptied folder goes too");
+        assert_eq!(std::fs::read_to_string(dir.join("report.json")).unwrap(), "again");
+        // A user's file in a sub-folder it made is foreign, and named with its folder.
+        std::fs::create_dir(dir.join("frames")).unwrap();
+        std::fs::write(dir.join("frames/mine.png"), "user").unwrap();
+        let e = OwnedDir::open_replacing(&dir, w, false).unwrap_err().to_string();
+        assert!(e.contains("\"frames\"") && e.contains("`force`"), "{e}");
+        // Another writer's folder is not its own.
+        std::fs::remove_dir_all(dir.join("frames")).unwrap();
+        let e = OwnedDir::open_replacing(&dir, "crowdfield solve", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"report.json\""), "{e}");
+    }
+
+    #[test]
+    fn a_shared_folder_refuses_only_a_claimed_name_it_did_not_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path();
+        std::fs::write(out.join("maps.txt"), "user").unwrap();
+        std::fs::write(out.join("summary.csv"), "user").unwrap();
+        let mut top = OwnedDir::open_shared(out, "crowdfield batch", false).unwrap();
+        std::fs::write(top.claim("summary.json").unwrap(), "[]").unwrap();
+        let e = top.claim("summary.csv").unwrap_err().to_string();
+        assert!(e.contains("\"summary.csv\"") && e.contains("`force`"), "{e}");
+        top.finish().unwrap();
+        let mut top = OwnedDir::open_shared(out, "crowdfield batch", false).unwrap();
+        top.claim("summary.json").unwrap();
+        let mut forced = OwnedDir::open_shared(out, "crowdfield batch", true).unwrap();
+        forced.claim("summary.csv").unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("maps.txt")).unwrap(), "user");
+    }
 
     #[test]
     fn temporary_names_are_recognised() {

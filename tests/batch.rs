@@ -569,3 +569,99 @@ fn batch_model_runs_every_map_on_the_model_named_as_simulate_does() {
     assert_eq!(report(&out.join("bottleneck/report.json"))["model"], "pedestrian");
     assert_eq!(summary(&out)[0]["status"], "ok");
 }
+
+/// The top level of a batch's `--out` gets the same protection as each map's folder: a user's
+/// `summary.csv` or `index.html` there refuses the batch before any map runs (naming the file
+/// and `--force`) and is left as it is; a rerun over the batch's own summaries needs no
+/// `--force`, and the batch's manifest there is never taken for a map.
+#[test]
+fn a_batch_never_replaces_a_users_summary_or_index_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let maps = dir.path().join("maps");
+    std::fs::create_dir(&maps).unwrap();
+    write_map(&maps, "plan", 20, 2);
+    for mine in ["summary.csv", "index.html"] {
+        let out = dir.path().join(format!("out-{mine}"));
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join(mine), "mine").unwrap();
+        let o = batch()
+            .args(["batch", "--simulate", "--quiet", "--max-time", "1", "--out"])
+            .arg(&out)
+            .arg(&maps)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{mine}: {err}");
+        assert!(
+            err.contains(&format!("\"{mine}\"")) && err.contains("--force"),
+            "{mine}: {err}"
+        );
+        assert_eq!(std::fs::read_to_string(out.join(mine)).unwrap(), "mine");
+        assert!(!out.join("plan").exists(), "{mine}: maps ran before the refusal");
+    }
+    // The batch's own top level, with `--out` the input folder itself: reruns need no force.
+    for _ in 0..2 {
+        let o = batch()
+            .args(["batch", "--simulate", "--quiet", "--max-time", "1", "--out"])
+            .arg(&maps)
+            .arg(&maps)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(summary(&maps).len(), 1, "{:?}", summary(&maps));
+    }
+    assert!(maps.join("index.html").is_file());
+    // A rerun without --simulate removes the batch's own page, which would pass for its own,
+    // and leaves a user's.
+    let rerun = |out: &Path| {
+        let o = batch()
+            .args(["batch", "--quiet", "--out"])
+            .arg(out)
+            .arg(maps.join("plan.json"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    rerun(&maps);
+    assert!(!maps.join("index.html").exists());
+    let mine = dir.path().join("out-index.html");
+    rerun(&mine);
+    assert_eq!(std::fs::read_to_string(mine.join("index.html")).unwrap(), "mine");
+}
+
+/// A simulated map cut short by `--max-time` gets `simulate`'s "did not complete" warning in
+/// `summary.json` and on stderr.
+#[test]
+fn a_batch_run_cut_short_says_so_in_the_summary_and_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = write_map(dir.path(), "long", 80, 4);
+    let out = dir.path().join("out");
+    let o = batch()
+        .args(["batch", "--simulate", "--quiet", "--max-time", "2", "--out"])
+        .arg(&out)
+        .arg(&map)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let row = &summary(&out)[0];
+    assert_eq!(row["complete"], false, "{row}");
+    let warnings: Vec<&str> = row["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let cut = warnings
+        .iter()
+        .find(|w| w.contains("4 agent(s) still inside") && w.contains("did not complete"))
+        .unwrap_or_else(|| panic!("{warnings:?}"));
+    let map_name = row["map"].as_str().unwrap();
+    assert!(err.contains(&format!("warning: {map_name}: {cut}")), "{err}");
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(
+        index.matches("did not complete").count(),
+        1,
+        "said once on the page"
+    );
+}

@@ -547,12 +547,15 @@ fn a_rerun_without_frames_removes_the_earlier_runs_frames_and_nothing_else() {
     assert_eq!(frame_files(&out), Vec::<String>::new(), "stale frames are left");
     assert!(!out.join("frames").exists(), "the emptied folder is left");
 
-    // Files that are not this command's frames stay.
+    // Files that are not this command's frames refuse the folder; forced, they stay.
     let o = crowdfield(&with_frames);
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::write(out.join("frames/notes.txt"), "mine").unwrap();
     std::fs::write(out.join("frames/frame_best.png"), "mine").unwrap();
     let o = crowdfield(&base);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("\"frames/frame_best.png\""), "{}", stderr(&o));
+    let o = crowdfield(&[&base[..], &["--force"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(frame_files(&out), ["frame_best.png"]);
     assert!(out.join("frames/notes.txt").is_file());

@@ -762,3 +762,76 @@ fn a_map_that_is_not_utf8_names_the_line_and_column() {
     let e = map::load(&path).unwrap_err().to_string();
     assert!(e.contains("line 3, column 15"), "{e}");
 }
+
+/// An image of another size than the grid says how to make it fit: the pixel size, or the grid
+/// (cols, rows, cell size) that gives one cell per pixel, and whether the shape differs.
+#[test]
+fn a_raster_of_the_wrong_size_says_how_to_fit_it() {
+    let mut v = good();
+    v["layers"]["obstacles"] = json!({"raster": {"file": "plan.png", "range": [1, 0]}});
+    let (dir, path) = write(&serde_json::to_string(&v).unwrap());
+    // 10 x 6 m at 0.5 m: an image of 40 x 24 pixels is the same floor at 0.25 m.
+    image::GrayImage::new(40, 24)
+        .save(dir.path().join("plan.png"))
+        .unwrap();
+    let p = problems_at(&path);
+    assert_reported(
+        &p,
+        &[
+            "layers.obstacles.raster.file",
+            "plan.png",
+            "40x24 pixels, expected 20x12",
+            "resample the image to 20x12 pixels",
+            "\"cols\": 40, \"rows\": 24, \"cell_size\": 0.25",
+        ],
+    );
+    assert!(!p.iter().any(|m| m.contains("shape differs")), "{p:#?}");
+    image::GrayImage::new(40, 20)
+        .save(dir.path().join("plan.png"))
+        .unwrap();
+    assert_reported(
+        &problems_at(&path),
+        &["40x20 pixels", "10.0 x 5.0 m", "shape differs"],
+    );
+}
+
+/// A floor plan drawn on a transparent background: the transparent pixels are open floor (read
+/// as black with `"range": [1, 0]`, they would make every cell a wall), the opaque black ones
+/// walls.
+#[test]
+fn transparent_pixels_of_a_raster_are_open_floor() {
+    let mut v = good();
+    v["layers"]["obstacles"] = json!({"raster": {"file": "plan.png", "range": [1, 0]}});
+    let (dir, path) = write(&serde_json::to_string(&v).unwrap());
+    // A wall down column 10 with a door in grid rows 4 and 5; the rest fully transparent.
+    let mut img = image::RgbaImage::from_pixel(20, 12, image::Rgba([0, 0, 0, 0]));
+    for y in 0..12u32 {
+        let row = 11 - y as usize;
+        if row != 4 && row != 5 {
+            img.put_pixel(10, y, image::Rgba([0, 0, 0, 255]));
+        }
+    }
+    img.save(dir.path().join("plan.png")).unwrap();
+    assert_eq!(problems_at(&path), Vec::<String>::new());
+    let scene = map::load(&path).unwrap();
+    for ((row, col), &wall) in scene.obstacle.indexed_iter() {
+        let want = col == 10 && row != 4 && row != 5;
+        assert_eq!(wall, want, "row {row}, col {col}");
+    }
+}
+
+/// A goal that a raster's walls cover names the raster, so the planner looks at the picture.
+#[test]
+fn a_goal_in_a_rasters_walls_names_the_raster() {
+    let mut v = good();
+    v["layers"]["obstacles"] = json!({"raster": {"file": "plan.png", "range": [1, 0]}});
+    let (dir, path) = write(&serde_json::to_string(&v).unwrap());
+    // Opaque black everywhere: every cell a wall.
+    image::RgbaImage::from_pixel(20, 12, image::Rgba([0, 0, 0, 255]))
+        .save(dir.path().join("plan.png"))
+        .unwrap();
+    assert_reported(
+        &problems_at(&path),
+        &["groups[0].goals[0]", "cells are obstacles", "raster \"plan.png\""],
+    );
+}

@@ -205,15 +205,19 @@ fn linked_output_folders_are_never_followed_to_delete() {
             "followed the link (--force: {force})"
         );
     }
-    // simulate's frames folder: refused as a place to write frames, left alone by a run
-    // without frames.
+    // simulate's frames folder: a link simulate did not make refuses the folder; forced, it
+    // is refused as a place to write frames and left alone by a run without frames.
     let sim_out = dir.path().join("sim");
     std::fs::create_dir(&sim_out).unwrap();
     std::os::unix::fs::symlink(&elsewhere, sim_out.join("frames")).unwrap();
-    let o = run(os!["simulate", map, "--out", sim_out, "--frames", "1", "--quiet"]);
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
-    let o = run(os!["simulate", map, "--out", sim_out, "--quiet"]);
+    for extra in [&[][..], &["--frames", "1"][..], &["--frames", "1", "--force"][..]] {
+        let mut args: Vec<&std::ffi::OsStr> = os!["simulate", map, "--out", sim_out, "--quiet"].to_vec();
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        let o = run(&args);
+        assert!(!o.status.success(), "{extra:?}");
+        assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    }
+    let o = run(os!["simulate", map, "--out", sim_out, "--quiet", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
     assert_eq!(snapshot(&elsewhere), before);
@@ -241,7 +245,9 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
     let earlier = snapshot(&out.join("frames"));
     assert!(earlier.len() >= 3, "{:?}", earlier.keys());
     let mut child = crowdfield()
-        .args(os!["simulate", map, "--out", out, "--frames", "1", "--quiet"])
+        .args(os![
+            "simulate", map, "--out", out, "--frames", "1", "--quiet", "--force"
+        ])
         .spawn()
         .unwrap();
     // Wait until the new run has written a few frames (beside `frames`), then kill it.
@@ -272,9 +278,9 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
         earlier,
         "the killed run touched the earlier frames"
     );
-    // A run that completes replaces them (and removes the killed run's leftovers), keeping the
-    // file that is not a frame.
-    let o = run(os![
+    // A run that completes replaces them (and removes the killed run's leftovers); the user's
+    // file among them refuses the folder unless forced, and forced it is kept.
+    let mut args: Vec<&std::ffi::OsStr> = os![
         "simulate",
         map,
         "--out",
@@ -284,7 +290,17 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
         "--max-time",
         "2",
         "--quiet"
-    ]);
+    ]
+    .to_vec();
+    let o = run(&args);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("\"frames/notes.txt\"") && err.contains("--force"),
+        "{err}"
+    );
+    args.push("--force".as_ref());
+    let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let now = snapshot(&out.join("frames"));
     assert_eq!(
@@ -296,7 +312,16 @@ fn a_killed_simulate_keeps_the_earlier_runs_frames() {
     assert_eq!(frames.len(), 4, "{frames:?}");
     assert!(staged(&out).is_none(), "the killed run's folder is left");
     // A run without frames removes the frames after it succeeds.
-    let o = run(os!["simulate", map, "--out", out, "--max-time", "1", "--quiet"]);
+    let o = run(os![
+        "simulate",
+        map,
+        "--out",
+        out,
+        "--max-time",
+        "1",
+        "--quiet",
+        "--force"
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let left: Vec<_> = snapshot(&out.join("frames")).into_keys().collect();
     assert_eq!(left, [PathBuf::from("notes.txt")]);
@@ -584,4 +609,83 @@ fn map_names_that_are_not_utf8_get_their_own_folders_and_exact_messages() {
     std::fs::write(&a, "{").unwrap();
     let o = run(os!["validate", a]);
     assert!(stdout(&o).contains("hall\\xff.json"), "{}", stdout(&o));
+}
+
+/// `simulate` and `solve` delete or replace only files they wrote: a folder holding a user's
+/// files (the names a run writes among them) is refused, naming the files and `--force`, and
+/// left as it was; forced, the user's files of other names survive the run; a rerun into the
+/// command's own earlier output needs no `--force`.
+#[test]
+fn simulate_and_solve_never_delete_or_replace_a_users_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = write_map(dir.path(), "plan", 20, 3, |_| {});
+    for command in ["simulate", "solve"] {
+        let proj = dir.path().join(format!("proj-{command}"));
+        std::fs::create_dir_all(proj.join("frames")).unwrap();
+        std::fs::write(proj.join("trajectories.csv"), "mine").unwrap();
+        std::fs::write(proj.join("frames/frame_00001.png"), "mine").unwrap();
+        std::fs::write(proj.join("report.html"), "mine").unwrap();
+        std::fs::write(proj.join("summary.json"), "mine").unwrap();
+        let before = snapshot(&proj);
+        let base = os![command, map, "--out", proj, "--quiet"].to_vec();
+        let mut short = base.clone();
+        if command == "simulate" {
+            short.extend(os!["--max-time", "2"]);
+        }
+        let o = run(&short);
+        assert!(!o.status.success(), "{command} wrote into a user's folder");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&proj.display().to_string())
+                && err.contains("\"frames\"")
+                && err.contains("\"report.html\"")
+                && err.contains("--force")
+                && err.contains("nothing was deleted"),
+            "{command}: {err}"
+        );
+        assert_eq!(snapshot(&proj), before, "{command} touched the user's files");
+
+        let mut forced = short.clone();
+        forced.push("--force".as_ref());
+        let o = run(&forced);
+        assert!(o.status.success(), "{command} --force: {}", stderr(&o));
+        let after = snapshot(&proj);
+        for kept in ["trajectories.csv", "frames/frame_00001.png"] {
+            assert_eq!(
+                after.get(Path::new(kept)).map(|v| &v[..]),
+                Some(&b"mine"[..]),
+                "{command} --force removed or replaced the user's {kept}"
+            );
+        }
+
+        // Its own earlier output: rerun without --force, into a fresh folder and again.
+        let own = dir.path().join(format!("own-{command}"));
+        for _ in 0..2 {
+            let mut args = short.clone();
+            args[3] = own.as_os_str();
+            let o = run(&args);
+            assert!(
+                o.status.success(),
+                "{command} into its own output: {}",
+                stderr(&o)
+            );
+        }
+        let written = snapshot(&own);
+        let report = if command == "simulate" {
+            "report.json"
+        } else {
+            "summary.json"
+        };
+        assert!(written.contains_key(Path::new(report)), "{:?}", written.keys());
+        // Another command's folder is not its own.
+        let other = if command == "simulate" {
+            "solve"
+        } else {
+            "simulate"
+        };
+        let o = run(os![other, map, "--out", own, "--quiet"]);
+        assert!(!o.status.success(), "{other} wrote into {command}'s folder");
+        assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+        assert_eq!(snapshot(&own), written);
+    }
 }

@@ -741,31 +741,6 @@ fn frames_and_trajectories_are_written() {
     assert!(img.width() >= 84 && img.height() >= 4);
 }
 
-#[test]
-fn a_rerun_with_frames_removes_the_stale_frames_of_a_longer_run_and_nothing_else() {
-    let dir = tempfile::tempdir().unwrap();
-    let frames = dir.path().join("frames");
-    std::fs::create_dir_all(&frames).unwrap();
-    for name in [
-        "frame_00000.png",
-        "frame_00099.png",
-        "frame_123456.png",
-        "notes.txt",
-        "frame_x.png",
-    ] {
-        std::fs::write(frames.join(name), "earlier").unwrap();
-    }
-    assert_eq!(output::clear_frames(dir.path()).unwrap(), 3);
-    let mut left: Vec<_> = std::fs::read_dir(&frames)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    left.sort();
-    assert_eq!(left, ["frame_x.png", "notes.txt"]);
-    // No frames folder: nothing to do.
-    assert_eq!(output::clear_frames(&dir.path().join("none")).unwrap(), 0);
-}
-
 // ---- Images (run::draw, drawn with export's layout, font, colour maps and colour bar) ----
 
 fn rgb_at(img: &image::RgbaImage, x: u32, y: u32) -> [u8; 3] {

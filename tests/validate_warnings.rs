@@ -122,8 +122,66 @@ fn a_goal_narrower_than_two_cells_is_warned_about() {
     v["groups"][0]["goals"][0]["width"] = json!(0.6);
     let (_dir, _path, stdout) = validate(&v, "goal.json");
     assert_eq!(
-        warnings_with(&stdout, &["goal.json", "groups[0].goals[0].width", "0.6 m"]).len(),
+        warnings_with(
+            &stdout,
+            &[
+                "goal.json",
+                "groups[0].goals[0].width",
+                "0.6 m",
+                "narrower than two cells"
+            ]
+        )
+        .len(),
         1,
         "{stdout}"
     );
+}
+
+/// A goal `width` far from the opening the goal is drawn in is warned about by `validate` and
+/// `simulate` (the specific flow divides by it): the bottleneck's 1 m door given `"width": 10`,
+/// and a goal drawn over the wall around a 1 m door, whose default width (the longer side of
+/// its rectangle) is 3 m. The door's own width, and a strip across a corridor, are quiet.
+#[test]
+fn a_goal_width_far_from_its_opening_is_warned_about() {
+    let bottleneck = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
+    let mut map: Value = serde_json::from_str(&std::fs::read_to_string(bottleneck).unwrap()).unwrap();
+    let (_dir, _path, stdout) = validate(&map, "door.json");
+    assert!(warnings_with(&stdout, &["width"]).is_empty(), "{stdout}");
+    map["groups"][0]["goals"][0]["width"] = json!(10);
+    let (dir, path, stdout) = validate(&map, "door.json");
+    assert!(stdout.contains("door.json: ok"), "{stdout}");
+    let found = warnings_with(
+        &stdout,
+        &[
+            "door.json",
+            "groups[0].goals[0].width: 10.0 m",
+            "span 1.0 m",
+            "off by 90 %",
+        ],
+    );
+    assert_eq!(found.len(), 1, "{stdout}");
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["simulate", "--quiet", "--max-time", "0.5", "--out"])
+        .arg(dir.path().join("out"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("groups[0].goals[0].width: 10.0 m"), "{err}");
+
+    // Drawn over the wall around the door, width left out: 3 m for a 1 m opening.
+    let goal = &mut map["groups"][0]["goals"][0];
+    goal.as_object_mut().unwrap().remove("width");
+    goal["rect"] = json!({"min": [19.5, 6.5], "max": [20, 9.5]});
+    let (_dir, _path, stdout) = validate(&map, "wide.json");
+    assert_eq!(
+        warnings_with(&stdout, &["goals[0].width: 3.0 m", "span 1.0 m"]).len(),
+        1,
+        "{stdout}"
+    );
+
+    // A strip across the whole end of a corridor: its width is the corridor's.
+    let (_dir, _path, stdout) = validate(&corridor(0.5, json!({})), "strip.json");
+    assert!(warnings_with(&stdout, &["width"]).is_empty(), "{stdout}");
 }

@@ -1,6 +1,7 @@
 //! `crowdfield batch`: solve (and optionally simulate) many maps in parallel, resumably, with a
 //! summary of every map's outcome. See [`crowdfield::run::batch`] for the layout of the outputs.
 
+use crowdfield::ownership::OwnedDir;
 use crowdfield::run::batch::{self, BatchOptions, MapOutcome, Shard};
 use crowdfield::sim::{DEFAULT_MAX_TIME, SimConfig};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,7 +33,8 @@ pub struct Args {
     #[arg(long)]
     pub simulate: bool,
     /// Redo maps that are already complete, and write into map folders holding files the batch
-    /// did not write (files of the batch's own names there are replaced; others are kept).
+    /// did not write, and over a summary or index page in --out the batch did not write (files
+    /// of the batch's own names are replaced; others are kept).
     #[arg(long)]
     pub force: bool,
     /// Simulation time limit, seconds (with --simulate): each run stops after its last whole
@@ -93,7 +95,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crowdfield::sim::MAX_STEPS
         );
     }
-    crowdfield::io::prepare_output_dir(&args.out)?;
+    // The batch's own files in OUT/ (summaries, index page) must be absent or its own: a
+    // user's summary.csv is refused now, before any map runs, unless --force.
+    let suffix = shard.map_or_else(String::new, |s| format!("-shard-{}-of-{}", s.index, s.count));
+    let mut top = OwnedDir::open_shared(&args.out, batch::BATCH_WRITER, args.force)?;
+    let mut top_files = vec![format!("summary{suffix}.json"), format!("summary{suffix}.csv")];
+    if args.simulate {
+        top_files.push(format!("index{suffix}.html"));
+    }
+    top.claim_all(top_files.iter().map(String::as_str))?;
+    if !args.simulate {
+        // An earlier --simulate run's page would pass for this run's; a user's is kept.
+        top.remove(&format!("index{suffix}.html"))?;
+    }
     let mut all = batch::expand_inputs(&super::without_schemas(&args.inputs)?)?;
     // With --out inside an input folder, an earlier run's summary would pass for a map.
     all.retain(|m| !batch::is_summary_of(m, &args.out));
@@ -153,11 +167,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect()
     });
     bar.finish_and_clear();
-    let suffix = shard.map_or_else(String::new, |s| format!("-shard-{}-of-{}", s.index, s.count));
     batch::write_summary(&args.out, &suffix, &outcomes)?;
     if args.simulate {
         crowdfield::run::planner::write_index(&args.out, &suffix, &outcomes)?;
     }
+    top.finish()?;
     let failed = outcomes.iter().filter(|o| o.status == "failed").count();
     let skipped = outcomes.iter().filter(|o| o.status == "skipped").count();
     if !args.quiet || failed > 0 {

@@ -5,6 +5,7 @@ use anyhow::Context;
 use crowdfield::export::jupedsim::SqliteTrajectories;
 use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::ownership::OwnedDir;
 use crowdfield::params::{Model, SpeedLaw};
 use crowdfield::run::draw::FrameField;
 use crowdfield::run::output::{self, TrajectoryRecorder};
@@ -97,9 +98,16 @@ pub struct Args {
     /// No progress bar and no summary on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Write into an --out folder that holds files `simulate` did not write (they are kept
+    /// unless a file of the run has the same name).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub read: super::MapReadArgs,
 }
+
+/// The writer named in a `simulate` folder's manifest (and in the messages about it).
+pub const SIMULATE_WRITER: &str = "crowdfield simulate";
 
 /// `--trajectories` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -344,8 +352,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .model_source(model_source)
         .build()
         .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
-    // A mistyped or read-only --out fails now, not after the run.
-    crowdfield::io::prepare_output_dir(&args.out)?;
+    // A mistyped or read-only --out, or one holding files `simulate` did not write, fails
+    // now, not after the run. A killed run's frames folder goes first (it is not a file
+    // of the folder's manifest).
+    let frames_path = args.out.join("frames");
+    crowdfield::ownership::remove_stale_staging(&frames_path)?;
+    let mut owned = OwnedDir::open_replacing(&args.out, SIMULATE_WRITER, args.force)?;
     let solver_note = super::flag_text(sim.solver_description());
     let local_note = sim
         .local_description()
@@ -383,7 +395,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let format = args.trajectories.unwrap_or(TrajectoryFormat::Sqlite);
     let every = trajectory_every_steps(&args.trajectory_every, sim.dt())?;
     let mut traj = match format.csv() {
-        true => Some(TrajectoryRecorder::create(&args.out.join("trajectories.csv"))?),
+        true => Some(TrajectoryRecorder::create(&owned.claim("trajectories.csv")?)?),
         false => None,
     };
     if let Some(t) = traj.as_mut() {
@@ -391,7 +403,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut db = match format.sqlite() {
         true => Some(SqliteTrajectories::create(
-            &args.out.join("trajectories.sqlite"),
+            &owned.claim("trajectories.sqlite")?,
             1.0 / (every as f64 * sim.dt()),
             &sim.scene().grid,
             sim.scene().obstacle.view(),
@@ -403,8 +415,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // Frames go into a folder beside `frames` and replace it only once the run has
     // succeeded: a killed run or a full disk leaves the earlier run's frames whole.
-    let frames_path = args.out.join("frames");
-    crowdfield::ownership::remove_stale_staging(&frames_path)?;
     let staged = args
         .frames
         .map(|_| crowdfield::ownership::StagedDir::create(&frames_path))
@@ -431,32 +441,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(())
     })?;
     bar.finish_and_clear();
+    owned.claim_all(
+        output::RUN_FILES
+            .iter()
+            .chain(crowdfield::run::planner::PLANNER_FILES.iter())
+            .chain(std::iter::once(&crowdfield::run::planner::REPORT_PAGE))
+            .copied(),
+    )?;
     let report =
         output::write_run(&args.out, &sim).with_context(|| format!("writing {}", args.out.display()))?;
     if let Some(t) = traj {
         t.finish()?;
-    } else {
-        // An earlier run's trajectories would pass for this run's.
-        output::remove_stale_trajectories(&args.out)?;
     }
     match staged {
-        Some(frames) => frames.commit(output::is_frame_name)?,
+        Some(frames) => {
+            let names: Vec<String> = (0..frame_index).map(output::frame_file).collect();
+            owned.claim_all(names.iter().map(String::as_str))?;
+            frames.commit(|name| owned.lists(&format!("frames/{name}")))?;
+        }
         None if crowdfield::ownership::is_symlink(&frames_path) => eprintln!(
             "warning: {} is a symbolic link: its frames (of another run) are left as they are",
             frames_path.display()
         ),
-        // An earlier run's frames would pass for this run's.
-        None => _ = output::remove_stale_frames(&args.out)?,
+        None => {}
     }
-    match db {
-        Some(d) => d.finish()?,
-        None => {
-            // An earlier run's trajectories would pass for this run's.
-            let stale = args.out.join("trajectories.sqlite");
-            if stale.is_file() {
-                std::fs::remove_file(&stale).with_context(|| format!("removing {}", stale.display()))?;
-            }
-        }
+    if let Some(d) = db {
+        d.finish()?;
     }
     let map_bytes = std::fs::read(&args.map).with_context(|| format!("reading {}", args.map.display()))?;
     let mut parameters = vec![
@@ -477,14 +487,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &crowdfield::export::html::sha256_hex(&map_bytes),
         parameters,
     )?;
-    let inside = report.total.remaining.total - report.total.remaining.no_goal;
-    if inside > 0 {
+    // An earlier run's files this run did not write (trajectories of another format, frames)
+    // would pass for this run's: they go now that the run has succeeded.
+    owned.finish()?;
+    if let Some(w) = output::incomplete_warning(&report) {
         // Said even with --quiet: a run cut short is not an evacuation time.
-        eprintln!(
-            "warning: {inside} agent(s) still inside when the run stopped at {:.1} s: the evacuation \
-             did not complete (see `remaining` in report.json; raise --max-time if they were still walking)",
-            report.end_time
-        );
+        eprintln!("warning: {w}");
     }
     for w in &report.warnings {
         eprintln!("warning: {w}");

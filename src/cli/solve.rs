@@ -3,8 +3,10 @@
 //! images and `summary.json` (see [`crowdfield::export::bundle`]).
 
 use anyhow::Context;
-use crowdfield::export::{ImageOptions, bundle::write_solve_bundle};
+use crowdfield::export::ImageOptions;
+use crowdfield::export::bundle::{SOLVE_WRITER, write_solve_bundle_into};
 use crowdfield::gpu::Backend;
+use crowdfield::ownership::OwnedDir;
 use crowdfield::plan::{PlanOptions, plan};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,6 +37,10 @@ pub struct Args {
     /// Print no progress or timings to stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Write into an --out folder that holds files `solve` did not write (they are kept
+    /// unless a file of the solve has the same name).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub read: super::MapReadArgs,
 }
@@ -56,16 +62,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.map.display(),
         start.elapsed().as_secs_f64()
     ));
-    // A mistyped or read-only --out fails now, not after the solve.
-    crowdfield::io::prepare_output_dir(&args.out)
-        .with_context(|| format!("solving {}", args.map.display()))?;
+    // A mistyped or read-only --out, or one holding files `solve` did not write, fails now,
+    // not after the solve.
+    let mut owned = OwnedDir::open_replacing(&args.out, SOLVE_WRITER, args.force)?;
     let options = PlanOptions {
         order,
         backend: Backend::from(args.backend),
         gpu: None,
     };
     let plan = plan(&scene, &options).with_context(|| format!("solving {}", args.map.display()))?;
-    write_solve_bundle(&scene, &plan, &args.out, &ImageOptions::default(), &mut log)
+    write_solve_bundle_into(&scene, &plan, &mut owned, &ImageOptions::default(), &mut log)
         .with_context(|| format!("solving {}", args.map.display()))?;
     log(&format!(
         "wrote {} in {:.3} s total",

@@ -13,6 +13,7 @@ use super::{
 use crate::eikonal::{Order, Solution};
 use crate::error::Result;
 use crate::io::write_npy;
+use crate::ownership::OwnedDir;
 use crate::plan::Plan;
 use crate::scene::{Group, Scene};
 use ndarray::ArrayView2;
@@ -151,8 +152,12 @@ impl GroupSolveSummary {
 /// # Ok::<(), crowdfield::Error>(())
 /// ```
 ///
+/// The folder `out` is an [`OwnedDir`] of [`SOLVE_WRITER`] ([`OwnedDir::open_replacing`]): a
+/// folder holding files `solve` did not write is refused, and an earlier solve's files that
+/// this one does not write again (a renamed group's) are removed once it is written.
+///
 /// # Errors
-/// [`crate::Error::Io`] naming the file that could not be written.
+/// [`crate::Error::Io`] naming the file that could not be written; the folder's refusal.
 pub fn write_solve_bundle(
     scene: &Scene,
     plan: &Plan,
@@ -160,7 +165,25 @@ pub fn write_solve_bundle(
     opts: &ImageOptions,
     log: &mut dyn FnMut(&str),
 ) -> Result<serde_json::Value> {
-    crate::io::prepare_output_dir(out)?;
+    let mut owned = OwnedDir::open_replacing(out, SOLVE_WRITER, false)?;
+    write_solve_bundle_into(scene, plan, &mut owned, opts, log)
+}
+
+/// The writer named in a `solve` folder's manifest (and in the messages about it).
+pub const SOLVE_WRITER: &str = "crowdfield solve";
+
+/// [`write_solve_bundle`] into a folder already opened (`solve --force` opens it forced);
+/// records every file in its manifest before writing it, then finishes it.
+///
+/// # Errors
+/// As [`write_solve_bundle`].
+pub fn write_solve_bundle_into(
+    scene: &Scene,
+    plan: &Plan,
+    owned: &mut OwnedDir,
+    opts: &ImageOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<serde_json::Value> {
     let grid = scene.grid;
     let fields = &plan.fields;
     let fields_seconds = plan.fields_seconds;
@@ -182,13 +205,12 @@ pub fn write_solve_bundle(
     let mut groups_json = Vec::new();
     for ((group, planned), dir) in scene.groups.iter().zip(&plan.groups).zip(&dirs) {
         let t = Instant::now();
-        let gdir = out.join(dir);
         let (sol, goal, grad) = (&planned.solution, &planned.goal, &planned.gradient);
-        write_npy(&gdir.join("potential.npy"), sol.phi.view())?;
-        write_npy(&gdir.join("gradient_x.npy"), grad.gx.view())?;
-        write_npy(&gdir.join("gradient_y.npy"), grad.gy.view())?;
+        write_npy(&owned.claim(&format!("{dir}/potential.npy"))?, sol.phi.view())?;
+        write_npy(&owned.claim(&format!("{dir}/gradient_x.npy"))?, grad.gx.view())?;
+        write_npy(&owned.claim(&format!("{dir}/gradient_y.npy"))?, grad.gy.view())?;
         potential_png(
-            &gdir.join("potential.png"),
+            &owned.claim(&format!("{dir}/potential.png"))?,
             scene,
             sol.phi.view(),
             goal.view(),
@@ -196,7 +218,7 @@ pub fn write_solve_bundle(
             opts,
         )?;
         gradient_png(
-            &gdir.join("gradient.png"),
+            &owned.claim(&format!("{dir}/gradient.png"))?,
             scene,
             sol.phi.view(),
             grad,
@@ -228,7 +250,7 @@ pub fn write_solve_bundle(
 
     let t = Instant::now();
     field_png(
-        &out.join("density.png"),
+        &owned.claim("density.png")?,
         scene,
         fields.density.rho.view(),
         "density (empty crowd)",
@@ -237,7 +259,7 @@ pub fn write_solve_bundle(
         opts,
     )?;
     field_png(
-        &out.join("speed.png"),
+        &owned.claim("speed.png")?,
         scene,
         mean_open_over_dirs(fields.speed.view()).view(),
         "walking speed, mean over open directions",
@@ -254,7 +276,7 @@ pub fn write_solve_bundle(
         });
     if h_hi > h_lo {
         field_png(
-            &out.join("height.png"),
+            &owned.claim("height.png")?,
             scene,
             scene.height.view(),
             "terrain height",
@@ -264,7 +286,7 @@ pub fn write_solve_bundle(
         )?;
     }
     field_png(
-        &out.join("cost.png"),
+        &owned.claim("cost.png")?,
         scene,
         mean_finite_over_dirs(fields.cost.view()).view(),
         "unit cost, mean over open directions",
@@ -297,6 +319,7 @@ pub fn write_solve_bundle(
         "groups": groups_json,
     });
     let text = serde_json::to_string_pretty(&summary).expect("summary serialises");
-    crate::io::write_bytes_atomic(&out.join("summary.json"), text.as_bytes())?;
+    crate::io::write_bytes_atomic(&owned.claim("summary.json")?, text.as_bytes())?;
+    owned.finish()?;
     Ok(summary)
 }

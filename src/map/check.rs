@@ -62,6 +62,12 @@ pub(crate) fn check(
         file,
         options: *options,
         errors: Vec::new(),
+        obstacle_raster: map
+            .layers
+            .obstacles
+            .as_ref()
+            .and_then(|l| l.raster.as_ref())
+            .map(|r| r.file.clone()),
     };
     if let Some(message) = name_too_long(&map.name) {
         ck.push("name", message);
@@ -135,6 +141,8 @@ struct Checker<'a> {
     /// What the map may read.
     options: LoadOptions,
     errors: Vec<Error>,
+    /// The obstacles layer's raster file, named when a goal or spawn lies in its walls.
+    obstacle_raster: Option<String>,
 }
 
 impl Checker<'_> {
@@ -796,9 +804,16 @@ impl Checker<'_> {
                 continue;
             };
             let free = mask.iter().zip(obstacle.iter()).any(|(&m, &o)| m && !o);
+            let raster_note = self.obstacle_raster.as_ref().map_or_else(String::new, |r| {
+                format!(
+                    " (the walls come from the raster {} of layers.obstacles: check its `range`, \
+                     which pixels are walls, and that the goal lies in an opening of the picture)",
+                    quoted(r)
+                )
+            });
             self.ensure(free, &at, || {
                 format!(
-                    "all {} of its cells are obstacles: expected a goal with at least one free cell",
+                    "all {} of its cells are obstacles: expected a goal with at least one free cell{raster_note}",
                     mask.iter().filter(|&&b| b).count()
                 )
             });

@@ -200,6 +200,83 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
     }
     out.extend(frozen_walker_warning(scene));
     out.extend(narrow_opening_warnings(scene));
+    out.extend(goal_width_warnings(scene));
+    out
+}
+
+/// A goal's `width` may differ from the opening it measures by this fraction of the opening
+/// (and by half a cell, the rasterisation's own error) before [`goal_width_warnings`] warns:
+/// the specific flow divides by the width, so 25 % off is a specific flow 25 % off.
+const GOAL_WIDTH_TOLERANCE: f64 = 0.25;
+
+/// The opening a goal measures, in metres: its open cells' extent across the direction walkers
+/// enter it. Walkers enter through the faces between the goal's open cells and open cells
+/// outside it; when most such faces face east or west, walkers walk along x and the opening is
+/// the number of rows holding an open goal cell with such a face, times the cell size (for a
+/// goal drawn in a doorway, the door's width; for one in open floor, its own extent across the
+/// walk), and the other way round. `None` for a goal no walker can enter.
+pub fn goal_opening(scene: &Scene, mask: ndarray::ArrayView2<bool>) -> Option<f64> {
+    let grid = &scene.grid;
+    let open = |r: isize, c: isize| {
+        r >= 0
+            && c >= 0
+            && r < grid.rows as isize
+            && c < grid.cols as isize
+            && !scene.obstacle[[r as usize, c as usize]]
+    };
+    let outside = |r: isize, c: isize| open(r, c) && !mask[[r as usize, c as usize]];
+    let (mut x_faces, mut y_faces) = (0usize, 0usize);
+    let mut rows_entered = std::collections::BTreeSet::new();
+    let mut cols_entered = std::collections::BTreeSet::new();
+    for ((r, c), &inside) in mask.indexed_iter() {
+        let (ri, ci) = (r as isize, c as isize);
+        if !inside || !open(ri, ci) {
+            continue;
+        }
+        let x = outside(ri, ci - 1) as usize + outside(ri, ci + 1) as usize;
+        let y = outside(ri - 1, ci) as usize + outside(ri + 1, ci) as usize;
+        if x > 0 {
+            rows_entered.insert(r);
+        }
+        if y > 0 {
+            cols_entered.insert(c);
+        }
+        x_faces += x;
+        y_faces += y;
+    }
+    let h = grid.cell_size;
+    match (x_faces, y_faces) {
+        (0, 0) => None,
+        (x, y) if x >= y => Some(rows_entered.len() as f64 * h),
+        _ => Some(cols_entered.len() as f64 * h),
+    }
+}
+
+/// A goal whose `width` (given, or the default: the longer side of its shape's bounding box)
+/// differs from the opening it measures ([`goal_opening`]) by more than
+/// [`GOAL_WIDTH_TOLERANCE`]: its specific flow (persons/(m·s)) would be off by as much.
+fn goal_width_warnings(scene: &Scene) -> Vec<String> {
+    let h = scene.grid.cell_size;
+    let mut out = Vec::new();
+    for (gi, g) in scene.groups.iter().enumerate() {
+        for (ei, e) in g.goals.iter().enumerate() {
+            let Some(opening) = goal_opening(scene, e.mask.view()) else {
+                continue;
+            };
+            let off = (e.width - opening).abs();
+            if off > GOAL_WIDTH_TOLERANCE * opening && off > 0.5 * h {
+                out.push(format!(
+                    "groups[{gi}].goals[{ei}].width: {} m, but the goal's open cells span {} m across the \
+                     direction walkers enter it (the opening it is drawn in): the exit's specific flow \
+                     divides by the width, so it would be off by {:.0} %; give the opening's width as \
+                     \"width\", or draw the goal over the opening (docs/map-format.md, goal widths)",
+                    check::num(e.width),
+                    check::num(opening),
+                    100.0 * (opening / e.width - 1.0).abs()
+                ));
+            }
+        }
+    }
     out
 }
 

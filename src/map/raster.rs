@@ -5,7 +5,7 @@
 //! of the shape's bounding box are visited, so a small shape on a large grid is cheap.
 
 use super::format::{Raster, ShapeRef};
-use crate::error::Error;
+use crate::error::{Error, num};
 use crate::grid::Grid;
 use crate::text::quoted;
 use ndarray::Array2;
@@ -237,6 +237,40 @@ pub fn outside_reason(file: &str, base_dir: &Path) -> Option<&'static str> {
     None
 }
 
+/// A PNG pixel whose alpha (of 65535) is below this, half opaque, is transparent: nothing
+/// drawn, the value 0 in every layer.
+const TRANSPARENT_BELOW: u16 = 32768;
+
+/// How to make an image of `w x h` pixels fit `grid` (one pixel per cell): the pixel size that
+/// fits, or the grid that keeps the map's width with one cell per pixel.
+fn size_fix(w: u32, h: u32, grid: &Grid) -> String {
+    let (width, height) = (
+        grid.cols as f64 * grid.cell_size,
+        grid.rows as f64 * grid.cell_size,
+    );
+    let cell = width / w as f64;
+    let new_height = h as f64 * cell;
+    let mut fix = format!(
+        "resample the image to {}x{} pixels, or give the map \"grid\": {{\"cols\": {w}, \"rows\": {h}, \
+         \"cell_size\": {}}} (one {} m cell per pixel, {} x {} m",
+        grid.cols,
+        grid.rows,
+        num(cell),
+        num(cell),
+        num(width),
+        num(new_height)
+    );
+    if (new_height - height).abs() > 1e-9 * height.max(1.0) {
+        fix.push_str(&format!(
+            ", where the map is now {} x {} m: the image's shape differs from the grid's",
+            num(width),
+            num(height)
+        ));
+    }
+    fix.push(')');
+    fix
+}
+
 /// Reads a raster layer file as values on the grid, shape `(rows, cols)`, row index = y.
 ///
 /// `file` names the map in errors and `at` is the JSON path of the `raster` object. The size is
@@ -278,8 +312,11 @@ pub fn read_raster(
                 .map_err(|e| err(format!("cannot read PNG {shown}: {e}")))?;
             if (w as usize, h as usize) != (grid.cols, grid.rows) {
                 return Err(err(format!(
-                    "image {shown} is {w}x{h} pixels, expected {}x{} (grid cols x rows)",
-                    grid.cols, grid.rows
+                    "image {shown} is {w}x{h} pixels, expected {}x{} (grid cols x rows, one pixel per \
+                     cell; images are not resampled): {}",
+                    grid.cols,
+                    grid.rows,
+                    size_fix(w, h, grid)
                 )));
             }
             let img = open()?
@@ -295,6 +332,20 @@ pub fn read_raster(
             let rows = grid.rows;
             let map = |p: f64| range[0] + (range[1] - range[0]) * p;
             // Image row 0 is the top of the picture: the highest y, grid row `rows - 1`.
+            if img.color().has_alpha() {
+                // A transparent pixel is nothing drawn: open floor, no discomfort, height 0 (a
+                // floor plan's transparent background read as black would make every cell a
+                // wall).
+                let la = img.to_luma_alpha16();
+                return Ok(Array2::from_shape_fn(grid.shape(), |(r, c)| {
+                    let p = la.get_pixel(c as u32, (rows - 1 - r) as u32);
+                    if p[1] < TRANSPARENT_BELOW {
+                        0.0
+                    } else {
+                        map(p[0] as f64 / 65535.0)
+                    }
+                }));
+            }
             Ok(if sixteen_bit {
                 let luma = img.to_luma16();
                 Array2::from_shape_fn(grid.shape(), |(r, c)| {

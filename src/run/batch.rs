@@ -94,8 +94,11 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     for map in &maps {
         let name = stem(map);
         let lower = name.to_ascii_lowercase();
-        let clash = matches!(lower.as_str(), "" | "." | ".." | "summary.json" | "summary.csv")
-            || lower.starts_with("summary-shard-");
+        let clash = matches!(
+            lower.as_str(),
+            "" | "." | ".." | "summary.json" | "summary.csv" | "index.html"
+        ) || lower.starts_with("summary-shard-")
+            || lower.starts_with("index-shard-");
         if clash {
             return Err(Error::invalid(
                 show_path(map),
@@ -142,8 +145,13 @@ fn expand_input(input: &Path, maps: &mut Vec<PathBuf>, manifests: &mut Manifests
     if input.is_dir() {
         for entry in std::fs::read_dir(input).map_err(io_err)? {
             let path = entry.map_err(io_err)?.path();
-            let map_file =
-                path.extension().is_some_and(|e| e == "json") && !crate::map::is_schema_file(&path);
+            // A batch's own manifest lies in its `OUT/`, which may be an input folder.
+            let manifest = path
+                .file_name()
+                .is_some_and(|n| n == crate::ownership::MANIFEST_FILE);
+            let map_file = path.extension().is_some_and(|e| e == "json")
+                && !crate::map::is_schema_file(&path)
+                && !manifest;
             if path.is_file() && map_file {
                 maps.push(absolute(&path));
             }
@@ -469,6 +477,8 @@ fn process_map(
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
         outcome.complete = Some(crate::sim::report::evacuation_complete(&report.total));
+        // In the order `simulate` prints them: the map's, the run cut short, the report's.
+        outcome.warnings.extend(output::incomplete_warning(&report));
         outcome.warnings.extend(report.warnings);
     }
     Ok(())

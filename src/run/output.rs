@@ -86,13 +86,6 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 /// The files [`write_run`] writes (a batch records them in its manifest before they exist).
 pub const RUN_FILES: [&str; 4] = ["report.json", "timings.json", "arrivals.png", "peak_density.png"];
 
-/// Whether `name` is the name of a frame file, `frame_NNNNN.png` (five digits or more).
-pub fn is_frame_name(name: &str) -> bool {
-    name.strip_prefix("frame_")
-        .and_then(|n| n.strip_suffix(".png"))
-        .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// Writes the end-of-run outputs into `dir`: `report.json`, `timings.json`, `arrivals.png`,
 /// `peak_density.png`, and the planner's maps and plots
 /// ([`crate::run::planner::write_planner_outputs`]).
@@ -148,58 +141,23 @@ impl TrajectoryRecorder {
     }
 }
 
-/// Removes the frames (`frame_NNNNN.png`) an earlier run left in `dir/frames`, so that a
-/// shorter run does not leave stale frames after its own; anything else there is kept, and so
-/// is everything behind a `frames` that is a symbolic link (never followed to delete).
-/// Returns how many were removed.
-pub fn clear_frames(dir: &Path) -> Result<usize> {
-    let frames = dir.join("frames");
-    let io_err = |source| Error::Io {
-        path: frames.clone(),
-        source,
-    };
-    if !frames.is_dir() || crate::ownership::is_symlink(&frames) {
-        return Ok(0);
-    }
-    let mut removed = 0;
-    for entry in std::fs::read_dir(&frames).map_err(io_err)? {
-        let entry = entry.map_err(io_err)?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if is_frame_name(&name) && entry.file_type().map_err(io_err)?.is_file() {
-            std::fs::remove_file(entry.path()).map_err(|source| Error::Io {
-                path: entry.path(),
-                source,
-            })?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
+/// The warning for a run that stopped with people inside (other than groups without goals),
+/// as `simulate` prints it and a batch keeps it in its summary; `None` when everyone with a
+/// goal got out.
+pub fn incomplete_warning(report: &crate::sim::Report) -> Option<String> {
+    let inside = report.total.remaining.total - report.total.remaining.no_goal;
+    (inside > 0).then(|| {
+        format!(
+            "{inside} agent(s) still inside when the run stopped at {:.1} s: the evacuation did not \
+             complete (see `remaining` in report.json; raise --max-time if they were still walking)",
+            report.end_time
+        )
+    })
 }
 
-/// Removes the frames an earlier run left in `dir/frames`, for a run that draws none: they
-/// would pass for this run's. Only `frame_NNNNN.png` files go (as [`clear_frames`]), then the
-/// `frames` folder itself when that left it empty; anything else there is kept. Returns how
-/// many frames were removed.
-pub fn remove_stale_frames(dir: &Path) -> Result<usize> {
-    let removed = clear_frames(dir)?;
-    let frames = dir.join("frames");
-    let now_empty = removed > 0 && std::fs::read_dir(&frames).is_ok_and(|mut e| e.next().is_none());
-    if now_empty {
-        std::fs::remove_dir(&frames).map_err(|source| Error::Io { path: frames, source })?;
-    }
-    Ok(removed)
-}
-
-/// Removes `dir/trajectories.csv` left by an earlier run, for a run that records none: it
-/// would pass for this run's. Returns whether there was one to remove.
-pub fn remove_stale_trajectories(dir: &Path) -> Result<bool> {
-    let path = dir.join("trajectories.csv");
-    if !path.is_file() {
-        return Ok(false);
-    }
-    std::fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
-    Ok(true)
+/// The name of frame number `index` in a run's folder: `frames/frame_NNNNN.png`.
+pub fn frame_file(index: usize) -> String {
+    format!("frames/frame_{index:05}.png")
 }
 
 /// Writes frame number `index` of `sim` as `dir/frames/frame_NNNNN.png`.
@@ -210,8 +168,9 @@ pub fn write_frame(dir: &Path, index: usize, sim: &Simulation, field: FrameField
 /// Writes frame number `index` of `sim` as `frames/frame_NNNNN.png` (`frames` being the
 /// folder itself: `simulate` writes into a [`crate::ownership::StagedDir`]).
 pub fn write_frame_to(frames: &Path, index: usize, sim: &Simulation, field: FrameField) -> Result<()> {
-    save_png(
-        &frames.join(format!("frame_{index:05}.png")),
-        &draw::frame(sim, field),
-    )
+    let file = frame_file(index);
+    let name = file
+        .strip_prefix("frames/")
+        .expect("frame_file names a file in frames/");
+    save_png(&frames.join(name), &draw::frame(sim, field))
 }

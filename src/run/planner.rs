@@ -549,8 +549,10 @@ pub fn write_index(out: &Path, suffix: &str, outcomes: &[crate::run::batch::MapO
                         .then(|| format!("{stem}/report.html"));
                     // The report's warnings, then the map's own that `simulate` prints.
                     let mut row = IndexRow::of(&stem, link, &r);
+                    // The page says already that the run did not complete, in its own words.
+                    let incomplete = crate::run::output::incomplete_warning(&r);
                     for w in &o.warnings {
-                        if !row.warnings.contains(w) {
+                        if !row.warnings.contains(w) && Some(w) != incomplete.as_ref() {
                             row.warnings.push(w.clone());
                         }
                     }
