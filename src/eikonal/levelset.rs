@@ -1352,14 +1352,17 @@ mod tests {
             ((3, 0), f64::NEG_INFINITY),
         ] {
             mask[at] = true;
-            let plain = travel_time(
-                phi.view(),
-                speed.view(),
-                Some(mask.view()),
-                [1.0, 0.5],
-                Order::Second,
-            )
-            .unwrap();
+            let times = |phi: &Array2<f64>, speed: &Array2<f64>, mask: &Array2<bool>| {
+                travel_time(
+                    phi.view(),
+                    speed.view(),
+                    Some(mask.view()),
+                    [1.0, 0.5],
+                    Order::Second,
+                )
+                .unwrap()
+            };
+            let plain = times(&phi, &speed, &mask);
             phi[at] = v;
             speed[at] = v;
             for order in [Order::First, Order::Second] {
@@ -1367,14 +1370,7 @@ mod tests {
                 assert!(d.values.iter().all(|v| !v.is_nan()));
                 assert_eq!(d.values[at], f64::INFINITY);
             }
-            let t = travel_time(
-                phi.view(),
-                speed.view(),
-                Some(mask.view()),
-                [1.0, 0.5],
-                Order::Second,
-            )
-            .unwrap();
+            let t = times(&phi, &speed, &mask);
             assert!(
                 t.values
                     .iter()
