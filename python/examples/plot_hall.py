@@ -5,8 +5,10 @@ curve with matplotlib.
 
 The figure goes to out/hall.png under the working directory by default (the folder is made if
 missing; the repository's .gitignore leaves its out/ alone). The map is the package's bundled
-hall map (crowdfield.bundled_map("hall")), or --map PATH. --local defaults to none, as
-`crowdfield simulate` does: the pedestrian model's evacuation times need no local layer.
+hall map (crowdfield.bundled_map("hall")), or --map PATH. The run takes the evacuation model
+(model="pedestrian", as the README's `simulate maps/hall.json --model pedestrian`), whatever
+the map's params choose. --local defaults to none, as `crowdfield simulate` does: the
+pedestrian model's evacuation times need no local layer.
 """
 
 import argparse
@@ -25,7 +27,7 @@ def plot(map_path: str, seed: int, local: str):
     """The figure (potential left, arrivals right) and the line that says what it shows."""
     m = crowdfield.load_map(map_path)
     plan = m.plan()
-    sim = m.simulation(seed=seed, local=local, trajectory_every=0)
+    sim = m.simulation(seed=seed, local=local, trajectory_every=0, model="pedestrian")
     sim.run()
     arrivals = np.sort(sim.arrivals()["time"])
     report = sim.report()

@@ -36,6 +36,8 @@ const PYTHON_NAMES: &[(&str, &str)] = &[
         "pass --allow-outside-rasters to the command to read it",
         "pass allow_outside_rasters=True to load_map to read it",
     ),
+    ("--model pedestrian", "model=\"pedestrian\""),
+    ("--model continuum_crowds", "model=\"continuum_crowds\""),
 ];
 
 /// `text` (an error, a note from the library) with the library's names of settings replaced by
@@ -422,18 +424,23 @@ impl Map {
         speed_law: Option<&str>,
     ) -> PyResult<SimulationHandle> {
         let mut scene = self.scene.clone();
-        match model {
-            None => {}
-            Some("pedestrian") => scene.params = scene.params.clone().with_model(Model::Pedestrian),
-            Some("continuum_crowds") => {
-                scene.params = scene.params.clone().with_model(Model::ContinuumCrowds)
-            }
+        let asked_model = match model {
+            None => None,
+            Some("pedestrian") => Some(Model::Pedestrian),
+            Some("continuum_crowds") => Some(Model::ContinuumCrowds),
             Some(other) => {
                 return Err(PyValueError::new_err(format!(
                     "model: {other:?}: expected \"pedestrian\" or \"continuum_crowds\" (or None: the map's)"
                 )));
             }
+        };
+        if let Some(m) = asked_model {
+            scene.params = scene.params.clone().with_model(m);
         }
+        // Why the model runs, as `simulate` says it, in the Python argument's name.
+        let model_source = crowdfield::map::MapFile::from_path(std::path::Path::new(&self.path))
+            .map(|map| python_text(&crowdfield::sim::report::model_source(&map, asked_model)))
+            .map_err(to_py)?;
         match speed_law {
             None => {}
             Some("linear") => scene.params.speed_law = SpeedLaw::Linear,
@@ -473,6 +480,7 @@ impl Map {
                     .backend(backend)
                     .local(local)
                     .local_backend(local_backend)
+                    .model_source(model_source)
                     .build()
             })
             .map_err(|e| to_py(e.relabel(&name, &self.path)))?;

@@ -212,7 +212,11 @@ def test_model_and_speed_law_match_the_simulate_command(root, crowdfield_bin, tm
         sim = m.simulation(seed=2, model="continuum_crowds", speed_law="weidmann", max_time=20.0,
                            trajectory_every="0.5s")
         sim.run()
-    assert sim.report() == expected
+    report = sim.report()
+    # Why the model ran, in the Python argument's name instead of the command's option.
+    assert report["inputs"].pop("model_source") == 'model="continuum_crowds" (the map alone runs pedestrian)'
+    assert expected["inputs"].pop("model_source") == "--model continuum_crowds (the map alone runs pedestrian)"
+    assert report == expected
     assert (expected["model"], expected["speed_law"]) == ("continuum_crowds", "weidmann")
     for kwargs, expected_pair in [({}, ("pedestrian", "weidmann")),
                                   (dict(model="continuum_crowds"), ("continuum_crowds", "linear")),
