@@ -312,6 +312,8 @@ fn backend_of(name: &str) -> PyResult<Backend> {
 #[pyclass(module = "crowdfield._native", frozen)]
 struct Map {
     scene: Scene,
+    /// The map as written, for what the scene does not keep (why its model runs).
+    file: crowdfield::map::MapFile,
     path: String,
 }
 
@@ -438,9 +440,7 @@ impl Map {
             scene.params = scene.params.clone().with_model(m);
         }
         // Why the model runs, as `simulate` says it, in the Python argument's name.
-        let model_source = crowdfield::map::MapFile::from_path(std::path::Path::new(&self.path))
-            .map(|map| python_text(&crowdfield::sim::report::model_source(&map, asked_model)))
-            .map_err(to_py)?;
+        let model_source = python_text(&crowdfield::sim::report::model_source(&self.file, asked_model));
         match speed_law {
             None => {}
             Some("linear") => scene.params.speed_law = SpeedLaw::Linear,
@@ -749,11 +749,15 @@ fn load_map(py: Python<'_>, path: PathBuf, allow_outside_rasters: bool) -> PyRes
     let options = crowdfield::map::LoadOptions {
         allow_outside_rasters,
     };
-    let scene = py
-        .detach(|| crowdfield::sim::load_map(&path, &options))
+    let (scene, file) = py
+        .detach(|| {
+            let scene = crowdfield::sim::load_map(&path, &options)?;
+            Ok((scene, crowdfield::map::MapFile::from_path(&path)?))
+        })
         .map_err(to_py)?;
     Ok(Map {
         scene,
+        file,
         path: path.display().to_string(),
     })
 }

@@ -447,6 +447,24 @@ impl GpuContext {
     }
 }
 
+/// Encodes a compute pass named `label` that runs `pipeline` once over `threads` threads
+/// ([`dispatch_linear`]) with `bind_group` as its group 0.
+pub(crate) fn encode_linear_pass(
+    encoder: &mut wgpu::CommandEncoder,
+    label: &str,
+    pipeline: &wgpu::ComputePipeline,
+    bind_group: &wgpu::BindGroup,
+    threads: u32,
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, bind_group, &[]);
+    dispatch_linear(&mut pass, threads);
+}
+
 /// Dispatches enough `LINEAR_WORKGROUP`-wide workgroups for `threads` threads, folding counts
 /// above the per-axis limit into y (the shaders index `gid.y * nwg.x * 256 + gid.x`).
 pub(crate) fn dispatch_linear(pass: &mut wgpu::ComputePass<'_>, threads: u32) {

@@ -22,7 +22,7 @@ use crate::agents::Agents;
 use crate::eikonal::SolveCounters;
 use crate::error::{Error, Result};
 use crate::fields::Fields;
-use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
+use crate::gpu::context::{GpuContext, bind_group, encode_linear_pass};
 use crate::gpu::fields::{FieldBuffers, field_params};
 use crate::gpu::fim::{FimBuffers, FimInput, PHI_INF, STATE_SLOTS, potential_value, prepare_goals};
 use crate::gpu::splat::{SplatBuffers, splat_params};
@@ -467,13 +467,13 @@ impl GpuContext {
                 (&step.grad, None),
             ],
         );
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("crowdfield.continuum.gradient"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&p.continuum_gradient);
-        pass.set_bind_group(0, &bg, &[]);
-        dispatch_linear(&mut pass, entries as u32);
+        encode_linear_pass(
+            encoder,
+            "crowdfield.continuum.gradient",
+            &p.continuum_gradient,
+            &bg,
+            entries as u32,
+        );
     }
 
     /// Encodes the potential pass over `entries` (agents times groups) samples.
@@ -498,13 +498,13 @@ impl GpuContext {
                 (&step.velocity, None),
             ],
         );
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("crowdfield.continuum.potential"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&p.continuum_potential);
-        pass.set_bind_group(0, &bg, &[]);
-        dispatch_linear(&mut pass, entries as u32);
+        encode_linear_pass(
+            encoder,
+            "crowdfield.continuum.potential",
+            &p.continuum_potential,
+            &bg,
+            entries as u32,
+        );
     }
 
     /// Encodes the velocity pass over `agents` agents, at the positions the splat uploaded.
@@ -531,13 +531,13 @@ impl GpuContext {
                 (&step.velocity, None),
             ],
         );
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("crowdfield.continuum.velocity"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&p.continuum_velocity);
-        pass.set_bind_group(0, &bg, &[]);
-        dispatch_linear(&mut pass, agents as u32);
+        encode_linear_pass(
+            encoder,
+            "crowdfield.continuum.velocity",
+            &p.continuum_velocity,
+            &bg,
+            agents as u32,
+        );
     }
 }
 
