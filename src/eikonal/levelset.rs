@@ -28,6 +28,7 @@
 //! is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
 
 use super::heap::first_smallest;
+use super::scratch::advise_huge_pages;
 use super::widest::with_widest_instructions;
 use crate::eikonal::Order;
 use crate::error::{Error, OPTIONS, Result, num};
@@ -316,6 +317,9 @@ fn march(
     let speed_std = speed.as_ref().map(|s| s.as_standard_layout());
     let speed_values = speed_std.as_ref().map(|s| s.as_slice().expect("standard layout"));
     let words: &mut [u64] = bytemuck::cast_slice_mut(buffer);
+    // The front crosses every row, so on a large grid most steps would land on another 4 KiB
+    // page (BENCHMARKS.md).
+    advise_huge_pages(words);
     let input = Input {
         phi: phi_values,
         mask: mask_values,
@@ -802,6 +806,24 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         } else {
             let handle = self.heap.push(target as u32, d);
             self.set_word(target, word | NARROW | u64::from(handle));
+            if !along_row {
+                // When this cell freezes, the update of its neighbour across the row reads the
+                // row beyond: ask for that cache line now, while other cells freeze.
+                self.prefetch(target.wrapping_add_signed(2 * dir));
+            }
+        }
+    }
+
+    /// Starts loading the cache line of cell `i`'s word (a grid cell or one in the margin rows).
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        debug_assert!(i < self.grid.words.len());
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch reads nothing the program sees and cannot fault; the address is
+        // inside `words`.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(self.grid.words.as_ptr().wrapping_add(i).cast());
         }
     }
 
