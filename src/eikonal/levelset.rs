@@ -1034,21 +1034,22 @@ const WIDE: usize = 8;
 /// rise as well as fall (scikit-fmm's updates can raise a narrow-band value). The keys are the
 /// values' magnitudes; with `SIGNED` (the distance) each entry's signed value is kept by its
 /// handle, and without (the travel time, never negative) the key is the value. The keys and the
-/// entries' handles are in separate arrays, so that a node's children's keys are one cache
-/// line.
+/// entries' handles are in separate arrays of aligned lines, position `p` in slot
+/// `p + WIDE - 1`, so that the keys of a node's children (positions `WIDE * p + 1 ..`) fill one
+/// 64-byte cache line and their handles half of one.
 ///
 /// A narrow cell's word holds its entry's handle, and the handle's slots hold the entry's heap
 /// position and cell. Handles are reused as cells leave the band, so the slots an entry's moves
 /// write to stay as few as the band's cells and in cache, where writing each moved cell's heap
 /// position into its own word (a cell of the band anywhere on the grid) would miss.
 struct Heap<const SIGNED: bool> {
-    /// The key at each heap position, then a node's worth of `+inf`, so that every node has
-    /// all its children to compare.
-    keys: Vec<f64>,
+    /// The key at each heap position (from slot `WIDE - 1`), then a node's worth of `+inf`, so
+    /// that every node has all its children to compare.
+    keys: Vec<KeyLine>,
     /// The number of entries.
     len: usize,
-    /// The handle of the entry at each heap position.
-    handles: Vec<u32>,
+    /// The handle of the entry at each heap position (from slot `WIDE - 1`).
+    handles: Vec<HandleLine>,
     /// Each handle's heap position.
     position: Vec<u32>,
     /// Each handle's cell.
@@ -1061,12 +1062,27 @@ struct Heap<const SIGNED: bool> {
     free_len: usize,
 }
 
+/// [`WIDE`] keys of the heap, one cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct KeyLine([f64; WIDE]);
+
+/// [`WIDE`] handles of the heap, aligned as one [`KeyLine`]'s worth of them.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct HandleLine([u32; WIDE]);
+
+/// The lines of a heap with slots for positions below `len + WIDE`.
+const fn heap_lines(len: usize) -> usize {
+    (len + 2 * WIDE - 1).div_ceil(WIDE)
+}
+
 impl<const SIGNED: bool> Default for Heap<SIGNED> {
     fn default() -> Self {
         Heap {
-            keys: vec![f64::INFINITY; WIDE],
+            keys: vec![KeyLine([f64::INFINITY; WIDE]); heap_lines(0)],
             len: 0,
-            handles: vec![0; WIDE],
+            handles: vec![HandleLine([0; WIDE]); heap_lines(0)],
             position: Vec::new(),
             cell: Vec::new(),
             signed: Vec::new(),
@@ -1086,24 +1102,33 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     /// The key at heap position `at` (below `len + WIDE`, which `keys` always holds).
     #[inline(always)]
     fn key_at(&self, at: usize) -> f64 {
-        debug_assert!(at < self.keys.len());
-        // SAFETY: `push` keeps `keys` (and `handles`) at least `len + WIDE` long, and every
-        // position read is an entry's or a child of one below `len` (below `len + WIDE`).
-        unsafe { *self.keys.get_unchecked(at) }
+        debug_assert!(at + WIDE - 1 < self.keys.len() * WIDE);
+        // SAFETY: `push` keeps slots for `len + WIDE` positions, and every position read is an
+        // entry's or a child of one below `len` (below `len + WIDE`); the lines are arrays of
+        // `f64` with nothing between them.
+        unsafe { *self.keys.as_ptr().cast::<f64>().add(at + WIDE - 1) }
+    }
+
+    /// Sets the key at heap position `at`, as [`Heap::key_at`].
+    #[inline(always)]
+    fn set_key_at(&mut self, at: usize, key: f64) {
+        debug_assert!(at + WIDE - 1 < self.keys.len() * WIDE);
+        // SAFETY: as `key_at`.
+        unsafe { *self.keys.as_mut_ptr().cast::<f64>().add(at + WIDE - 1) = key }
     }
 
     /// The handle at heap position `at`, as [`Heap::key_at`].
     #[inline(always)]
     fn handle_at(&self, at: usize) -> u32 {
-        debug_assert!(at < self.handles.len());
+        debug_assert!(at + WIDE - 1 < self.handles.len() * WIDE);
         // SAFETY: as `key_at`.
-        unsafe { *self.handles.get_unchecked(at) }
+        unsafe { *self.handles.as_ptr().cast::<u32>().add(at + WIDE - 1) }
     }
 
     /// The smallest entry's key.
     #[inline(always)]
     fn peek(&self) -> Option<f64> {
-        (self.len > 0).then(|| self.keys[0])
+        (self.len > 0).then(|| self.key_at(0))
     }
 
     /// Adds `cell` with value `v`; the entry's handle.
@@ -1132,9 +1157,9 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         };
         let at = self.len;
         self.len += 1;
-        if self.keys.len() < self.len + WIDE {
-            self.keys.push(f64::INFINITY);
-            self.handles.push(0);
+        if self.keys.len() < heap_lines(self.len) {
+            self.keys.push(KeyLine([f64::INFINITY; WIDE]));
+            self.handles.push(HandleLine([0; WIDE]));
         }
         self.up(at, Self::key(v), handle);
         handle
@@ -1156,7 +1181,7 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         } else if key > old {
             self.down(at, key, handle);
         } else {
-            self.keys[at] = key;
+            self.set_key_at(at, key);
         }
     }
 
@@ -1171,7 +1196,7 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         self.len -= 1;
         let last = self.len;
         let (last_key, last_handle) = (self.key_at(last), self.handle_at(last));
-        self.keys[last] = f64::INFINITY;
+        self.set_key_at(last, f64::INFINITY);
         if last > 0 {
             self.down(0, last_key, last_handle);
         }
@@ -1228,12 +1253,13 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     /// Puts `(key, handle)` at `at` and records where the handle now is.
     #[inline(always)]
     fn put(&mut self, at: usize, key: f64, handle: u32) {
-        debug_assert!(at < self.keys.len() && (handle as usize) < self.position.len());
+        debug_assert!(at + WIDE - 1 < self.keys.len() * WIDE);
+        debug_assert!((handle as usize) < self.position.len());
         // SAFETY: `at` as in `key_at`; every handle in the heap indexes `position`, which
         // grows with the handles.
         unsafe {
-            *self.keys.get_unchecked_mut(at) = key;
-            *self.handles.get_unchecked_mut(at) = handle;
+            *self.keys.as_mut_ptr().cast::<f64>().add(at + WIDE - 1) = key;
+            *self.handles.as_mut_ptr().cast::<u32>().add(at + WIDE - 1) = handle;
             *self.position.get_unchecked_mut(handle as usize) = at as u32;
         }
     }
