@@ -1034,12 +1034,12 @@ const WIDE: usize = 8;
 /// rise as well as fall (scikit-fmm's updates can raise a narrow-band value). The keys are the
 /// values' magnitudes; with `SIGNED` (the distance) each entry's signed value is kept by its
 /// handle, and without (the travel time, never negative) the key is the value. The keys and the
-/// entries' handles are in separate arrays of aligned lines, position `p` in slot
+/// entries (handle and cell) are in separate arrays of aligned lines, position `p` in slot
 /// `p + WIDE - 1`, so that the keys of a node's children (positions `WIDE * p + 1 ..`) fill one
-/// 64-byte cache line and their handles half of one.
+/// 64-byte cache line and their entries another.
 ///
-/// A narrow cell's word holds its entry's handle, and the handle's slots hold the entry's heap
-/// position and cell. Handles are reused as cells leave the band, so the slots an entry's moves
+/// A narrow cell's word holds its entry's handle, and the handle's slot holds the entry's heap
+/// position. Handles are reused as cells leave the band, so the slots an entry's moves
 /// write to stay as few as the band's cells and in cache, where writing each moved cell's heap
 /// position into its own word (a cell of the band anywhere on the grid) would miss.
 struct Heap<const SIGNED: bool> {
@@ -1048,12 +1048,11 @@ struct Heap<const SIGNED: bool> {
     keys: Vec<KeyLine>,
     /// The number of entries.
     len: usize,
-    /// The handle of the entry at each heap position (from slot `WIDE - 1`).
-    handles: Vec<HandleLine>,
+    /// The entry at each heap position (from slot `WIDE - 1`): its handle in the low 32 bits,
+    /// its cell in the high ones.
+    entries: Vec<EntryLine>,
     /// Each handle's heap position.
     position: Vec<u32>,
-    /// Each handle's cell.
-    cell: Vec<u32>,
     /// Each handle's signed value (`SIGNED` only).
     signed: Vec<f64>,
     /// Handles not in use: the first `free_len` of one slot per handle.
@@ -1067,10 +1066,16 @@ struct Heap<const SIGNED: bool> {
 #[repr(C, align(64))]
 struct KeyLine([f64; WIDE]);
 
-/// [`WIDE`] handles of the heap, aligned as one [`KeyLine`]'s worth of them.
+/// [`WIDE`] entries of the heap, one cache line.
 #[derive(Clone, Copy)]
-#[repr(C, align(32))]
-struct HandleLine([u32; WIDE]);
+#[repr(C, align(64))]
+struct EntryLine([u64; WIDE]);
+
+/// A heap entry: `handle` and `cell`.
+#[inline(always)]
+fn entry(handle: u32, cell: u32) -> u64 {
+    u64::from(handle) | u64::from(cell) << 32
+}
 
 /// The lines of a heap with slots for positions below `len + WIDE`.
 const fn heap_lines(len: usize) -> usize {
@@ -1082,9 +1087,8 @@ impl<const SIGNED: bool> Default for Heap<SIGNED> {
         Heap {
             keys: vec![KeyLine([f64::INFINITY; WIDE]); heap_lines(0)],
             len: 0,
-            handles: vec![HandleLine([0; WIDE]); heap_lines(0)],
+            entries: vec![EntryLine([0; WIDE]); heap_lines(0)],
             position: Vec::new(),
-            cell: Vec::new(),
             signed: Vec::new(),
             free: Vec::new(),
             free_len: 0,
@@ -1117,12 +1121,12 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         unsafe { *self.keys.as_mut_ptr().cast::<f64>().add(at + WIDE - 1) = key }
     }
 
-    /// The handle at heap position `at`, as [`Heap::key_at`].
+    /// The entry at heap position `at`, as [`Heap::key_at`].
     #[inline(always)]
-    fn handle_at(&self, at: usize) -> u32 {
-        debug_assert!(at + WIDE - 1 < self.handles.len() * WIDE);
+    fn entry_at(&self, at: usize) -> u64 {
+        debug_assert!(at + WIDE - 1 < self.entries.len() * WIDE);
         // SAFETY: as `key_at`.
-        unsafe { *self.handles.as_ptr().cast::<u32>().add(at + WIDE - 1) }
+        unsafe { *self.entries.as_ptr().cast::<u64>().add(at + WIDE - 1) }
     }
 
     /// The smallest entry's key.
@@ -1137,31 +1141,29 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         let handle = if self.free_len > 0 {
             self.free_len -= 1;
             // SAFETY: `free` has a slot per handle, more than `free_len`; a handle indexes
-            // `cell` and `signed`.
+            // `signed`.
             unsafe {
                 let h = *self.free.get_unchecked(self.free_len);
-                *self.cell.get_unchecked_mut(h as usize) = cell;
                 if SIGNED {
                     *self.signed.get_unchecked_mut(h as usize) = v;
                 }
                 h
             }
         } else {
-            self.cell.push(cell);
             self.position.push(0);
             self.free.push(0);
             if SIGNED {
                 self.signed.push(v);
             }
-            (self.cell.len() - 1) as u32
+            (self.position.len() - 1) as u32
         };
         let at = self.len;
         self.len += 1;
         if self.keys.len() < heap_lines(self.len) {
             self.keys.push(KeyLine([f64::INFINITY; WIDE]));
-            self.handles.push(HandleLine([0; WIDE]));
+            self.entries.push(EntryLine([0; WIDE]));
         }
-        self.up(at, Self::key(v), handle);
+        self.up(at, Self::key(v), entry(handle, cell));
         handle
     }
 
@@ -1177,9 +1179,9 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         };
         let (old, key) = (self.key_at(at), Self::key(v));
         if key < old {
-            self.up(at, key, handle);
+            self.up(at, key, self.entry_at(at));
         } else if key > old {
-            self.down(at, key, handle);
+            self.down(at, key, self.entry_at(at));
         } else {
             self.set_key_at(at, key);
         }
@@ -1192,16 +1194,17 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         if self.len == 0 {
             return None;
         }
-        let (key, handle) = (self.key_at(0), self.handle_at(0));
+        let (key, first) = (self.key_at(0), self.entry_at(0));
+        let (handle, cell) = (first as u32, (first >> 32) as u32);
         self.len -= 1;
         let last = self.len;
-        let (last_key, last_handle) = (self.key_at(last), self.handle_at(last));
+        let (last_key, last_entry) = (self.key_at(last), self.entry_at(last));
         self.set_key_at(last, f64::INFINITY);
         if last > 0 {
-            self.down(0, last_key, last_handle);
+            self.down(0, last_key, last_entry);
         }
         // SAFETY: `free` has a slot per handle and at most all but this one are free; the
-        // handle indexes `cell` and `signed`.
+        // handle indexes `signed`.
         unsafe {
             *self.free.get_unchecked_mut(self.free_len) = handle;
             self.free_len += 1;
@@ -1210,28 +1213,28 @@ impl<const SIGNED: bool> Heap<SIGNED> {
             } else {
                 key
             };
-            Some((*self.cell.get_unchecked(handle as usize), v))
+            Some((cell, v))
         }
     }
 
-    /// Moves the hole at `at` towards the root until `(key, handle)` fits, and puts it there.
+    /// Moves the hole at `at` towards the root until `(key, entry)` fits, and puts it there.
     #[inline(always)]
-    fn up(&mut self, mut at: usize, key: f64, handle: u32) {
+    fn up(&mut self, mut at: usize, key: f64, entry: u64) {
         while at > 0 {
             let parent = (at - 1) / WIDE;
             let parent_key = self.key_at(parent);
             if parent_key <= key {
                 break;
             }
-            self.put(at, parent_key, self.handle_at(parent));
+            self.put(at, parent_key, self.entry_at(parent));
             at = parent;
         }
-        self.put(at, key, handle);
+        self.put(at, key, entry);
     }
 
-    /// Moves the hole at `at` towards the leaves until `(key, handle)` fits, and puts it there.
+    /// Moves the hole at `at` towards the leaves until `(key, entry)` fits, and puts it there.
     #[inline(always)]
-    fn down(&mut self, mut at: usize, key: f64, handle: u32) {
+    fn down(&mut self, mut at: usize, key: f64, entry: u64) {
         loop {
             let first = at * WIDE + 1;
             if first >= self.len {
@@ -1244,23 +1247,24 @@ impl<const SIGNED: bool> Heap<SIGNED> {
             if key <= child_key {
                 break;
             }
-            self.put(at, child_key, self.handle_at(child));
+            self.put(at, child_key, self.entry_at(child));
             at = child;
         }
-        self.put(at, key, handle);
+        self.put(at, key, entry);
     }
 
-    /// Puts `(key, handle)` at `at` and records where the handle now is.
+    /// Puts `(key, entry)` at `at` and records where the entry's handle now is.
     #[inline(always)]
-    fn put(&mut self, at: usize, key: f64, handle: u32) {
+    fn put(&mut self, at: usize, key: f64, entry: u64) {
+        let handle = entry as u32 as usize;
         debug_assert!(at + WIDE - 1 < self.keys.len() * WIDE);
-        debug_assert!((handle as usize) < self.position.len());
+        debug_assert!(handle < self.position.len());
         // SAFETY: `at` as in `key_at`; every handle in the heap indexes `position`, which
         // grows with the handles.
         unsafe {
             *self.keys.as_mut_ptr().cast::<f64>().add(at + WIDE - 1) = key;
-            *self.handles.as_mut_ptr().cast::<u32>().add(at + WIDE - 1) = handle;
-            *self.position.get_unchecked_mut(handle as usize) = at as u32;
+            *self.entries.as_mut_ptr().cast::<u64>().add(at + WIDE - 1) = entry;
+            *self.position.get_unchecked_mut(handle) = at as u32;
         }
     }
 }
