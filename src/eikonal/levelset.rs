@@ -22,8 +22,10 @@
 //! The march keeps one 64-bit word per cell, in the memory that ends up holding the result
 //! ([`distance_in`], [`travel_time_in`]: the Python package marches in the numpy array it
 //! returns): a frozen cell's word is its value; any other cell's is a NaN that carries its state,
-//! so an update reads its neighbours' values without looking at their states. The narrow band
-//! is an 8-ary heap whose entries are found through handles in a small table. One pass over the
+//! so an update reads its neighbours' values without looking at their states. The words are
+//! on 2 MiB pages where Linux offers them, and the row a newly reached cell's update will read
+//! is prefetched. The narrow band is an 8-ary heap, a node's children's keys in one cache line,
+//! whose entries are found through handles in a small table. One pass over the
 //! input lays out the words and finds the contour; where every speed is the same, `1 / speed^2`
 //! is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
 
