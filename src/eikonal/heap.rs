@@ -150,6 +150,97 @@ impl<const K: usize> IndexedHeap<K> {
     }
 }
 
+/// Children per node of the heaps whose per-position values are [`HeapLines`]: eight `f64` keys
+/// are one 64-byte cache line.
+pub(super) const LINE: usize = 8;
+
+/// [`LINE`] values of a heap, aligned to a cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Line<T>([T; LINE]);
+
+/// A value per position of a [`LINE`]-ary heap, in aligned lines: position `p` is slot
+/// `p + LINE - 1`, so that the values of a node's children (positions `LINE * p + 1` to
+/// `LINE * p + LINE`) are one line, the node's `p + 1`th. Slots that no entry holds keep the
+/// value the lines were filled with (`+inf` for keys, so that every node has all its children
+/// to compare).
+///
+/// The accessors do not check the position (a heap reads several per level, and the checks
+/// cost a pop about 8 %): the caller keeps every position it reads below the `len` it last
+/// made room for, plus [`LINE`].
+#[derive(Debug)]
+pub(super) struct HeapLines<T> {
+    lines: Vec<Line<T>>,
+    fill: T,
+}
+
+impl<T: Copy> HeapLines<T> {
+    /// A line of values is the values, with no padding: slot `s` is the `s`th value from the
+    /// start.
+    const PACKED: () = assert!(size_of::<Line<T>>() == LINE * size_of::<T>());
+
+    /// Lines for `len` entries and the children of any of them: slots up to `len + 2 LINE - 2`.
+    fn lines_for(len: usize) -> usize {
+        len / LINE + 3
+    }
+
+    /// Room for `capacity` entries, every slot `fill`.
+    pub fn with_capacity(capacity: usize, fill: T) -> Self {
+        let () = Self::PACKED;
+        Self {
+            lines: vec![Line([fill; LINE]); Self::lines_for(capacity)],
+            fill,
+        }
+    }
+
+    /// Makes room for `len` entries.
+    #[inline(always)]
+    pub fn make_room(&mut self, len: usize) {
+        while self.lines.len() < Self::lines_for(len) {
+            self.lines.push(Line([self.fill; LINE]));
+        }
+    }
+
+    /// The value at position `at`.
+    ///
+    /// # Safety
+    /// `at` is below `len + LINE` for the last `len` given to [`HeapLines::make_room`].
+    #[inline(always)]
+    pub unsafe fn get(&self, at: usize) -> T {
+        debug_assert!(at + LINE <= self.lines.len() * LINE);
+        // SAFETY: the slot is below `len + 2 LINE - 1`, inside the lines (`lines_for`), which
+        // are `T`s with nothing between them (`PACKED`).
+        unsafe { *self.lines.as_ptr().cast::<T>().add(at + LINE - 1) }
+    }
+
+    /// Sets the value at position `at`.
+    ///
+    /// # Safety
+    /// As [`HeapLines::get`].
+    #[inline(always)]
+    pub unsafe fn set(&mut self, at: usize, value: T) {
+        debug_assert!(at + LINE <= self.lines.len() * LINE);
+        // SAFETY: as `get`.
+        unsafe { *self.lines.as_mut_ptr().cast::<T>().add(at + LINE - 1) = value }
+    }
+}
+
+impl HeapLines<f64> {
+    /// The position and key of the first smallest child of `at` (slots past the last entry
+    /// hold `+inf`, so it is an entry where `at` has one child or more).
+    ///
+    /// # Safety
+    /// `at` has a child: `LINE * at + 1` is below the `len` last given to
+    /// [`HeapLines::make_room`].
+    #[inline(always)]
+    pub unsafe fn smallest_child(&self, at: usize) -> (usize, f64) {
+        let first = LINE * at + 1;
+        // SAFETY: the children are below `first + LINE`, below `len + LINE`.
+        let (best, key) = first_smallest::<LINE>(|n| unsafe { self.get(first + n) });
+        (first + best, key)
+    }
+}
+
 /// The index and key of the first smallest of `K` keys (a power of two), by a tournament:
 /// neighbours in pairs, then the winners in pairs, each pick keeping the left one unless the
 /// right one is strictly smaller. That is the child a chain of strict comparisons from the
@@ -181,6 +272,35 @@ mod tests {
     fn pops_in_key_order_with_decrease_key() {
         pops_in_key_order::<ARITY>();
         pops_in_key_order::<8>();
+    }
+
+    #[test]
+    fn heap_lines_keep_a_nodes_children_in_its_line() {
+        let mut keys = HeapLines::with_capacity(0, f64::INFINITY);
+        let len = 100;
+        keys.make_room(len);
+        for at in 0..len {
+            // SAFETY: below the room made.
+            unsafe { keys.set(at, (at % 7) as f64) };
+        }
+        for at in 0..len {
+            assert_eq!(unsafe { keys.get(at) }, (at % 7) as f64);
+            // The children of `at` are one aligned line.
+            let first = LINE * at + 1;
+            if first < len {
+                let line = unsafe { keys.lines.as_ptr().cast::<f64>().add(first + LINE - 1) };
+                assert_eq!(line as usize % 64, 0, "node {at}");
+                let (best, key) = unsafe { keys.smallest_child(at) };
+                let expect = (first..(first + LINE).min(len))
+                    .min_by(|&a, &b| ((a % 7) as f64).total_cmp(&((b % 7) as f64)))
+                    .unwrap();
+                assert_eq!((best, key), (expect, (expect % 7) as f64), "node {at}");
+            }
+        }
+        // Past the last entry: the fill.
+        for at in len..len + LINE {
+            assert_eq!(unsafe { keys.get(at) }, f64::INFINITY);
+        }
     }
 
     #[test]

@@ -29,7 +29,7 @@
 //! input lays out the words and finds the contour; where every speed is the same, `1 / speed^2`
 //! is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
 
-use super::heap::first_smallest;
+use super::heap::{HeapLines, LINE};
 use super::scratch::advise_huge_pages;
 use super::widest::with_widest_instructions;
 use crate::eikonal::Order;
@@ -1028,31 +1028,27 @@ fn frozen_word_or_state(word: u64, state: u64) -> bool {
     !frozen(word) && word & STATE == state
 }
 
-/// Children per heap node: a third fewer levels per pop than four, for twice the keys per
-/// level, compared by a tournament three rounds deep.
-const WIDE: usize = 8;
-
 /// The narrow band: an indexed 8-ary min-heap of cells ordered by `|value|`, whose values may
 /// rise as well as fall (scikit-fmm's updates can raise a narrow-band value). The keys are the
 /// values' magnitudes; with `SIGNED` (the distance) each entry's signed value is kept by its
-/// handle, and without (the travel time, never negative) the key is the value. The keys and the
-/// entries (handle and cell) are in separate arrays of aligned lines, position `p` in slot
-/// `p + WIDE - 1`, so that the keys of a node's children (positions `WIDE * p + 1 ..`) fill one
-/// 64-byte cache line and their entries another.
+/// handle, and without (the travel time, never negative) the key is the value. Eight children
+/// per node: a third fewer levels per pop than four, for twice the keys per level, compared by
+/// a tournament three rounds deep. The keys and the entries (handle and cell) are in separate
+/// [`HeapLines`], so that the keys of a node's children fill one cache line and their entries
+/// another.
 ///
 /// A narrow cell's word holds its entry's handle, and the handle's slot holds the entry's heap
 /// position. Handles are reused as cells leave the band, so the slots an entry's moves
 /// write to stay as few as the band's cells and in cache, where writing each moved cell's heap
 /// position into its own word (a cell of the band anywhere on the grid) would miss.
 struct Heap<const SIGNED: bool> {
-    /// The key at each heap position (from slot `WIDE - 1`), then a node's worth of `+inf`, so
-    /// that every node has all its children to compare.
-    keys: Vec<KeyLine>,
+    /// The key at each heap position.
+    keys: HeapLines<f64>,
     /// The number of entries.
     len: usize,
-    /// The entry at each heap position (from slot `WIDE - 1`): its handle in the low 32 bits,
-    /// its cell in the high ones.
-    entries: Vec<EntryLine>,
+    /// The entry at each heap position: its handle in the low 32 bits, its cell in the high
+    /// ones.
+    entries: HeapLines<u64>,
     /// Each handle's heap position.
     position: Vec<u32>,
     /// Each handle's signed value (`SIGNED` only).
@@ -1063,33 +1059,18 @@ struct Heap<const SIGNED: bool> {
     free_len: usize,
 }
 
-/// [`WIDE`] keys of the heap, one cache line.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct KeyLine([f64; WIDE]);
-
-/// [`WIDE`] entries of the heap, one cache line.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct EntryLine([u64; WIDE]);
-
 /// A heap entry: `handle` and `cell`.
 #[inline(always)]
 fn entry(handle: u32, cell: u32) -> u64 {
     u64::from(handle) | u64::from(cell) << 32
 }
 
-/// The lines of a heap with slots for positions below `len + WIDE`.
-const fn heap_lines(len: usize) -> usize {
-    (len + 2 * WIDE - 1).div_ceil(WIDE)
-}
-
 impl<const SIGNED: bool> Default for Heap<SIGNED> {
     fn default() -> Self {
         Heap {
-            keys: vec![KeyLine([f64::INFINITY; WIDE]); heap_lines(0)],
+            keys: HeapLines::with_capacity(0, f64::INFINITY),
             len: 0,
-            entries: vec![EntryLine([0; WIDE]); heap_lines(0)],
+            entries: HeapLines::with_capacity(0, 0),
             position: Vec::new(),
             signed: Vec::new(),
             free: Vec::new(),
@@ -1105,30 +1086,26 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         if SIGNED { v.abs() } else { v }
     }
 
-    /// The key at heap position `at` (below `len + WIDE`, which `keys` always holds).
+    /// The key at heap position `at` (below `len + LINE`, which `push` makes room for).
     #[inline(always)]
     fn key_at(&self, at: usize) -> f64 {
-        debug_assert!(at + WIDE - 1 < self.keys.len() * WIDE);
-        // SAFETY: `push` keeps slots for `len + WIDE` positions, and every position read is an
-        // entry's or a child of one below `len` (below `len + WIDE`); the lines are arrays of
-        // `f64` with nothing between them.
-        unsafe { *self.keys.as_ptr().cast::<f64>().add(at + WIDE - 1) }
-    }
-
-    /// Sets the key at heap position `at`, as [`Heap::key_at`].
-    #[inline(always)]
-    fn set_key_at(&mut self, at: usize, key: f64) {
-        debug_assert!(at + WIDE - 1 < self.keys.len() * WIDE);
-        // SAFETY: as `key_at`.
-        unsafe { *self.keys.as_mut_ptr().cast::<f64>().add(at + WIDE - 1) = key }
+        // SAFETY: every position the heap reads is an entry's, the one past the last, or a
+        // child of an entry (below `len + LINE`), and `push` makes room for `len`.
+        unsafe { self.keys.get(at) }
     }
 
     /// The entry at heap position `at`, as [`Heap::key_at`].
     #[inline(always)]
     fn entry_at(&self, at: usize) -> u64 {
-        debug_assert!(at + WIDE - 1 < self.entries.len() * WIDE);
         // SAFETY: as `key_at`.
-        unsafe { *self.entries.as_ptr().cast::<u64>().add(at + WIDE - 1) }
+        unsafe { self.entries.get(at) }
+    }
+
+    /// Sets the key at heap position `at`, as [`Heap::key_at`].
+    #[inline(always)]
+    fn set_key_at(&mut self, at: usize, key: f64) {
+        // SAFETY: as `key_at`.
+        unsafe { self.keys.set(at, key) }
     }
 
     /// The smallest entry's key.
@@ -1161,10 +1138,8 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         };
         let at = self.len;
         self.len += 1;
-        if self.keys.len() < heap_lines(self.len) {
-            self.keys.push(KeyLine([f64::INFINITY; WIDE]));
-            self.entries.push(EntryLine([0; WIDE]));
-        }
+        self.keys.make_room(self.len);
+        self.entries.make_room(self.len);
         self.up(at, Self::key(v), entry(handle, cell));
         handle
     }
@@ -1223,7 +1198,7 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     #[inline(always)]
     fn up(&mut self, mut at: usize, key: f64, entry: u64) {
         while at > 0 {
-            let parent = (at - 1) / WIDE;
+            let parent = (at - 1) / LINE;
             let parent_key = self.key_at(parent);
             if parent_key <= key {
                 break;
@@ -1238,14 +1213,11 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     #[inline(always)]
     fn down(&mut self, mut at: usize, key: f64, entry: u64) {
         loop {
-            let first = at * WIDE + 1;
-            if first >= self.len {
+            if at * LINE + 1 >= self.len {
                 break;
             }
-            // The children are entries, then `+inf` past the last: the first smallest is an
-            // entry.
-            let (best, child_key) = first_smallest::<WIDE>(|n| self.key_at(first + n));
-            let child = first + best;
+            // SAFETY: `at` has a child, an entry.
+            let (child, child_key) = unsafe { self.keys.smallest_child(at) };
             if key <= child_key {
                 break;
             }
@@ -1259,13 +1231,12 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     #[inline(always)]
     fn put(&mut self, at: usize, key: f64, entry: u64) {
         let handle = entry as u32 as usize;
-        debug_assert!(at + WIDE - 1 < self.keys.len() * WIDE);
         debug_assert!(handle < self.position.len());
-        // SAFETY: `at` as in `key_at`; every handle in the heap indexes `position`, which
-        // grows with the handles.
+        // SAFETY: `at` is an entry's position or the one past the last (as `key_at`); every
+        // handle in the heap indexes `position`, which grows with the handles.
         unsafe {
-            *self.keys.as_mut_ptr().cast::<f64>().add(at + WIDE - 1) = key;
-            *self.entries.as_mut_ptr().cast::<u64>().add(at + WIDE - 1) = entry;
+            self.keys.set(at, key);
+            self.entries.set(at, entry);
             *self.position.get_unchecked_mut(handle) = at as u32;
         }
     }

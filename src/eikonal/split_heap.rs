@@ -3,30 +3,31 @@
 //!
 //! A pop walks from the root down to where the last entry fits, comparing the keys of each
 //! level's eight children and moving one entry up. With the keys alone in their array, eight
-//! children are 64 bytes of keys instead of 128 bytes of `(key, cell, tag)` entries, and the
-//! front of a 2048² march (about 3,600 entries on average) keeps its keys in 29 KB, about an L1
-//! data cache, instead of 57 KB; only the cell of the child that moves is read from the other
-//! array (BENCHMARKS.md compares it with `IndexedHeap`).
+//! children are 64 bytes of keys instead of 128 bytes of `(key, cell, tag)` entries, one
+//! aligned cache line ([`HeapLines`]), and the front of a 2048² march (about 3,600 entries on
+//! average) keeps its keys in 29 KB, about an L1 data cache, instead of 57 KB; only the cell of
+//! the child that moves is read from the other array (BENCHMARKS.md compares it with
+//! `IndexedHeap`).
 //!
 //! Every comparison and move is `IndexedHeap`'s, so entries come out in the same order, ties
 //! included (tested against it).
 
-use super::heap::first_smallest;
+use super::heap::{HeapLines, LINE};
 
 /// The isotropic march's branching factor: a third fewer levels per pop than
 /// [`ARITY`](super::heap::ARITY) for twice the keys per level, which the tournament of
 /// `sift_down` compares three rounds deep (4 % faster at 2048², BENCHMARKS.md). Equal keys
 /// leave the heap in another order than with `ARITY`, which only a non-causal (anisotropic)
 /// march could notice.
-pub const WIDE: usize = 8;
+pub const WIDE: usize = LINE;
 
 /// Indexed min-heap of `(key, cell)` with [`WIDE`] children per node; `cell` indexes the
 /// caller's `slot` slice, which holds each entry's heap position (see [`super::heap`]).
 #[derive(Debug)]
 pub(super) struct SplitHeap {
-    /// The key at each heap position.
-    keys: Vec<f64>,
-    /// The cell at each heap position.
+    /// The key at each heap position (`+inf` past the last).
+    keys: HeapLines<f64>,
+    /// The cell at each heap position; its length is the heap's.
     cells: Vec<u32>,
 }
 
@@ -34,7 +35,7 @@ impl SplitHeap {
     /// An empty heap with room for `capacity` entries.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            keys: Vec::with_capacity(capacity),
+            keys: HeapLines::with_capacity(capacity, f64::INFINITY),
             cells: Vec::with_capacity(capacity),
         }
     }
@@ -43,17 +44,37 @@ impl SplitHeap {
     /// [`super::heap::FAR`]).
     #[inline(always)]
     pub fn key_at(&self, pos: u32) -> f64 {
-        self.keys[pos as usize]
+        assert!(
+            (pos as usize) < self.cells.len(),
+            "heap position {pos} out of the heap"
+        );
+        self.key(pos as usize)
+    }
+
+    /// The key at heap position `pos`, which is below the heap's length plus [`WIDE`].
+    #[inline(always)]
+    fn key(&self, pos: usize) -> f64 {
+        // SAFETY: `push` makes room for the heap's length, and the heap reads no position
+        // beyond it plus `WIDE` (an entry's, the one past the last, or a child of an entry).
+        unsafe { self.keys.get(pos) }
+    }
+
+    /// Sets the key at heap position `pos`, as [`SplitHeap::key`].
+    #[inline(always)]
+    fn set_key(&mut self, pos: usize, key: f64) {
+        // SAFETY: as `key`.
+        unsafe { self.keys.set(pos, key) }
     }
 
     /// Inserts `cell` (which must not be in the heap) with `key`.
     #[inline(always)]
     pub fn push(&mut self, key: f64, cell: u32, slot: &mut [u32]) {
-        let pos = self.keys.len();
-        self.keys.push(key);
+        let pos = self.cells.len();
         self.cells.push(cell);
+        self.keys.make_room(self.cells.len());
+        self.set_key(pos, key);
         // A new entry of a march mostly has the largest key: it stays at the end.
-        if pos == 0 || self.keys[(pos - 1) / WIDE] <= key {
+        if pos == 0 || self.key((pos - 1) / WIDE) <= key {
             slot[cell as usize] = pos as u32;
             return;
         }
@@ -64,12 +85,13 @@ impl SplitHeap {
     #[inline(always)]
     pub fn decrease(&mut self, pos: u32, key: f64, slot: &mut [u32]) {
         let p = pos as usize;
+        assert!(p < self.cells.len(), "heap position {pos} out of the heap");
         // Mostly the entry stays where it is (a march lowers a key by less than the gap to its
         // parent's: a 2048² march makes 4.2 million decreases and 4.2 million pushes, which
         // move entries up 61 thousand times in all): then only its key changes, and its cell
         // and slot are not touched.
-        if p == 0 || self.keys[(p - 1) / WIDE] <= key {
-            self.keys[p] = key;
+        if p == 0 || self.key((p - 1) / WIDE) <= key {
+            self.set_key(p, key);
             return;
         }
         let cell = self.cells[p];
@@ -80,10 +102,12 @@ impl SplitHeap {
     /// `slot` is left to the caller.
     #[inline(always)]
     pub fn pop(&mut self, slot: &mut [u32]) -> Option<(f64, u32)> {
-        let top = (*self.keys.first()?, self.cells[0]);
-        let last_key = self.keys.pop().expect("heap is not empty");
-        let last_cell = self.cells.pop().expect("one cell per key");
-        if !self.keys.is_empty() {
+        let top = (self.key(0), *self.cells.first()?);
+        let last_cell = self.cells.pop().expect("heap is not empty");
+        let last = self.cells.len();
+        let last_key = self.key(last);
+        self.set_key(last, f64::INFINITY);
+        if last > 0 {
             self.sift_down(last_key, last_cell, slot);
         }
         Some(top)
@@ -94,17 +118,17 @@ impl SplitHeap {
     fn sift_up(&mut self, mut pos: usize, key: f64, cell: u32, slot: &mut [u32]) {
         while pos > 0 {
             let parent = (pos - 1) / WIDE;
-            let parent_key = self.keys[parent];
+            let parent_key = self.key(parent);
             if parent_key <= key {
                 break;
             }
             let parent_cell = self.cells[parent];
-            self.keys[pos] = parent_key;
+            self.set_key(pos, parent_key);
             self.cells[pos] = parent_cell;
             slot[parent_cell as usize] = pos as u32;
             pos = parent;
         }
-        self.keys[pos] = key;
+        self.set_key(pos, key);
         self.cells[pos] = cell;
         slot[cell as usize] = pos as u32;
     }
@@ -113,43 +137,26 @@ impl SplitHeap {
     /// `IndexedHeap::sift_down`.
     #[inline(always)]
     fn sift_down(&mut self, key: f64, cell: u32, slot: &mut [u32]) {
-        let len = self.keys.len();
+        let len = self.cells.len();
         let mut pos = 0;
         loop {
-            let first = pos * WIDE + 1;
-            if first >= len {
+            if pos * WIDE + 1 >= len {
                 break;
             }
-            let (best, best_key) = match self.keys.get(first..first + WIDE) {
-                // A full node (all but at most one per pop): the first smallest by a
-                // tournament.
-                Some(kids) => {
-                    let (best, best_key) = first_smallest::<WIDE>(|i| kids[i]);
-                    (first + best, best_key)
-                }
-                None => {
-                    let mut best = first;
-                    let mut best_key = self.keys[first];
-                    for child in first + 1..len {
-                        let k = self.keys[child];
-                        if k < best_key {
-                            best = child;
-                            best_key = k;
-                        }
-                    }
-                    (best, best_key)
-                }
-            };
+            // The children are entries, then `+inf` past the last (which no entry's key is
+            // below): the first smallest is the one `IndexedHeap` picks.
+            // SAFETY: `pos` has a child, an entry.
+            let (best, best_key) = unsafe { self.keys.smallest_child(pos) };
             if key <= best_key {
                 break;
             }
             let moved = self.cells[best];
-            self.keys[pos] = best_key;
+            self.set_key(pos, best_key);
             self.cells[pos] = moved;
             slot[moved as usize] = pos as u32;
             pos = best;
         }
-        self.keys[pos] = key;
+        self.set_key(pos, key);
         self.cells[pos] = cell;
         slot[cell as usize] = pos as u32;
     }
