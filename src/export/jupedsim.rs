@@ -13,16 +13,20 @@
 //!   one row of `geometry`).
 //!
 //! The database is built in a temporary file beside the target as the run goes and renamed
-//! into place by [`SqliteTrajectories::finish`]: an interrupted run leaves no half file.
+//! into place by `SqliteTrajectories::finish`: an interrupted run leaves no half file. The
+//! writer needs the `sqlite` feature (on with the default `cli`); [`walkable_wkt`] does not.
 
-use crate::error::{Error, Result};
 use crate::grid::Grid;
-use crate::sim::Simulation;
 use ndarray::ArrayView2;
-use rusqlite::{Connection, params};
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "sqlite")]
+use {
+    crate::error::{Error, Result},
+    crate::sim::Simulation,
+    rusqlite::{Connection, params},
+    std::path::{Path, PathBuf},
+};
 
 /// The JuPedSim SQLite database version written (the one with `geometry.hash` and
 /// `frame_data`).
@@ -30,9 +34,11 @@ pub const DATABASE_VERSION: u32 = 2;
 
 /// The hash the one geometry row carries (JuPedSim stores Python's `hash` of the WKT; readers
 /// only match `frame_data.geometry_hash` against it).
+#[cfg(feature = "sqlite")]
 const GEOMETRY_HASH: i64 = 1;
 
 /// A trajectory database being written.
+#[cfg(feature = "sqlite")]
 pub struct SqliteTrajectories {
     path: PathBuf,
     tmp: PathBuf,
@@ -43,6 +49,7 @@ pub struct SqliteTrajectories {
     bounds: [f64; 4],
 }
 
+#[cfg(feature = "sqlite")]
 impl std::fmt::Debug for SqliteTrajectories {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqliteTrajectories")
@@ -52,6 +59,7 @@ impl std::fmt::Debug for SqliteTrajectories {
     }
 }
 
+#[cfg(feature = "sqlite")]
 impl SqliteTrajectories {
     /// Starts the database for `path` (in a temporary file beside it) with `fps` frames per
     /// second of simulated time and the walkable area of `grid` and `obstacle`.
@@ -192,6 +200,7 @@ impl SqliteTrajectories {
     }
 }
 
+#[cfg(feature = "sqlite")]
 impl Drop for SqliteTrajectories {
     /// Closes the database and removes the temporary file: after an error, or after
     /// [`SqliteTrajectories::finish`] renamed it (then there is nothing left to remove).
