@@ -3,7 +3,7 @@
 //! Positions are world metres (see [`crate::grid`] for the frame). The layout is what the GPU
 //! buffers mirror, so keep the fields plain `f32`/`u32`.
 
-use crate::error::{Error, Result, num};
+use crate::error::{Error, Result};
 use crate::scene::Scene;
 
 /// All agents of a simulation. Every `Vec` has the same length.
@@ -98,11 +98,7 @@ impl Agents {
                 return Err(Error::invalid(
                     "<agents>",
                     format!("vx[{i}], vy[{i}]"),
-                    format!(
-                        "({}, {}): expected a finite velocity in m/s",
-                        num(vx as f64),
-                        num(vy as f64)
-                    ),
+                    format!("({vx:?}, {vy:?}): expected a finite velocity in m/s"),
                 ));
             }
         }

@@ -8,10 +8,6 @@ use crate::grid::Grid;
 use crate::params::{BoidsParams, OrcaParams, Params};
 use ndarray::Array2;
 
-/// What is wrong with a group without goals, which only a flocking group (one with boids)
-/// may be; the map's check and [`Scene::check`] say the same.
-pub const NO_GOAL: &str = "is empty: expected at least one goal area (only a group with boids may have none)";
-
 /// What is wrong with a goal area of cells `mask` among the walls `obstacle` (same shape):
 /// `None` when at least one of its cells is free, else the problem (no cell at all, or every
 /// cell an obstacle). The map's check and [`Scene::check`] share it.
@@ -151,8 +147,9 @@ impl Scene {
     /// Checks what the field pipeline and the simulation rely on, for a scene built in code as
     /// much as for one [`crate::map::load`] compiled: a grid with cells and a positive, finite
     /// cell size; `height`, `obstacle`, `discomfort` and every goal and spawn mask of the grid's
-    /// shape; every goal with at least one free cell; goals for every group but a flocking one
-    /// (with boids). [`crate::plan()`] and [`crate::sim::SimulationBuilder::build`] run it.
+    /// shape; every goal with at least one free cell. A group without goals passes: it is a
+    /// flock, whose walkers never leave (the map format asks boids of such a group).
+    /// [`crate::plan()`] and [`crate::sim::SimulationBuilder::build`] run it.
     ///
     /// # Errors
     /// [`Error::Invalid`] (or [`Error::Many`] for several) labelled with the scene's name and
@@ -186,9 +183,6 @@ impl Scene {
         // The goals' cells are only compared with the walls once every shape fits.
         if errors.is_empty() {
             for (i, g) in self.groups.iter().enumerate() {
-                if g.goals.is_empty() && g.boids.is_none() {
-                    errors.push(Error::invalid(file, format!("groups[{i}].goals"), NO_GOAL));
-                }
                 for (k, a) in g.goals.iter().enumerate() {
                     if let Some(problem) = goal_problem(&a.mask, &self.obstacle) {
                         errors.push(Error::invalid(file, format!("groups[{i}].goals[{k}]"), problem));
@@ -203,23 +197,28 @@ impl Scene {
         }
     }
 
-    /// What is wrong with `(x, y)` as a walker's centre: `None`
-    /// for a finite point inside the domain and, with `walls`, in a free cell.
+    /// What is wrong with `(x, y)` as a walker's centre: `None` for a finite point inside the
+    /// domain (`[0, width) x [0, height)`) and, with `walls`, in a free cell.
     pub fn position_problem(&self, x: f32, y: f32, walls: bool) -> Option<String> {
         let (xf, yf) = (x as f64, y as f64);
-        let point = format!("({}, {})", num(xf), num(yf));
+        // As f32 prints them: 0.1, not the f64 0.10000000149011612.
+        let point = || format!("({x:?}, {y:?})");
         if !(x.is_finite() && y.is_finite()) {
-            return Some(format!("{point}: expected a finite position in metres"));
+            return Some(format!("{}: expected a finite position in metres", point()));
         }
         let Some((r, c)) = self.grid.cell_of(xf, yf) else {
             return Some(format!(
-                "{point}: expected a position inside the domain, [0, {}) x [0, {}) m",
+                "{}: expected a position inside the domain, [0, {}) x [0, {}) m",
+                point(),
                 num(self.grid.width()),
                 num(self.grid.height())
             ));
         };
         (walls && self.obstacle.get((r, c)).copied().unwrap_or(false)).then(|| {
-            format!("{point}: in the obstacle cell (row {r}, col {c}): expected a position in a free cell")
+            format!(
+                "{}: in the obstacle cell (row {r}, col {c}): expected a position in a free cell",
+                point()
+            )
         })
     }
 }

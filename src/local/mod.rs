@@ -589,7 +589,7 @@ impl LocalLayer {
             return Err(Error::invalid(
                 "<local step>",
                 format!("preferred[{i}]"),
-                format!("({}, {}): expected a finite velocity in m/s", v[0], v[1]),
+                format!("({:?}, {:?}): expected a finite velocity in m/s", v[0], v[1]),
             ));
         }
         if !(dt > 0.0 && dt.is_finite()) {
@@ -838,7 +838,8 @@ mod tests {
 
     #[test]
     fn none_mode_clamps_and_moves() {
-        let scene = Scene::empty("t", Grid::new(10, 10, 1.0));
+        let mut scene = Scene::empty("t", Grid::new(10, 10, 1.0));
+        scene.groups = workload::open_crowd(1, 1.0).0.groups;
         let mut a = Agents::default();
         a.push(0, 1.0, 1.0, 0, 0.2, 1.0);
         let mut l = LocalLayer::new(LocalMode::None, LocalBackend::CpuSingle).unwrap();

@@ -773,7 +773,7 @@ impl Checker<'_> {
         self.ensure(
             !g.goals.is_empty() || g.boids.is_some(),
             &format!("{at}.goals"),
-            || crate::scene::NO_GOAL.into(),
+            || "is empty: expected at least one goal area (only a group with boids may have none)".into(),
         );
 
         let mut goals = Vec::new();
