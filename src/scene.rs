@@ -1,7 +1,9 @@
 //! The compiled map: every layer rasterised onto the grid, ready for the field pipeline.
 //!
 //! [`crate::map`] reads the JSON map format and produces a [`Scene`]; everything downstream
-//! (fields, solvers, simulation, editor) works on a `Scene`, never on JSON.
+//! (fields, solvers, simulation, editor) works on a `Scene`, never on JSON. A scene built in
+//! code is checked by [`Scene::check`], which [`crate::plan()`] and the simulation's builder
+//! run, as the map's checks check a loaded one.
 
 use crate::error::{Error, Result, num};
 use crate::grid::Grid;
@@ -148,8 +150,9 @@ impl Scene {
     /// much as for one [`crate::map::load`] compiled: a grid with cells and a positive, finite
     /// cell size; `height`, `obstacle`, `discomfort` and every goal and spawn mask of the grid's
     /// shape; every goal with at least one free cell. A group without goals passes: it is a
-    /// flock, whose walkers never leave (the map format asks boids of such a group).
-    /// [`crate::plan()`] and [`crate::sim::SimulationBuilder::build`] run it.
+    /// flock, whose walkers never leave (the map format asks boids of such a group), and so
+    /// does a spawn area walled off from its goals (the report counts its walkers as
+    /// unreachable). [`crate::plan()`] and [`crate::sim::SimulationBuilder::build`] run it.
     ///
     /// # Errors
     /// [`Error::Invalid`] (or [`Error::Many`] for several) labelled with the scene's name and
