@@ -3,6 +3,9 @@
 //! Positions are world metres (see [`crate::grid`] for the frame). The layout is what the GPU
 //! buffers mirror, so keep the fields plain `f32`/`u32`.
 
+use crate::error::{Error, Result};
+use crate::scene::Scene;
+
 /// All agents of a simulation. Every `Vec` has the same length.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Agents {
@@ -36,6 +39,70 @@ impl Agents {
     /// True when there are no agents.
     pub fn is_empty(&self) -> bool {
         self.x.is_empty()
+    }
+
+    /// Checks that every column has one entry per agent (as many as `x`).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the first column of another length, such as
+    /// `<agents>: radius: 1 entries, expected 2 (one per agent)`.
+    pub fn check_columns(&self) -> Result<()> {
+        let n = self.len();
+        let cols = [
+            ("id", self.id.len()),
+            ("y", self.y.len()),
+            ("vx", self.vx.len()),
+            ("vy", self.vy.len()),
+            ("group", self.group.len()),
+            ("radius", self.radius.len()),
+            ("max_speed", self.max_speed.len()),
+            ("start_time", self.start_time.len()),
+        ];
+        for (name, len) in cols {
+            if len != n {
+                return Err(Error::invalid(
+                    "<agents>",
+                    name,
+                    format!("{len} entries, expected {n} (one per agent)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the agents against `scene`: [`Agents::check_columns`], every group index below
+    /// the scene's number of groups, finite velocities, and every centre finite and inside the
+    /// domain ([`Scene::position_problem`]) and, with `walls`, in a free cell.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the first bad agent's column, index and value, such as
+    /// `<agents>: group[0]: 3: expected a group index below 1 (the scene's groups)`.
+    pub fn check_on(&self, scene: &Scene, walls: bool) -> Result<()> {
+        self.check_columns()?;
+        let groups = scene.groups.len();
+        for (i, &g) in self.group.iter().enumerate() {
+            if g as usize >= groups {
+                return Err(Error::invalid(
+                    "<agents>",
+                    format!("group[{i}]"),
+                    format!("{g}: expected a group index below {groups} (the scene's groups)"),
+                ));
+            }
+        }
+        for i in 0..self.len() {
+            if let Some(problem) = scene.position_problem(self.x[i], self.y[i], walls) {
+                return Err(Error::invalid("<agents>", format!("x[{i}], y[{i}]"), problem));
+            }
+            let (vx, vy) = (self.vx[i], self.vy[i]);
+            if !(vx.is_finite() && vy.is_finite()) {
+                return Err(Error::invalid(
+                    "<agents>",
+                    format!("vx[{i}], vy[{i}]"),
+                    format!("({vx:?}, {vy:?}): expected a finite velocity in m/s"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Appends one agent at rest.

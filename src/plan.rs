@@ -108,9 +108,11 @@ impl Plan {
 /// group. See the [module example](self).
 ///
 /// # Errors
-/// As [`crate::gpu::solve_eikonal`]: with [`Backend::Gpu`], [`crate::Error::Gpu`] when no
-/// adapter opens, and [`crate::Error::Invalid`] for second order or costs beyond the GPU's
-/// range. The CPU backend does not fail.
+/// The scene's problems ([`Scene::check`]: masks of another shape than the grid, a goal
+/// without a free cell, a grid without cells or with a cell size that is not positive and
+/// finite). Then as [`crate::gpu::solve_eikonal`]: with [`Backend::Gpu`],
+/// [`crate::Error::Gpu`] when no adapter opens, and [`crate::Error::Invalid`] for second order
+/// or costs beyond the GPU's range; the CPU backend does not fail.
 pub fn plan(scene: &Scene, options: &PlanOptions) -> Result<Plan> {
     plan_with_crowd(scene, &Agents::default(), options)
 }
@@ -132,6 +134,7 @@ pub fn plan(scene: &Scene, options: &PlanOptions) -> Result<Plan> {
 /// # Errors
 /// As [`plan`].
 pub fn plan_with_crowd(scene: &Scene, crowd: &Agents, options: &PlanOptions) -> Result<Plan> {
+    scene.check()?;
     let grid = scene.grid;
     let t = Instant::now();
     let fields = Fields::compute(scene, crowd);

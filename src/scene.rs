@@ -1,11 +1,51 @@
 //! The compiled map: every layer rasterised onto the grid, ready for the field pipeline.
 //!
 //! [`crate::map`] reads the JSON map format and produces a [`Scene`]; everything downstream
-//! (fields, solvers, simulation, editor) works on a `Scene`, never on JSON.
+//! (fields, solvers, simulation, editor) works on a `Scene`, never on JSON. A scene built in
+//! code is checked by [`Scene::check`], which [`crate::plan()`] and the simulation's builder
+//! run, as the map's checks check a loaded one.
 
+use crate::error::{Error, Result, num};
 use crate::grid::Grid;
 use crate::params::{BoidsParams, OrcaParams, Params};
 use ndarray::Array2;
+
+/// What is wrong with a goal area of cells `mask` among the walls `obstacle` (same shape):
+/// `None` when at least one of its cells is free, else the problem (no cell at all, or every
+/// cell an obstacle). The map's check and [`Scene::check`] share it.
+pub fn goal_problem(mask: &Array2<bool>, obstacle: &Array2<bool>) -> Option<String> {
+    let cells = mask.iter().filter(|&&m| m).count();
+    if cells == 0 {
+        return Some("covers no cell: expected a goal with at least one free cell".to_string());
+    }
+    let free = mask.iter().zip(obstacle.iter()).any(|(&m, &o)| m && !o);
+    (!free).then(|| {
+        format!("all {cells} of its cells are obstacles: expected a goal with at least one free cell")
+    })
+}
+
+/// Checks that `grid` has cells and a positive, finite cell size; `file` labels the error
+/// (the scene's name). [`Scene::check`] and the local layer's step run it.
+pub fn check_grid(grid: &Grid, file: &str) -> Result<()> {
+    if !(grid.cell_size.is_finite() && grid.cell_size > 0.0) {
+        return Err(Error::invalid(
+            file,
+            "grid.cell_size",
+            format!(
+                "{}: expected a positive, finite cell edge in metres",
+                num(grid.cell_size)
+            ),
+        ));
+    }
+    if grid.is_empty() {
+        return Err(Error::invalid(
+            file,
+            "grid",
+            format!("{} x {} cells: expected at least one cell", grid.cols, grid.rows),
+        ));
+    }
+    Ok(())
+}
 
 /// A named area on the grid (a goal/exit or a spawn area), as a cell mask.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,5 +144,84 @@ impl Scene {
             groups: Vec::new(),
             params: Params::default(),
         }
+    }
+
+    /// Checks what the field pipeline and the simulation rely on, for a scene built in code as
+    /// much as for one [`crate::map::load`] compiled: a grid with cells and a positive, finite
+    /// cell size; `height`, `obstacle`, `discomfort` and every goal and spawn mask of the grid's
+    /// shape; every goal with at least one free cell. A group without goals passes: it is a
+    /// flock, whose walkers never leave (the map format asks boids of such a group), and so
+    /// does a spawn area walled off from its goals (the report counts its walkers as
+    /// unreachable). [`crate::plan()`] and [`crate::sim::SimulationBuilder::build`] run it.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] (or [`Error::Many`] for several) labelled with the scene's name and
+    /// naming the field, such as `obstacle: shape (3, 3): expected the grid's (10, 20)` or
+    /// `groups[0].goals[0]: all 8 of its cells are obstacles: ...`.
+    pub fn check(&self) -> Result<()> {
+        let file = self.name.as_str();
+        check_grid(&self.grid, file)?;
+        let expected = self.grid.shape();
+        let mut errors = Vec::new();
+        let mut shape = |at: String, dim: &[usize]| {
+            if dim != [expected.0, expected.1] {
+                errors.push(Error::invalid(
+                    file,
+                    at,
+                    format!("shape ({}, {}): expected the grid's {expected:?}", dim[0], dim[1]),
+                ));
+            }
+        };
+        shape("height".into(), self.height.shape());
+        shape("obstacle".into(), self.obstacle.shape());
+        shape("discomfort".into(), self.discomfort.shape());
+        for (i, g) in self.groups.iter().enumerate() {
+            for (k, a) in g.goals.iter().enumerate() {
+                shape(format!("groups[{i}].goals[{k}].mask"), a.mask.shape());
+            }
+            for (k, s) in g.spawns.iter().enumerate() {
+                shape(format!("groups[{i}].spawns[{k}].area.mask"), s.area.mask.shape());
+            }
+        }
+        // The goals' cells are only compared with the walls once every shape fits.
+        if errors.is_empty() {
+            for (i, g) in self.groups.iter().enumerate() {
+                for (k, a) in g.goals.iter().enumerate() {
+                    if let Some(problem) = goal_problem(&a.mask, &self.obstacle) {
+                        errors.push(Error::invalid(file, format!("groups[{i}].goals[{k}]"), problem));
+                    }
+                }
+            }
+        }
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(Error::Many(errors)),
+        }
+    }
+
+    /// What is wrong with `(x, y)` as a walker's centre: `None` for a finite point inside the
+    /// domain (`[0, width) x [0, height)`) and, with `walls`, in a free cell.
+    pub fn position_problem(&self, x: f32, y: f32, walls: bool) -> Option<String> {
+        let (xf, yf) = (x as f64, y as f64);
+        // As f32 prints them: 0.1, not the f64 0.10000000149011612.
+        let point = || format!("({x:?}, {y:?})");
+        if !(x.is_finite() && y.is_finite()) {
+            return Some(format!("{}: expected a finite position in metres", point()));
+        }
+        let Some((r, c)) = self.grid.cell_of(xf, yf) else {
+            return Some(format!(
+                "{}: expected a position inside the domain, [0, {}) x [0, {}) m",
+                point(),
+                num(self.grid.width()),
+                num(self.grid.height())
+            ));
+        };
+        (walls && self.obstacle.get((r, c)).copied().unwrap_or(false)).then(|| {
+            format!(
+                "{}: in the obstacle cell (row {r}, col {c}): expected a position in a free cell",
+                point()
+            )
+        })
     }
 }

@@ -136,7 +136,7 @@ fn negative_numbers_reach_the_programs_own_checks() {
     let cases: [(Vec<&str>, &str); 4] = [
         (
             vec!["simulate", s(&map), "--out", s(&out), "--max-time", "-5"],
-            "--max-time: -5: expected a positive number of seconds",
+            "--max-time: -5: expected a positive, finite number of seconds",
         ),
         (
             vec!["simulate", s(&map), "--out", s(&out), "--dt", "-0.5"],

@@ -394,8 +394,8 @@ fn follower_speed(width: f64) -> f32 {
     scene.groups.push(group);
     let mut sim = Simulation::builder(scene).build().unwrap();
     let y = (width / 2.0) as f32;
-    sim.set_position(0, 10.0, y);
-    sim.set_position(1, 9.0, y);
+    sim.set_position(0, 10.0, y).unwrap();
+    sim.set_position(1, 9.0, y).unwrap();
     sim.step();
     let (vx, vy) = sim.velocities();
     (vx[1] * vx[1] + vy[1] * vy[1]).sqrt()

@@ -618,7 +618,7 @@ fn a_walker_beyond_a_stopped_march_is_not_reported_unreachable() {
                 d(a).total_cmp(&d(b))
             })
             .unwrap();
-        sim.set_position(i, 30.7, 20.7);
+        sim.set_position(i, 30.7, 20.7).unwrap();
         let far = sim.scene().grid.cell_of(30.7, 20.7).unwrap();
         (sim.report().total.remaining, sim.potentials()[0][far])
     };

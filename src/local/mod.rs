@@ -296,8 +296,8 @@ impl GroupCfg {
     }
 }
 
-/// Per-group configurations of a scene; agents whose group index is past the scene's groups
-/// use `fallback`.
+/// Per-group configurations of a scene, and `fallback`, the default one (the layer's checks
+/// refuse agents whose group index is past the scene's groups; the GPU's records end with it).
 pub(crate) struct Groups {
     pub(crate) cfg: Vec<GroupCfg>,
     pub(crate) fallback: GroupCfg,
@@ -565,26 +565,13 @@ impl LocalLayer {
         Ok(stats)
     }
 
-    fn check(agents: &Agents, preferred: Option<&[[f32; 2]]>, dt: f32) -> Result<()> {
+    /// The checks [`LocalLayer::step`] and [`LocalLayer::flock`] run before changing anything:
+    /// the scene's grid ([`crate::scene::check_grid`]), the agents on the scene
+    /// ([`Agents::check_on`], walls aside), one finite preferred velocity per agent, and `dt`.
+    fn check(scene: &Scene, agents: &Agents, preferred: Option<&[[f32; 2]]>, dt: f32) -> Result<()> {
+        crate::scene::check_grid(&scene.grid, &scene.name)?;
+        agents.check_on(scene, false)?;
         let n = agents.len();
-        let cols = [
-            ("id", agents.id.len()),
-            ("y", agents.y.len()),
-            ("vx", agents.vx.len()),
-            ("vy", agents.vy.len()),
-            ("group", agents.group.len()),
-            ("radius", agents.radius.len()),
-            ("max_speed", agents.max_speed.len()),
-        ];
-        for (name, len) in cols {
-            if len != n {
-                return Err(Error::invalid(
-                    "<agents>",
-                    name,
-                    format!("{len} entries, expected {n} (one per agent)"),
-                ));
-            }
-        }
         if let Some(p) = preferred
             && p.len() != n
         {
@@ -592,6 +579,17 @@ impl LocalLayer {
                 "<local step>",
                 "preferred",
                 format!("{} velocities for {n} agents", p.len()),
+            ));
+        }
+        if let Some((i, v)) = preferred.and_then(|p| {
+            p.iter()
+                .enumerate()
+                .find(|(_, v)| !(v[0].is_finite() && v[1].is_finite()))
+        }) {
+            return Err(Error::invalid(
+                "<local step>",
+                format!("preferred[{i}]"),
+                format!("({:?}, {:?}): expected a finite velocity in m/s", v[0], v[1]),
             ));
         }
         if !(dt > 0.0 && dt.is_finite()) {
@@ -607,8 +605,11 @@ impl LocalLayer {
     /// One step of the local layer: from each agent's preferred velocity (the continuum
     /// field's, `preferred[i]` in m/s) compute its new velocity (boids offset, ORCA), move it
     /// by `velocity * dt` stopping at walls, and write positions and velocities into `agents`.
-    /// Fails (changing nothing) when `preferred` or the agents' columns have the wrong length
-    /// or `dt` is not positive.
+    /// Fails (changing nothing) when the scene's grid has no cells or a cell size that is not
+    /// positive and finite, when `preferred` or the agents' columns have the wrong length, when
+    /// an agent's group index is past the scene's groups, its position is not finite or
+    /// outside the domain, its velocity or preferred velocity is not finite, or when `dt` is
+    /// not positive; the error names the field, the agent's index and the value.
     pub fn step(
         &mut self,
         scene: &Scene,
@@ -616,7 +617,7 @@ impl LocalLayer {
         preferred: &[[f32; 2]],
         dt: f32,
     ) -> Result<LocalStats> {
-        Self::check(agents, Some(preferred), dt)?;
+        Self::check(scene, agents, Some(preferred), dt)?;
         let mode = self.mode;
         let groups = Groups::of(scene, false);
         if self.device.is_some() {
@@ -702,8 +703,9 @@ impl LocalLayer {
     /// velocity changes by its boids steering plus the wall probes, clamped to `a_max`, over
     /// `dt`, then to `v_max`; agents bounce off walls and the domain border. Groups without
     /// boids parameters flock with [`BoidsParams::default`]. The layer's mode is not used.
+    /// Fails (changing nothing) on the scenes and agents [`LocalLayer::step`] refuses.
     pub fn flock(&mut self, scene: &Scene, agents: &mut Agents, dt: f32) -> Result<LocalStats> {
-        Self::check(agents, None, dt)?;
+        Self::check(scene, agents, None, dt)?;
         let groups = Groups::of(scene, true);
         if self.device.is_some() {
             return self.device_step(scene, agents, None, &groups, dt);
@@ -836,7 +838,8 @@ mod tests {
 
     #[test]
     fn none_mode_clamps_and_moves() {
-        let scene = Scene::empty("t", Grid::new(10, 10, 1.0));
+        let mut scene = Scene::empty("t", Grid::new(10, 10, 1.0));
+        scene.groups = workload::open_crowd(1, 1.0).0.groups;
         let mut a = Agents::default();
         a.push(0, 1.0, 1.0, 0, 0.2, 1.0);
         let mut l = LocalLayer::new(LocalMode::None, LocalBackend::CpuSingle).unwrap();

@@ -111,8 +111,8 @@ impl SimulationBuilder {
         self
     }
 
-    /// Start from these agents (ids `0..n` in order) instead of spawning from the seed.
-    /// See the [module example](self).
+    /// Start from these agents (ids `0..n` in order) instead of spawning from the seed;
+    /// [`SimulationBuilder::build`] checks them. See the [module example](self).
     pub fn agents(mut self, agents: Agents) -> Self {
         self.agents = Some(agents);
         self
@@ -166,14 +166,20 @@ impl SimulationBuilder {
         self
     }
 
-    /// Checks the configuration, spawns the agents (unless given), opens the GPU and the local
-    /// layer as asked, and returns the simulation at time 0. See the [module example](self).
+    /// Checks the scene, the agents and the configuration, spawns the agents (unless given),
+    /// opens the GPU and the local layer as asked, and returns the simulation at time 0. See
+    /// the [module example](self).
     ///
     /// # Errors
     /// [`crate::Error::Invalid`] naming the [`SimConfig`] field for a configuration that cannot
     /// run (a time step that is not positive or lets a walker cross more than a cell, a time
-    /// limit shorter than one step or of more than [`super::MAX_STEPS`] steps, `replan_every`
-    /// 0, second order on the GPU); the spawn's errors; [`crate::Error::Gpu`] when
+    /// limit that is not finite, shorter than one step or of more than [`super::MAX_STEPS`]
+    /// steps, `replan_every` 0, second order on the GPU); the scene's problems
+    /// ([`Scene::check`]: masks of another shape than the grid, a goal without a free cell, a
+    /// grid without cells or with a cell size that is not positive and finite); the given
+    /// agents' ([`crate::agents::Agents::check_on`]: columns of different lengths, a group
+    /// index past the scene's groups, a position that is not finite, outside the domain or in
+    /// an obstacle cell); the spawn's errors; [`crate::Error::Gpu`] when
     /// [`Backend::Gpu`] or [`LocalBackend::Gpu`] finds no adapter.
     pub fn build(self) -> Result<Simulation> {
         let Self {
@@ -188,13 +194,14 @@ impl SimulationBuilder {
             model_source,
         } = self;
         crate::gpu::check_order(backend, config.order)?;
+        scene.check()?;
         let agents = match agents {
             Some(agents) => agents,
             None => spawn::spawn_agents(&scene, config.seed)?,
         };
         let seed = config.seed;
         let order = config.order;
-        let mut sim = Simulation::with_agents(scene, config, agents)?;
+        let mut sim = Simulation::with_agents_on_checked(scene, config, agents)?;
         sim.model_source = model_source;
         if let Some(w) = model_warning(&sim.scene) {
             sim.model_warnings.push(w);

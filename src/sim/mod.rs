@@ -96,7 +96,9 @@ pub struct SimConfig {
     /// Time step, seconds; `None` picks `min(DEFAULT_DT, AUTO_DT_CFL * cell_size / v_max)`.
     pub dt: Option<f64>,
     /// Time limit, seconds: the run stops, even if agents remain, after the last whole step of
-    /// `dt` that does not pass it (never later). A limit shorter than one step is refused.
+    /// `dt` that does not pass it (never later: [`Simulation::step`] does nothing once
+    /// [`Simulation::finished`]). A limit shorter than one step, of more than [`MAX_STEPS`]
+    /// steps, or not finite (an endless game loop sets a long one) is refused.
     pub max_time: f64,
     /// Seed of the spawn positions and speeds.
     pub seed: u64,
@@ -422,7 +424,20 @@ impl Simulation {
 
     /// A simulation of the given agents (ids must be `0..n`); [`SimulationBuilder::agents`]
     /// does the same with everything else a run may need.
+    ///
+    /// # Errors
+    /// As [`SimulationBuilder::build`]: the scene's problems ([`Scene::check`]), the agents'
+    /// ([`Agents::check_on`]: columns of different lengths, a group index past the scene's
+    /// groups, a position that is not finite, outside the domain or in an obstacle cell) and
+    /// the configuration's.
     pub fn with_agents(scene: Scene, config: SimConfig, agents: Agents) -> Result<Self> {
+        scene.check()?;
+        Self::with_agents_on_checked(scene, config, agents)
+    }
+
+    /// [`Simulation::with_agents`] on a scene [`Scene::check`] has passed.
+    pub(crate) fn with_agents_on_checked(scene: Scene, config: SimConfig, agents: Agents) -> Result<Self> {
+        agents.check_on(&scene, true)?;
         let grid = scene.grid;
         if config.replan_every == 0 {
             return Err(Error::invalid(
@@ -435,7 +450,10 @@ impl Simulation {
             return Err(Error::invalid(
                 crate::error::OPTIONS,
                 "SimConfig.max_time",
-                format!("{}: expected a positive number of seconds", config.max_time),
+                format!(
+                    "{}: expected a positive, finite number of seconds",
+                    config.max_time
+                ),
             ));
         }
         if agents.id.iter().enumerate().any(|(i, &id)| id as usize != i) {
@@ -744,7 +762,9 @@ impl Simulation {
         Ok(())
     }
 
-    /// One step of SPEC §1. Returns the number of agents that arrived during it.
+    /// One step of SPEC §1. Returns the number of agents that arrived during it. Once
+    /// [`Simulation::finished`] (every agent out, or the time limit reached) it does nothing and
+    /// returns 0, so `time` never passes `max_time`.
     ///
     /// With a GPU ([`SimulationBuilder::backend`]) the splat, the speed and cost fields,
     /// (on replanning steps) the potentials and their gradients, and every walker's field
@@ -754,6 +774,9 @@ impl Simulation {
     /// A GPU error switches the run to the CPU for good, with the reason in
     /// [`Simulation::gpu_fallback`].
     pub fn step(&mut self) -> usize {
+        if self.finished() {
+            return 0;
+        }
         let grid = self.scene.grid;
         let due = self.steps.is_multiple_of(self.config.replan_every);
         let t0 = Instant::now();
@@ -895,12 +918,12 @@ impl Simulation {
     /// short of: a walker pushed far since, or no walker near) a whole-grid march of that group
     /// on the last step's cost, solved here once per group. The CPU march is deterministic, so this is the
     /// value a run with [`SimConfig::full_potentials`] holds; the report uses it to tell
-    /// unreachable walkers from the others.
+    /// unreachable walkers from the others. `+inf` (no way out) for a group that is not one of
+    /// the scene's, a cell outside the grid, or before the first step.
     pub fn whole_potential_at(&self, group: usize, rc: (usize, usize)) -> f64 {
-        let Some(phi) = self.potentials().get(group) else {
+        let Some(&value) = self.potentials().get(group).and_then(|phi| phi.get(rc)) else {
             return f64::INFINITY;
         };
-        let value = phi[rc];
         if value.is_finite() || !self.potentials_partial {
             return value;
         }
@@ -1177,11 +1200,29 @@ impl Simulation {
     /// (a scripted move): the next step starts from there, and the report reads it as where the
     /// agent stands. Every cache that depends on positions is rebuilt by the step itself.
     ///
-    /// # Panics
-    /// When `i` is not an index of [`Simulation::agents`].
-    pub fn set_position(&mut self, i: usize, x: f32, y: f32) {
+    /// # Errors
+    /// [`Error::Invalid`], leaving the agent where it was, when `i` is not an index of
+    /// [`Simulation::agents`] or `(x, y)` is not a finite point inside the domain in a free
+    /// (non-obstacle) cell ([`Scene::position_problem`]).
+    pub fn set_position(&mut self, i: usize, x: f32, y: f32) -> Result<()> {
+        let n = self.agents.len();
+        if i >= n {
+            return Err(Error::invalid(
+                "<set_position>",
+                "i",
+                format!("{i}: expected the index of one of the {n} agents"),
+            ));
+        }
+        if let Some(problem) = self.scene.position_problem(x, y, true) {
+            return Err(Error::invalid(
+                "<set_position>",
+                format!("x, y of agent {i}"),
+                problem,
+            ));
+        }
         self.agents.x[i] = x;
         self.agents.y[i] = y;
+        Ok(())
     }
 
     /// Whether agent `i` (an index into [`Simulation::agents`]) is still waiting out its
