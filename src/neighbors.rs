@@ -132,6 +132,15 @@ impl NeighborGrid {
         (bx, by)
     }
 
+    /// Gives the grid the geometry [`NeighborGrid::new`] gives for these arguments, keeping its
+    /// buffers, so that a grid rebuilt every step over a moving extent allocates nothing once
+    /// its buffers have grown.
+    pub fn reshape(&mut self, width: f32, height: f32, bin_size: f32) {
+        let shaped = Self::new(width, height, bin_size);
+        (self.bin_size, self.inv_bin_size) = (shaped.bin_size, shaped.inv_bin_size);
+        (self.bins_x, self.bins_y) = (shaped.bins_x, shaped.bins_y);
+    }
+
     /// Sorts the agents at `xs, ys` into bins: count, prefix sum, scatter, on all rayon threads
     /// for large crowds (see [`NeighborGrid::rebuild_with_slots`]).
     pub fn rebuild(&mut self, xs: &[f32], ys: &[f32]) {

@@ -70,7 +70,7 @@ impl CollisionCounter {
         let bin = (2.0 * r_max)
             .max(w.max(h) / MAX_COLLISION_BINS_PER_AXIS)
             .max(1e-3);
-        self.grid = NeighborGrid::new(w, h, bin);
+        self.grid.reshape(w, h, bin);
         self.grid.rebuild(&agents.x, &agents.y);
         let grid = &self.grid;
         self.per_agent.resize(n, (0, 0, 0.0, 0.0));
@@ -235,26 +235,48 @@ mod tests {
         assert!((c.max_depth - 0.01).abs() < 1e-4, "{c:?}");
     }
 
-    #[test]
-    fn collisions_match_all_pairs_on_random_points() {
+    /// `n` agents of random radii at random points of a `side` x `side` square, and the pairs
+    /// closer than the sum of their radii, counted pair by pair.
+    fn random_crowd(n: u32, side: f32, seed: u32) -> (Agents, usize) {
         let mut a = Agents::default();
-        let mut s = 12345u32;
+        let mut s = seed;
         let mut rnd = || {
             s = s.wrapping_mul(1664525).wrapping_add(1013904223);
             (s >> 8) as f32 / (1u32 << 24) as f32
         };
-        for i in 0..400 {
-            a.push(i, rnd() * 20.0, rnd() * 20.0, 0, 0.1 + 0.3 * rnd(), 1.0);
+        for i in 0..n {
+            a.push(i, rnd() * side, rnd() * side, 0, 0.1 + 0.3 * rnd(), 1.0);
         }
         let mut brute = 0;
-        for i in 0..400 {
-            for j in i + 1..400 {
+        for i in 0..a.len() {
+            for j in i + 1..a.len() {
                 let d = ((a.x[i] - a.x[j]).powi(2) + (a.y[i] - a.y[j]).powi(2)).sqrt();
                 brute += (d < a.radius[i] + a.radius[j]) as usize;
             }
         }
+        (a, brute)
+    }
+
+    #[test]
+    fn collisions_match_all_pairs_on_random_points() {
+        let (a, brute) = random_crowd(400, 20.0, 12345);
         assert!(brute > 10);
         assert_eq!(CollisionCounter::default().count(&a).pairs, brute);
+    }
+
+    /// One counter, its bin grid reused, over crowds of other sizes and extents (larger, then
+    /// smaller, then larger again): every count is the pair-by-pair one.
+    #[test]
+    fn a_reused_counter_counts_each_crowd_afresh() {
+        let mut counter = CollisionCounter::default();
+        for (k, (n, side)) in [(400, 20.0), (600, 60.0), (50, 4.0), (300, 15.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let (a, brute) = random_crowd(n, side, 777 + k as u32);
+            assert!(brute > 5, "crowd {k}: {brute} pairs");
+            assert_eq!(counter.count(&a).pairs, brute, "crowd {k}");
+        }
     }
 
     #[test]
