@@ -33,8 +33,8 @@
 //! use crowdfield::local::{quality, LocalBackend, LocalLayer, LocalMode};
 //! let scene = crowdfield::map::load(std::path::Path::new("maps/corridor.json"))?;
 //! let mut agents = Agents::default();
-//! agents.push(0, 10.0, 2.0, 0, 0.25, 1.3); // id, x, y, group, radius, max speed
-//! agents.push(1, 11.0, 2.0, 0, 0.25, 1.3);
+//! agents.push(0, 10.0, 1.0, 0, 0.25, 1.3); // id, x, y, group, radius, max speed
+//! agents.push(1, 11.0, 1.0, 0, 0.25, 1.3);
 //! let mut local = LocalLayer::new(LocalMode::BoidsOrca, LocalBackend::CpuMulti)?; // once
 //! let mut jams = quality::JamTracker::default();
 //! let mut collisions = quality::CollisionCounter::default();
