@@ -31,6 +31,7 @@
 //! assert_eq!(sol.unreachable, 0);
 //! ```
 
+mod bucket_band;
 mod fmm;
 pub mod grids;
 mod heap;
