@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""crowdfield.travel_time against skfmm.travel_time, from Python, in one process.
+"""crowdfield.travel_time and .distance against scikit-fmm's, from Python, in one process.
 
-Both are called the same way (`travel_time(phi, speed, dx=..., order=...)`), single thread,
-and timed around the call, so the times include the Python call overhead and the conversion of
-the result (scikit-fmm's and crowdfield's masked arrays). Grids: a point source at the centre
-of a uniform unit speed (errors against the exact distance, over every cell but the source),
-and a maze of 1-cell walls and 7-cell corridors with the source in a corner (no exact solution:
-the table gives how far the two tools agree). Each figure is the best of --repeats calls.
+Both are called the same way (`travel_time(phi, speed, dx=..., order=...)`, or
+`distance(phi, dx=..., order=...)`), single thread, and timed around the call, so the times
+include the Python call overhead and the conversion of the result (scikit-fmm's and
+crowdfield's masked arrays). Cases: `point`, the travel time from a point source at the centre
+of a uniform unit speed (errors against the exact distance, over every cell but the source);
+`maze`, the travel time through a maze of 1-cell walls and 7-cell corridors from a corner (no
+exact solution: the table gives how far the two tools agree); `circle`, the signed distance
+from a circle of radius 0.15 n off the grid's centre (errors against the exact signed
+distance). Each figure is the best of --repeats calls.
 
 Usage (from the repository root, with the package built in release mode, e.g.
 `pip install ./python`):
@@ -78,7 +81,22 @@ def filled(a):
     return np.ma.filled(a.astype(np.float64), np.inf) if np.ma.isMaskedArray(a) else a
 
 
+def circle_case(n, order, repeats):
+    """The signed distance from a circle whose centre is off the cells' grid."""
+    r, c = np.indices((n, n))
+    exact = np.hypot(r - (n / 2 + 0.3), c - (n / 2 - 0.2)) - 0.15 * n
+    (t_sk, c_sk), sk = best_of(repeats, lambda: skfmm.distance(exact, dx=1.0, order=order))
+    (t_cf, c_cf), cf = best_of(repeats, lambda: crowdfield.distance(exact, dx=1.0, order=order))
+    return dict(case="circle", n=n, order=order, skfmm_s=t_sk, crowdfield_s=t_cf,
+                speedup=t_sk / t_cf, skfmm_cpu_s=c_sk, crowdfield_cpu_s=c_cf,
+                cpu_speedup=c_sk / c_cf, agree=float(np.max(np.abs(sk - cf))),
+                same_cells=True, err_skfmm=float(np.max(np.abs(sk - exact))),
+                err_crowdfield=float(np.max(np.abs(cf - exact))))
+
+
 def case(name, n, order, repeats):
+    if name == "circle":
+        return circle_case(n, order, repeats)
     speed = np.ones((n, n))
     phi = np.ones((n, n))
     if name == "point":
@@ -123,7 +141,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[512, 2048, 4096])
     ap.add_argument("--orders", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--cases", nargs="+", default=["point", "maze"])
+    ap.add_argument("--cases", nargs="+", default=["point", "maze", "circle"],
+                    choices=["point", "maze", "circle"])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args()
@@ -138,7 +157,7 @@ def main():
     if args.markdown:
         print(f"Machine: {cpu_model()}, one thread; "
               f"scikit-fmm {getattr(skfmm, '__version__', '?')}, crowdfield {crowdfield.__version__}.\n")
-        print("| grid | source | order | crowdfield.travel_time | skfmm.travel_time | ratio | "
+        print("| grid | case | order | crowdfield | scikit-fmm | ratio | "
               "CPU time ratio | max error crowdfield / skfmm | max difference between them |")
         print("|---|---|---|---|---|---|---|---|---|")
         for r in rows:

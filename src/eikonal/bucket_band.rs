@@ -10,19 +10,26 @@
 //! those frozen, as scikit-fmm's can) goes into that bucket; one beyond the ring waits in an
 //! overflow list until the ring reaches it.
 //!
-//! The buckets are about as many per step as the band has cells, so that a bucket holds one or
-//! two: the band is renumbered when it grows or shrinks fourfold. A bucket is a circular doubly
+//! The buckets are about as many per step as the band has cells, so that a bucket holds about
+//! one: the band is renumbered when it grows fourfold or shrinks sixteenfold. A bucket is a circular doubly
 //! linked list through the entries, from a sentinel, so linking and unlinking take no branches;
 //! the sentinels and the entries live in one table (the entries after the sentinels, by handle,
 //! and handles are reused), so a small band stays in a few cache lines however far the front has
 //! come.
 
 /// The fewest buckets per step.
-const MIN_PER_STEP: usize = 16;
+const MIN_PER_STEP: usize = 32;
 /// The most buckets per step.
 const MAX_PER_STEP: usize = 1 << 16;
-/// The ring spans this many steps before entries overflow.
-const RING_STEPS: usize = 4;
+/// The ring spans this many steps before entries overflow (a band spans about one).
+const RING_STEPS: usize = 2;
+/// The ring has a whole number of bitmap words.
+const _: () = assert!(MIN_PER_STEP * RING_STEPS >= 64 && MIN_PER_STEP.is_power_of_two());
+
+/// Buckets per step for a band of `len` entries: about one entry per bucket.
+fn per_step_for(len: usize) -> usize {
+    len.next_power_of_two().clamp(MIN_PER_STEP, MAX_PER_STEP)
+}
 
 /// A sentinel or an entry: the key (`|value|`), its cell, its list's sentinel and its
 /// neighbours in the list, as indices into [`BucketBand::nodes`].
@@ -115,7 +122,7 @@ impl<const SIGNED: bool> BucketBand<SIGNED> {
     /// Numbers the buckets of an empty band for `len` entries from `smallest` up.
     pub(super) fn prepare(&mut self, len: usize, smallest: f64) {
         debug_assert_eq!(self.len, 0);
-        let per_step = len.next_power_of_two().clamp(MIN_PER_STEP, MAX_PER_STEP);
+        let per_step = per_step_for(len);
         self.first = 0;
         self.per_key = per_step as f64 / self.step;
         self.first = self.number(smallest);
@@ -364,7 +371,7 @@ impl<const SIGNED: bool> BucketBand<SIGNED> {
     fn fit_buckets(&mut self) {
         let (len, per_step) = (self.len, self.per_step);
         if len > 4 * per_step && per_step < MAX_PER_STEP || 16 * len < per_step && per_step > MIN_PER_STEP {
-            self.renumber((len.next_power_of_two() * 4).clamp(MIN_PER_STEP, MAX_PER_STEP));
+            self.renumber(per_step_for(len));
         }
     }
 
@@ -423,6 +430,15 @@ impl<const SIGNED: bool> BucketBand<SIGNED> {
             at = node.next;
         }
         Some(self.take(best))
+    }
+
+    /// The cell of an entry in the bucket last popped from, if it holds one: most likely the
+    /// next to pop.
+    #[inline(always)]
+    pub(super) fn first_cell(&self) -> Option<u32> {
+        let list = (self.first & self.ring_mask) as u32;
+        let at = self.node(list).next;
+        (at != list).then(|| self.node(at).cell)
     }
 
     /// A cell whose key is `key`, the one just popped, taken out; `None` if no other has it.

@@ -775,6 +775,14 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
             let edge = self.freeze(first as usize, v);
             let key = v.abs();
             let Some((second, v)) = self.heap.pop_tie(key) else {
+                // The next cell to freeze is most likely the band's first now: ask for its row
+                // and the rows beside it while this one's neighbours are updated.
+                if let Some(next) = self.heap.first_cell() {
+                    let (next, w) = (next as usize, self.grid.cols);
+                    self.prefetch(next - w);
+                    self.prefetch(next);
+                    self.prefetch(next + w);
+                }
                 self.relax_around(first as usize, edge);
                 continue;
             };
@@ -1159,6 +1167,15 @@ impl<const SIGNED: bool> NarrowBand<SIGNED> {
         }
     }
 
+    /// The cell the next pop most likely gives (where that is cheap to tell).
+    #[inline(always)]
+    fn first_cell(&self) -> Option<u32> {
+        match &self.buckets {
+            Some(b) if self.in_buckets => b.first_cell(),
+            _ => self.heap.first_cell(),
+        }
+    }
+
     /// Another cell whose `|value|` is `key`, the one just popped, taken out; `None` if none
     /// is.
     #[inline(always)]
@@ -1271,6 +1288,12 @@ impl<const SIGNED: bool> Heap<SIGNED> {
         self.signed.clear();
         self.free.clear();
         self.free_len = 0;
+    }
+
+    /// The cell of the smallest entry.
+    #[inline(always)]
+    fn first_cell(&self) -> Option<u32> {
+        (self.len > 0).then(|| (self.entry_at(0) >> 32) as u32)
     }
 
     /// The smallest entry's key.
