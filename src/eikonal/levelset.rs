@@ -24,13 +24,11 @@
 //! returns): a frozen cell's word is its value; any other cell's is a NaN that carries its state,
 //! so an update reads its neighbours' values without looking at their states. The words are
 //! on 2 MiB pages where Linux offers them, and the row a newly reached cell's update will read
-//! is prefetched. The narrow band is an 8-ary heap, a node's children's keys in one cache line,
-//! whose entries are found through handles in a small table; where every cell has the same
-//! speed, a large band moves to buckets (`bucket_band.rs`). One pass over the
-//! input lays out the words and finds the contour; where every speed is the same, `1 / speed^2`
-//! is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
+//! is prefetched, as are the rows around the cell the next pop most likely gives. The narrow
+//! band is an 8-ary heap, a node's children's keys in one cache line, whose entries are found
+//! through handles in a small table. One pass over the input lays out the words and finds the
+//! contour; where every speed is the same, `1 / speed^2` is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
 
-use super::bucket_band::BucketBand;
 use super::heap::{HeapLines, LINE};
 use super::scratch::advise_huge_pages;
 use super::widest::with_widest_instructions;
@@ -386,18 +384,11 @@ fn lay_out_and_march_inline(words: &mut [u64], input: &Input) -> Option<Result<u
         uniform_rhs: uniform_speed.map(|s| 1.0 / (s * s)),
         idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
     };
-    // One step's time, where every cell has the same speed: a large band fits buckets.
-    let widest = spacing[0].max(spacing[1]);
-    let step = match (input.speed, grid.uniform_rhs) {
-        (None, _) => Some(widest),
-        (Some(_), Some(rhs)) => Some(widest * rhs.sqrt()),
-        (Some(_), None) => None,
-    };
     match (input.order, input.speed.is_none()) {
-        (Order::First, true) => Marcher::<false, true>::new(grid, step).run(&starts),
-        (Order::Second, true) => Marcher::<true, true>::new(grid, step).run(&starts),
-        (Order::First, false) => Marcher::<false, false>::new(grid, step).run(&starts),
-        (Order::Second, false) => Marcher::<true, false>::new(grid, step).run(&starts),
+        (Order::First, true) => Marcher::<false, true>::new(grid).run(&starts),
+        (Order::Second, true) => Marcher::<true, true>::new(grid).run(&starts),
+        (Order::First, false) => Marcher::<false, false>::new(grid).run(&starts),
+        (Order::Second, false) => Marcher::<true, false>::new(grid).run(&starts),
     }
     // The words become the values, in place.
     let mut unreached = 0;
@@ -657,33 +648,16 @@ struct Grid<'a> {
 /// One march: second or first order (`SECOND`), signed distance or travel time (`DISTANCE`).
 struct Marcher<'a, const SECOND: bool, const DISTANCE: bool> {
     grid: Grid<'a>,
-    heap: NarrowBand<DISTANCE>,
+    heap: Heap<DISTANCE>,
 }
 
 impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE> {
-    /// A march on `grid`; `step` is one step's time where every cell has the same speed.
     #[inline(always)]
-    fn new(grid: Grid<'a>, step: Option<f64>) -> Self {
+    fn new(grid: Grid<'a>) -> Self {
         Marcher {
             grid,
-            heap: NarrowBand::new(step),
+            heap: Heap::default(),
         }
-    }
-
-    /// Moves the band to the structure that suits its size, giving the cells whose entries
-    /// moved their new handles.
-    #[inline(always)]
-    fn fit_band(&mut self) {
-        if !self.heap.needs_move() {
-            return;
-        }
-        let mut moved = std::mem::take(&mut self.heap.moved);
-        self.heap.move_entries(&mut moved);
-        for &(cell, handle) in &moved {
-            let word = self.word(cell as usize);
-            self.set_word(cell as usize, word & !HANDLE | u64::from(handle));
-        }
-        self.heap.moved = moved;
     }
 
     /// The word of cell `i`.
@@ -767,15 +741,11 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     #[inline(always)]
     fn march(&mut self) {
         let mut ties: Vec<(usize, bool)> = Vec::new();
-        loop {
-            self.fit_band();
-            let Some((first, v)) = self.heap.pop() else {
-                break;
-            };
+        while let Some((first, v)) = self.heap.pop() {
             let edge = self.freeze(first as usize, v);
             let key = v.abs();
-            let Some((second, v)) = self.heap.pop_tie(key) else {
-                // The next cell to freeze is most likely the band's first now: ask for its row
+            if self.heap.peek() != Some(key) {
+                // The next cell to freeze is most likely the heap's first now: ask for its row
                 // and the rows beside it while this one's neighbours are updated.
                 if let Some(next) = self.heap.first_cell() {
                     let (next, w) = (next as usize, self.grid.cols);
@@ -785,13 +755,12 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
                 }
                 self.relax_around(first as usize, edge);
                 continue;
-            };
+            }
             // Cells of the same value are frozen together before any is relaxed around.
             ties.clear();
             ties.push((first as usize, edge));
-            let edge = self.freeze(second as usize, v);
-            ties.push((second as usize, edge));
-            while let Some((i, v)) = self.heap.pop_tie(key) {
+            while self.heap.peek() == Some(key) {
+                let (i, v) = self.heap.pop().expect("peeked");
                 let edge = self.freeze(i as usize, v);
                 ties.push((i as usize, edge));
             }
@@ -1067,129 +1036,6 @@ fn frozen_word_or_state(word: u64, state: u64) -> bool {
     !frozen(word) && word & STATE == state
 }
 
-/// The narrow band: the heap while it is small; where every cell has the same speed, buckets
-/// ([`BucketBand`]) while it is large, which take a push or an update without comparisons
-/// (BENCHMARKS.md has the sizes where each is faster).
-struct NarrowBand<const SIGNED: bool> {
-    heap: Heap<SIGNED>,
-    /// The buckets, where every cell has the same speed.
-    buckets: Option<BucketBand<SIGNED>>,
-    /// Whether the entries are in `buckets`.
-    in_buckets: bool,
-    /// Entries on their way from one structure to the other, then their cells and new handles.
-    moved: Vec<(u32, u32)>,
-}
-
-/// The band's size above which it moves to buckets (in the tests, a size that small grids
-/// reach, so that both structures and the moves between them run).
-const TO_BUCKETS: usize = if cfg!(test) { 8 } else { 1024 };
-/// The band's size below which it moves back to the heap.
-const TO_HEAP: usize = if cfg!(test) { 4 } else { 256 };
-
-impl<const SIGNED: bool> NarrowBand<SIGNED> {
-    fn new(step: Option<f64>) -> Self {
-        NarrowBand {
-            heap: Heap::default(),
-            buckets: step.map(BucketBand::new),
-            in_buckets: false,
-            moved: Vec::new(),
-        }
-    }
-
-    /// The buckets, which hold the entries.
-    #[inline(always)]
-    fn buckets(&mut self) -> &mut BucketBand<SIGNED> {
-        debug_assert!(self.in_buckets);
-        // SAFETY: `in_buckets` is set only where `buckets` is `Some`.
-        unsafe { self.buckets.as_mut().unwrap_unchecked() }
-    }
-
-    /// Whether the band has outgrown its structure, or shrunk below the buckets.
-    #[inline(always)]
-    fn needs_move(&self) -> bool {
-        match &self.buckets {
-            Some(b) if self.in_buckets => b.len() < TO_HEAP,
-            Some(_) => self.heap.len > TO_BUCKETS,
-            None => false,
-        }
-    }
-
-    /// Moves every entry to the other structure, leaving in `moved` each one's cell and new
-    /// handle.
-    #[cold]
-    fn move_entries(&mut self, moved: &mut Vec<(u32, u32)>) {
-        let mut entries = Vec::new();
-        if self.in_buckets {
-            self.buckets().drain(&mut entries);
-        } else {
-            self.heap.drain(&mut entries);
-            let smallest = entries
-                .iter()
-                .map(|&(_, v)| v.abs())
-                .fold(f64::INFINITY, f64::min);
-            let len = entries.len();
-            self.buckets
-                .as_mut()
-                .expect("moves to buckets only where there are")
-                .prepare(len, smallest);
-        }
-        self.in_buckets = !self.in_buckets;
-        moved.clear();
-        for (cell, v) in entries {
-            moved.push((cell, self.push(cell, v)));
-        }
-    }
-
-    #[inline(always)]
-    fn push(&mut self, cell: u32, v: f64) -> u32 {
-        if self.in_buckets {
-            self.buckets().push(cell, v)
-        } else {
-            self.heap.push(cell, v)
-        }
-    }
-
-    #[inline(always)]
-    fn set(&mut self, handle: u32, v: f64) {
-        if self.in_buckets {
-            self.buckets().set(handle, v)
-        } else {
-            self.heap.set(handle, v)
-        }
-    }
-
-    #[inline(always)]
-    fn pop(&mut self) -> Option<(u32, f64)> {
-        if self.in_buckets {
-            self.buckets().pop()
-        } else {
-            self.heap.pop()
-        }
-    }
-
-    /// The cell the next pop most likely gives (where that is cheap to tell).
-    #[inline(always)]
-    fn first_cell(&self) -> Option<u32> {
-        match &self.buckets {
-            Some(b) if self.in_buckets => b.first_cell(),
-            _ => self.heap.first_cell(),
-        }
-    }
-
-    /// Another cell whose `|value|` is `key`, the one just popped, taken out; `None` if none
-    /// is.
-    #[inline(always)]
-    fn pop_tie(&mut self, key: f64) -> Option<(u32, f64)> {
-        if self.in_buckets {
-            self.buckets().pop_tie(key)
-        } else if self.heap.peek() == Some(key) {
-            self.heap.pop()
-        } else {
-            None
-        }
-    }
-}
-
 /// The narrow band: an indexed 8-ary min-heap of cells ordered by `|value|`, whose values may
 /// rise as well as fall (scikit-fmm's updates can raise a narrow-band value). The keys are the
 /// values' magnitudes; with `SIGNED` (the distance) each entry's signed value is kept by its
@@ -1268,26 +1114,6 @@ impl<const SIGNED: bool> Heap<SIGNED> {
     fn set_key_at(&mut self, at: usize, key: f64) {
         // SAFETY: as `key_at`.
         unsafe { self.keys.set(at, key) }
-    }
-
-    /// Takes every entry out, adding its cell and value to `into`; the heap is empty after,
-    /// with no handles.
-    fn drain(&mut self, into: &mut Vec<(u32, f64)>) {
-        for at in 0..self.len {
-            let entry = self.entry_at(at);
-            let v = if SIGNED {
-                self.signed[entry as u32 as usize]
-            } else {
-                self.key_at(at)
-            };
-            into.push(((entry >> 32) as u32, v));
-            self.set_key_at(at, f64::INFINITY);
-        }
-        self.len = 0;
-        self.position.clear();
-        self.signed.clear();
-        self.free.clear();
-        self.free_len = 0;
     }
 
     /// The cell of the smallest entry.
@@ -1784,7 +1610,7 @@ mod tests {
             }
         }
         assert!(compared > 2000, "{compared}");
-        // Grids whose bands outgrow the buckets' first numbering and shrink back to the heap.
+        // Larger grids, whose bands are hundreds of cells long.
         for (n, masked) in [(48, false), (64, true)] {
             let phi = Array2::from_shape_fn((n, n), |(r, c)| {
                 ((r as f64 - 20.3).powi(2) + (c as f64 - 17.8).powi(2)).sqrt() - 6.1

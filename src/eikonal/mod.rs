@@ -31,7 +31,6 @@
 //! assert_eq!(sol.unreachable, 0);
 //! ```
 
-mod bucket_band;
 mod fmm;
 pub mod grids;
 mod heap;
