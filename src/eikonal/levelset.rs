@@ -585,7 +585,9 @@ fn lay_out(
 /// The distance from cell `(r, c)` to the zero contour where phi changes sign towards an
 /// unmasked neighbour (scikit-fmm's interpolation: per axis the nearer crossing
 /// `h phi / (phi - phi_neighbour)`, combined as `1 / sqrt(sum 1 / d^2)`); `None` where it
-/// changes sign towards none.
+/// changes sign towards none. A crossing so near that its quotient underflows to 0 puts the
+/// cell on the contour, at 0 (scikit-fmm skips it as no crossing, starts the cell at `+inf`
+/// where it is the only one, and its neighbours at NaN).
 #[inline]
 fn contour_distance(
     phi: &[f64],
@@ -610,6 +612,9 @@ fn contour_distance(
         }
         borders = true;
         let d = spacing[axis] * p / (p - phi[n]);
+        if d == 0.0 {
+            return Some(0.0);
+        }
         if nearest[axis] == 0.0 || nearest[axis] > d {
             nearest[axis] = d;
         }
@@ -1380,6 +1385,36 @@ mod tests {
     }
 
     #[test]
+    fn a_contour_nearer_than_the_smallest_float_is_on_its_cell_and_gives_no_nan() {
+        // phi = 5e-324 beside -1 at spacing 0.3: the interpolated crossing (1.5e-324) underflows
+        // to 0. scikit-fmm starts those cells at +inf and fills half the grid with NaN.
+        let phi = Array2::from_shape_fn((20, 20), |(r, c)| match c {
+            10 if r < 10 => 5e-324,
+            10 => 0.5,
+            c if c > 10 => -1.0,
+            _ => 1.0,
+        });
+        let speed = Array2::from_elem((20, 20), 2.0);
+        for order in [Order::First, Order::Second] {
+            let d = distance(phi.view(), None, [0.3, 0.3], order).unwrap();
+            let t = travel_time(phi.view(), speed.view(), None, [0.3, 0.3], order).unwrap();
+            assert!(d.values.iter().chain(&t.values).all(|v| v.is_finite()), "{order}");
+            for r in 0..10 {
+                assert_eq!(d.values[(r, 10)], 0.0, "{order} row {r}");
+                assert_eq!(t.values[(r, 10)], 0.0, "{order} row {r}");
+            }
+            // The cells beside the contour are a step from it, on its side.
+            assert!((d.values[(3, 9)] - 0.3).abs() < 1e-12, "{}", d.values[(3, 9)]);
+            assert!(d.values[(3, 12)] < 0.0, "{}", d.values[(3, 12)]);
+            // The plain port makes the same departure from scikit-fmm.
+            let plain = plain::march(&phi, None, None, [0.3, 0.3], order).unwrap();
+            for ((at, a), b) in d.values.indexed_iter().zip(plain.iter()) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{order} at {at:?}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
     fn values_under_the_mask_take_no_part_whatever_they_are() {
         // numpy's masked_invalid: NaN and infinite values, masked.
         let mut phi = Array2::from_shape_fn((7, 9), |(r, c)| (r as f64 - 3.2).hypot(c as f64 - 4.1) - 2.0);
@@ -1699,7 +1734,7 @@ mod plain {
                 Some(0.0)
             } else {
                 let mut nearest = [0.0f64; 2];
-                let mut borders = false;
+                let (mut borders, mut underflows) = (false, false);
                 for (axis, dr, dc) in STEPS {
                     if let Some(n) = p.at((r, c), dr, dc)
                         && v * phi[n] < 0.0
@@ -1707,6 +1742,7 @@ mod plain {
                     {
                         borders = true;
                         let d = spacing[axis] * v / (v - phi[n]);
+                        underflows |= d == 0.0;
                         if nearest[axis] == 0.0 || nearest[axis] > d {
                             nearest[axis] = d;
                         }
@@ -1714,7 +1750,9 @@ mod plain {
                 }
                 borders.then(|| {
                     let dsum: f64 = nearest.iter().filter(|d| **d > 0.0).map(|d| 1.0 / d / d).sum();
-                    let d = (1.0 / dsum).sqrt();
+                    // A crossing whose distance underflows is on the cell (the march's one
+                    // departure from scikit-fmm, which starts such a cell at +inf).
+                    let d = if underflows { 0.0 } else { (1.0 / dsum).sqrt() };
                     let d = if v < 0.0 { -d } else { d };
                     speed.map_or(d, |s| (d / s[(r, c)]).abs())
                 })
