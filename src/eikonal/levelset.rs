@@ -750,14 +750,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
             let edge = self.freeze(first as usize, v);
             let key = v.abs();
             if self.heap.peek() != Some(key) {
-                // The next cell to freeze is most likely the heap's first now: ask for its row
-                // and the rows beside it while this one's neighbours are updated.
-                if let Some(next) = self.heap.first_cell() {
-                    let (next, w) = (next as usize, self.grid.cols);
-                    self.prefetch(next - w);
-                    self.prefetch(next);
-                    self.prefetch(next + w);
-                }
+                self.prefetch_next();
                 self.relax_around(first as usize, edge);
                 continue;
             }
@@ -769,9 +762,22 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
                 let edge = self.freeze(i as usize, v);
                 ties.push((i as usize, edge));
             }
+            self.prefetch_next();
             for &(i, edge) in &ties {
                 self.relax_around(i, edge);
             }
+        }
+    }
+
+    /// Asks for the row of the cell the next pop most likely gives, the heap's first now, and
+    /// the rows beside it, while the cells just frozen are relaxed around.
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        if let Some(next) = self.heap.first_cell() {
+            let (next, w) = (next as usize, self.grid.cols);
+            self.prefetch(next - w);
+            self.prefetch(next);
+            self.prefetch(next + w);
         }
     }
 
