@@ -27,7 +27,10 @@
 //! is prefetched, as are the rows around the cell the next pop most likely gives. The narrow
 //! band is an 8-ary heap, a node's children's keys in one cache line, whose entries are found
 //! through handles in a small table. One pass over the input lays out the words and finds the
-//! contour; where every speed is the same, `1 / speed^2` is computed once. The tests hold the march to a plain port of scikit-fmm's, bit for bit.
+//! contour; where every speed is the same, `1 / speed^2` is computed once. The tests hold the
+//! march to a plain port of scikit-fmm's, bit for bit. The one departure from scikit-fmm: a
+//! cell whose interpolated distance to the contour underflows starts at 0, where scikit-fmm
+//! starts it at `+inf` and its neighbours at NaN.
 
 use super::heap::{HeapLines, LINE};
 use super::scratch::advise_huge_pages;
