@@ -81,35 +81,32 @@ def filled(a):
     return np.ma.filled(a.astype(np.float64), np.inf) if np.ma.isMaskedArray(a) else a
 
 
-def circle_case(n, order, repeats):
-    """The signed distance from a circle whose centre is off the cells' grid."""
+def inputs(name, n):
+    """A case's call, made on a module (`skfmm` or `crowdfield`) in a given order, and its exact
+    values with the cells to compare them on (`None` where there is no exact solution)."""
     r, c = np.indices((n, n))
-    exact = np.hypot(r - (n / 2 + 0.3), c - (n / 2 - 0.2)) - 0.15 * n
-    (t_sk, c_sk), sk = best_of(repeats, lambda: skfmm.distance(exact, dx=1.0, order=order))
-    (t_cf, c_cf), cf = best_of(repeats, lambda: crowdfield.distance(exact, dx=1.0, order=order))
-    return dict(case="circle", n=n, order=order, skfmm_s=t_sk, crowdfield_s=t_cf,
-                speedup=t_sk / t_cf, skfmm_cpu_s=c_sk, crowdfield_cpu_s=c_cf,
-                cpu_speedup=c_sk / c_cf, agree=float(np.max(np.abs(sk - cf))),
-                same_cells=True, err_skfmm=float(np.max(np.abs(sk - exact))),
-                err_crowdfield=float(np.max(np.abs(cf - exact))))
-
-
-def case(name, n, order, repeats):
     if name == "circle":
-        return circle_case(n, order, repeats)
+        # The signed distance from a circle whose centre is off the cells' grid.
+        exact = np.hypot(r - (n / 2 + 0.3), c - (n / 2 - 0.2)) - 0.15 * n
+        return (lambda m, order: m.distance(exact, dx=1.0, order=order)), exact, exact == exact
     speed = np.ones((n, n))
     phi = np.ones((n, n))
     if name == "point":
         src = (n // 2, n // 2)
         phi[src] = 0.0
-        walls = None
+        exact = np.hypot(r - src[0], c - src[1])
+        keep = exact > 0
     else:
-        walls = maze(n)
-        src = (1, 1)
-        phi[src] = 0.0
-        phi = np.ma.MaskedArray(phi, walls)
-    (t_sk, c_sk), sk = best_of(repeats, lambda: skfmm.travel_time(phi, speed, dx=1.0, order=order))
-    (t_cf, c_cf), cf = best_of(repeats, lambda: crowdfield.travel_time(phi, speed, dx=1.0, order=order))
+        phi[1, 1] = 0.0
+        phi = np.ma.MaskedArray(phi, maze(n))
+        exact = keep = None
+    return (lambda m, order: m.travel_time(phi, speed, dx=1.0, order=order)), exact, keep
+
+
+def case(name, n, order, repeats):
+    call, exact, keep = inputs(name, n)
+    (t_sk, c_sk), sk = best_of(repeats, lambda: call(skfmm, order))
+    (t_cf, c_cf), cf = best_of(repeats, lambda: call(crowdfield, order))
     sk, cf = filled(sk), filled(cf)
     both = np.isfinite(sk) & np.isfinite(cf)
     agree = float(np.max(np.abs(sk[both] - cf[both]))) if both.any() else 0.0
@@ -117,10 +114,7 @@ def case(name, n, order, repeats):
     row = dict(case=name, n=n, order=order, skfmm_s=t_sk, crowdfield_s=t_cf, speedup=t_sk / t_cf,
                skfmm_cpu_s=c_sk, crowdfield_cpu_s=c_cf, cpu_speedup=c_sk / c_cf,
                agree=agree, same_cells=same_cells)
-    if name == "point":
-        r, c = np.indices((n, n))
-        exact = np.hypot(r - src[0], c - src[1])
-        keep = exact > 0
+    if exact is not None:
         row["err_skfmm"] = float(np.max(np.abs(sk - exact)[keep]))
         row["err_crowdfield"] = float(np.max(np.abs(cf - exact)[keep]))
     return row

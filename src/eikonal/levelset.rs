@@ -1417,9 +1417,7 @@ mod tests {
             assert!(d.values[(3, 12)] < 0.0, "{}", d.values[(3, 12)]);
             // The plain port makes the same departure from scikit-fmm.
             let plain = plain::march(&phi, None, None, [0.3, 0.3], order).unwrap();
-            for ((at, a), b) in d.values.indexed_iter().zip(plain.iter()) {
-                assert_eq!(a.to_bits(), b.to_bits(), "{order} at {at:?}: {a} vs {b}");
-            }
+            assert_same_bits(&d.values, &plain, &order.to_string());
         }
     }
 
@@ -1615,27 +1613,17 @@ mod tests {
             let (phi, mask, speed, spacing) = random_case(seed);
             for order in [Order::First, Order::Second] {
                 for travel in [false, true] {
-                    let ours = if travel {
-                        travel_time(
-                            phi.view(),
-                            speed.view(),
-                            mask.as_ref().map(|m| m.view()),
-                            spacing,
-                            order,
-                        )
-                    } else {
-                        distance(phi.view(), mask.as_ref().map(|m| m.view()), spacing, order)
-                    };
-                    let theirs = plain::march(&phi, mask.as_ref(), travel.then_some(&speed), spacing, order);
+                    let speed = travel.then_some(&speed);
+                    let (ours, theirs) = both_marches(&phi, mask.as_ref(), speed, spacing, order);
                     match (ours, theirs) {
                         (Ok(ours), Some(theirs)) => {
-                            for ((at, a), b) in ours.values.indexed_iter().zip(theirs.iter()) {
-                                assert_eq!(
-                                    a.to_bits(),
-                                    b.to_bits(),
-                                    "seed {seed} {order} travel {travel} at {at:?}: {a} vs {b}\nphi {phi:?}\nmask {mask:?}\nspacing {spacing:?}"
-                                );
-                            }
+                            assert_same_bits(
+                                &ours.values,
+                                &theirs,
+                                &format!(
+                                    "seed {seed} {order} travel {travel}\nphi {phi:?}\nmask {mask:?}\nspacing {spacing:?}"
+                                ),
+                            );
                             assert_eq!(ours.unreached, theirs.iter().filter(|v| v.is_infinite()).count());
                             compared += 1;
                         }
@@ -1664,25 +1652,36 @@ mod tests {
             let speed = Array2::from_elem((n, n), 0.8);
             for order in [Order::First, Order::Second] {
                 for travel in [false, true] {
-                    let m = mask.as_ref().map(|m| m.view());
-                    let ours = if travel {
-                        travel_time(phi.view(), speed.view(), m, [1.0, 0.7], order)
-                    } else {
-                        distance(phi.view(), m, [1.0, 0.7], order)
-                    }
-                    .unwrap();
-                    let theirs =
-                        plain::march(&phi, mask.as_ref(), travel.then_some(&speed), [1.0, 0.7], order)
-                            .unwrap();
-                    for ((at, a), b) in ours.values.indexed_iter().zip(theirs.iter()) {
-                        assert_eq!(
-                            a.to_bits(),
-                            b.to_bits(),
-                            "{n} {order} travel {travel} at {at:?}: {a} vs {b}"
-                        );
-                    }
+                    let speed = travel.then_some(&speed);
+                    let (ours, theirs) = both_marches(&phi, mask.as_ref(), speed, [1.0, 0.7], order);
+                    let what = format!("{n} {order} travel {travel}");
+                    assert_same_bits(&ours.unwrap().values, &theirs.unwrap(), &what);
                 }
             }
+        }
+    }
+
+    /// The march's result and the plain port's on the same input (the travel time where
+    /// `speed` is given, else the distance).
+    fn both_marches(
+        phi: &Array2<f64>,
+        mask: Option<&Array2<bool>>,
+        speed: Option<&Array2<f64>>,
+        spacing: [f64; 2],
+        order: Order,
+    ) -> (Result<LevelSet>, Option<Array2<f64>>) {
+        let m = mask.map(|m| m.view());
+        let ours = match speed {
+            Some(s) => travel_time(phi.view(), s.view(), m, spacing, order),
+            None => distance(phi.view(), m, spacing, order),
+        };
+        (ours, plain::march(phi, mask, speed, spacing, order))
+    }
+
+    /// Asserts that `ours` and `theirs` hold the same bits in every cell.
+    fn assert_same_bits(ours: &Array2<f64>, theirs: &Array2<f64>, what: &str) {
+        for ((at, a), b) in ours.indexed_iter().zip(theirs.iter()) {
+            assert_eq!(a.to_bits(), b.to_bits(), "{what} at {at:?}: {a} vs {b}");
         }
     }
 }
