@@ -432,59 +432,37 @@ fn lay_out(
         let row = r * cols..(r + 1) * cols;
         let p = &phi[row.clone()];
         let out = &mut words[base + row.start..base + row.end];
-        for (w, &v) in out.iter_mut().zip(p) {
-            *w = OPEN | (u64::from(v > f64::EPSILON) * ABOVE_EPSILON);
-        }
         // The values under the mask take no part, whatever they are (NaN included).
         let row_mask = mask.map(|m| &m[row.clone()]);
-        if let Some(m) = row_mask {
-            for (w, &m) in out.iter_mut().zip(m) {
-                *w |= u64::from(m) * MASK;
-            }
+        let row_speed = speed.map(|s| &s[row.clone()]);
+        if let Some(s) = row_speed
+            && uniform
+            && first_speed.is_none()
+        {
+            first_speed = match row_mask {
+                None => s.iter().copied().find(|&v| v >= f64::EPSILON),
+                Some(m) => s
+                    .iter()
+                    .zip(m)
+                    .find(|&(&v, &m)| v >= f64::EPSILON && !m)
+                    .map(|(&v, _)| v),
+            };
         }
-        if let Some(s) = speed {
-            let s = &s[row.clone()];
-            for (w, &v) in out.iter_mut().zip(s) {
-                *w |= u64::from(v < f64::EPSILON) * MASK;
-            }
-            let fits = |v: f64| v.is_finite() & (v <= MAX_SCALE);
-            match row_mask {
-                None => {
-                    finite &= s.iter().fold(true, |f, &v| f & fits(v));
-                    if uniform && first_speed.is_none() {
-                        first_speed = s.iter().copied().find(|&v| v >= f64::EPSILON);
-                    }
-                    if let Some(s0) = first_speed {
-                        uniform &= s.iter().fold(true, |u, &v| u & ((v == s0) | (v < f64::EPSILON)));
-                    }
-                }
-                Some(m) => {
-                    finite &= s.iter().zip(m).fold(true, |f, (&v, &m)| f & (fits(v) | m));
-                    if uniform && first_speed.is_none() {
-                        first_speed = s
-                            .iter()
-                            .zip(m)
-                            .find(|&(&v, &m)| v >= f64::EPSILON && !m)
-                            .map(|(&v, _)| v);
-                    }
-                    if let Some(s0) = first_speed {
-                        uniform &= s
-                            .iter()
-                            .zip(m)
-                            .fold(true, |u, (&v, &m)| u & ((v == s0) | (v < f64::EPSILON) | m));
-                    }
-                }
-            }
-        }
+        // A row with no speed yet is all obstacles or masked: no cell compares with it.
+        let s0 = first_speed.unwrap_or(f64::NAN);
+        let facts = match (row_mask, row_speed) {
+            (None, None) => lay_out_row::<false, false>(out, p, &[], &[], s0),
+            (Some(m), None) => lay_out_row::<true, false>(out, p, m, &[], s0),
+            (None, Some(s)) => lay_out_row::<false, true>(out, p, &[], s, s0),
+            (Some(m), Some(s)) => lay_out_row::<true, true>(out, p, m, s, s0),
+        };
+        negative |= facts.negative;
+        positive |= facts.positive;
+        finite &= facts.finite;
+        uniform &= facts.uniform;
         for c in (0..cols.min(EDGE_COLUMNS)).chain(cols.saturating_sub(EDGE_COLUMNS)..cols) {
             out[c] |= EDGE;
         }
-        negative |= p.iter().fold(false, |n, &v| n | (v < 0.0));
-        positive |= p.iter().fold(false, |n, &v| n | (v > 0.0));
-        finite &= match row_mask {
-            None => p.iter().fold(true, |f, v| f & v.is_finite()),
-            Some(m) => p.iter().zip(m).fold(true, |f, (v, &m)| f & (v.is_finite() | m)),
-        };
         // The contour: cells at 0 or whose phi changes sign towards a neighbour. The test
         // ignores the mask, so it finds every cell the full test can freeze; the full test
         // runs on the blocks of cells where it finds one.
@@ -583,6 +561,61 @@ fn lay_out(
         negative && positive,
         first_speed.filter(|_| uniform),
     )))
+}
+
+/// What [`lay_out_row`] finds in a row.
+struct RowFacts {
+    /// Some phi is below 0.
+    negative: bool,
+    /// Some phi is above 0.
+    positive: bool,
+    /// Every phi and speed outside the mask is finite (and the speeds at most [`MAX_SCALE`]).
+    finite: bool,
+    /// Every speed outside the mask that is not an obstacle is the given one.
+    uniform: bool,
+}
+
+/// Writes a row's words (open, flagged [`ABOVE_EPSILON`] where `phi > f64::EPSILON`, and
+/// [`MASK`] where masked or, with `SPEED`, slower than `f64::EPSILON`) and checks its values,
+/// in one loop the compiler vectorises: no branch depends on a value. `mask` and `speed` are
+/// read only with `MASKED` and `SPEED`; `s0` is the speed a uniform grid has.
+#[inline(always)]
+fn lay_out_row<const MASKED: bool, const SPEED: bool>(
+    out: &mut [u64],
+    phi: &[f64],
+    mask: &[bool],
+    speed: &[f64],
+    s0: f64,
+) -> RowFacts {
+    let n = out.len();
+    let (phi, mask, speed) = (
+        &phi[..n],
+        if MASKED { &mask[..n] } else { mask },
+        if SPEED { &speed[..n] } else { speed },
+    );
+    let (mut negative, mut positive, mut finite, mut uniform) = (false, false, true, true);
+    for k in 0..n {
+        let v = phi[k];
+        let masked = MASKED && mask[k];
+        let mut word = OPEN | (u64::from(v > f64::EPSILON) * ABOVE_EPSILON) | (u64::from(masked) * MASK);
+        if SPEED {
+            let s = speed[k];
+            let slow = s < f64::EPSILON;
+            word |= u64::from(slow) * MASK;
+            finite &= (s.is_finite() & (s <= MAX_SCALE)) | masked;
+            uniform &= (s == s0) | slow | masked;
+        }
+        finite &= v.is_finite() | masked;
+        negative |= v < 0.0;
+        positive |= v > 0.0;
+        out[k] = word;
+    }
+    RowFacts {
+        negative,
+        positive,
+        finite,
+        uniform,
+    }
 }
 
 /// The distance from cell `(r, c)` to the zero contour where phi changes sign towards an
