@@ -197,6 +197,7 @@ impl<T: Copy> HeapLines<T> {
     #[inline(always)]
     pub fn make_room(&mut self, len: usize) {
         while self.lines.len() < Self::lines_for(len) {
+            std::hint::cold_path();
             self.lines.push(Line([self.fill; LINE]));
         }
     }

@@ -727,6 +727,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         if !edge {
             return true;
         }
+        std::hint::cold_path();
         let c = ((i - self.grid.base) % self.grid.cols) as isize + steps;
         c >= 0 && c < self.grid.cols as isize
     }
@@ -855,6 +856,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
         };
         let d = self.update(target);
         if d == 0.0 {
+            std::hint::cold_path();
             return;
         }
         let word = self.word(target);
@@ -1190,6 +1192,7 @@ impl<const SIGNED: bool> Heap<SIGNED> {
                 h
             }
         } else {
+            std::hint::cold_path();
             self.position.push(0);
             self.free.push(0);
             if SIGNED {
