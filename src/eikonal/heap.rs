@@ -240,6 +240,39 @@ impl HeapLines<f64> {
         let (best, key) = first_smallest::<LINE>(|n| unsafe { self.get(first + n) });
         (first + best, key)
     }
+
+    /// The position and key of a smallest child of `at` (which of equal keys is not said), by
+    /// a tournament of the first four children against the last four, then halves again: the
+    /// comparisons of a round are lanes of one vector, with no shuffles between rounds. For a
+    /// heap that hands out equal keys in any order.
+    ///
+    /// # Safety
+    /// As [`HeapLines::smallest_child`].
+    #[inline(always)]
+    pub unsafe fn a_smallest_child(&self, at: usize) -> (usize, f64) {
+        let first = LINE * at + 1;
+        // SAFETY: the children are below `first + LINE`, below `len + LINE`.
+        let k: [f64; LINE] = std::array::from_fn(|n| unsafe { self.get(first + n) });
+        let mut key = [0.0f64; 4];
+        let mut index = [0u64; 4];
+        for i in 0..4 {
+            let right = k[i + 4] < k[i];
+            key[i] = if right { k[i + 4] } else { k[i] };
+            index[i] = if right { i as u64 + 4 } else { i as u64 };
+        }
+        for i in 0..2 {
+            let right = key[i + 2] < key[i];
+            key[i] = if right { key[i + 2] } else { key[i] };
+            index[i] = if right { index[i + 2] } else { index[i] };
+        }
+        let right = key[1] < key[0];
+        let (i, k) = if right {
+            (index[1], key[1])
+        } else {
+            (index[0], key[0])
+        };
+        (first + i as usize, k)
+    }
 }
 
 /// The index and key of the first smallest of `K` keys (a power of two), by a tournament:
@@ -301,6 +334,30 @@ mod tests {
         // Past the last entry: the fill.
         for at in len..len + LINE {
             assert_eq!(unsafe { keys.get(at) }, f64::INFINITY);
+        }
+    }
+
+    #[test]
+    fn a_smallest_child_has_the_smallest_key() {
+        // Keys from a small set, so that ties are common, and nodes with fewer than eight
+        // children (the fill past the last entry).
+        for round in 0..500u64 {
+            let len = 1 + (round as usize * 13) % 90;
+            let mut keys = HeapLines::with_capacity(0, f64::INFINITY);
+            keys.make_room(len);
+            let key_of = |at: usize| ((round * 31 + at as u64 * 17 + round * at as u64) % 5) as f64;
+            for at in 0..len {
+                // SAFETY: below the room made.
+                unsafe { keys.set(at, key_of(at)) };
+            }
+            for at in (0..len).take_while(|at| LINE * at + 1 < len) {
+                let children = LINE * at + 1..(LINE * at + 1 + LINE).min(len);
+                let min = children.clone().map(key_of).fold(f64::INFINITY, f64::min);
+                // SAFETY: `at` has a child.
+                let (child, key) = unsafe { keys.a_smallest_child(at) };
+                assert!(children.contains(&child), "round {round} node {at}: {child}");
+                assert_eq!((key, key_of(child)), (min, min), "round {round} node {at}");
+            }
         }
     }
 

@@ -1090,7 +1090,8 @@ fn frozen_word_or_state(word: u64, state: u64) -> bool {
 /// values' magnitudes; with `SIGNED` (the distance) each entry's signed value is kept by its
 /// handle, and without (the travel time, never negative) the key is the value. Eight children
 /// per node: a third fewer levels per pop than four, for twice the keys per level, compared by
-/// a tournament three rounds deep. The keys and the entries (handle and cell) are in separate
+/// a tournament three rounds deep ([`HeapLines::a_smallest_child`]: which of equal keys wins
+/// is free, as the march freezes equal values together). The keys and the entries (handle and cell) are in separate
 /// [`HeapLines`], so that the keys of a node's children fill one cache line and their entries
 /// another.
 ///
@@ -1281,7 +1282,7 @@ impl<const SIGNED: bool> Heap<SIGNED> {
                 break;
             }
             // SAFETY: `at` has a child, an entry.
-            let (child, child_key) = unsafe { self.keys.smallest_child(at) };
+            let (child, child_key) = unsafe { self.keys.a_smallest_child(at) };
             if key <= child_key {
                 break;
             }
