@@ -351,28 +351,25 @@ struct Input<'a> {
     order: Order,
 }
 
-/// Lays out the grid in `words` ([`lay_out`]), marches and leaves the values in `words`, compiled
-/// for the widest instruction set the processor has ([`super::widest`]). The number of cells
-/// not reached; `None` for a NaN or infinite value in the input.
+/// Lays out the grid in `words` ([`lay_out`]), marches and leaves the values in `words`, each
+/// step compiled for the widest instruction set the processor has ([`super::widest`]). The
+/// number of cells not reached; `None` for a NaN or infinite value in the input.
 fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
-    with_widest_instructions(
-        #[inline(always)]
-        || lay_out_and_march_inline(words, input),
-    )
-}
-
-/// [`lay_out_and_march`], inlined into its caller (and compiled for its features).
-#[inline(always)]
-fn lay_out_and_march_inline(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
     let (rows, cols) = input.shape;
-    let (starts, mixed_signs, uniform_speed) = match lay_out(
-        words,
-        input.phi,
-        input.mask,
-        input.speed,
-        input.shape,
-        input.spacing,
-    )? {
+    let laid_out = with_widest_instructions(
+        #[inline(always)]
+        || {
+            lay_out(
+                words,
+                input.phi,
+                input.mask,
+                input.speed,
+                input.shape,
+                input.spacing,
+            )
+        },
+    )?;
+    let (starts, mixed_signs, uniform_speed) = match laid_out {
         Ok(laid_out) => laid_out,
         Err(e) => return Some(Err(e)),
     };
@@ -384,14 +381,16 @@ fn lay_out_and_march_inline(words: &mut [u64], input: &Input) -> Option<Result<u
         phi: input.phi,
         speed: input.speed.unwrap_or(&[]),
         mixed_signs,
-        uniform_rhs: uniform_speed.map(|s| 1.0 / (s * s)),
+        uniform_rhs: uniform_speed.map_or(f64::NAN, |s| 1.0 / (s * s)),
         idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
     };
-    match (input.order, input.speed.is_none()) {
-        (Order::First, true) => Marcher::<false, true>::new(grid).run(&starts),
-        (Order::Second, true) => Marcher::<true, true>::new(grid).run(&starts),
-        (Order::First, false) => Marcher::<false, false>::new(grid).run(&starts),
-        (Order::Second, false) => Marcher::<true, false>::new(grid).run(&starts),
+    match (input.order, input.speed.is_none(), uniform_speed.is_some()) {
+        (Order::First, true, _) => march_alone::<false, true, true>(grid, &starts),
+        (Order::Second, true, _) => march_alone::<true, true, true>(grid, &starts),
+        (Order::First, false, true) => march_alone::<false, false, true>(grid, &starts),
+        (Order::Second, false, true) => march_alone::<true, false, true>(grid, &starts),
+        (Order::First, false, false) => march_alone::<false, false, false>(grid, &starts),
+        (Order::Second, false, false) => march_alone::<true, false, false>(grid, &starts),
     }
     // The words become the values, in place.
     let mut unreached = 0;
@@ -402,6 +401,15 @@ fn lay_out_and_march_inline(words: &mut [u64], input: &Input) -> Option<Result<u
         }
     }
     Some(Ok(unreached))
+}
+
+/// One march from the frozen cells `starts`, compiled for the widest instruction set in a
+/// function of its own: the compiler optimises a march less well in one function with the others.
+fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(grid: Grid, starts: &[usize]) {
+    with_widest_instructions(
+        #[inline(always)]
+        || Marcher::<SECOND, DISTANCE, UNIFORM>::new(grid).run(starts),
+    )
 }
 
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
@@ -680,19 +688,23 @@ struct Grid<'a> {
     speed: &'a [f64],
     /// Whether phi has values of both signs (else no product of two is negative).
     mixed_signs: bool,
-    /// `1 / speed^2` where every cell that is not an obstacle has the same speed.
-    uniform_rhs: Option<f64>,
+    /// `1 / speed^2` where every cell that is not an obstacle has the same speed (a march
+    /// with `UNIFORM` reads it), else NaN.
+    uniform_rhs: f64,
     /// `1 / h^2` per axis.
     idx2: [f64; 2],
 }
 
-/// One march: second or first order (`SECOND`), signed distance or travel time (`DISTANCE`).
-struct Marcher<'a, const SECOND: bool, const DISTANCE: bool> {
+/// One march: second or first order (`SECOND`), signed distance or travel time (`DISTANCE`),
+/// one speed everywhere or a speed per cell (`UNIFORM`; always for the distance).
+struct Marcher<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool> {
     grid: Grid<'a>,
     heap: Heap<DISTANCE>,
 }
 
-impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE> {
+impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
+    Marcher<'a, SECOND, DISTANCE, UNIFORM>
+{
     #[inline(always)]
     fn new(grid: Grid<'a>) -> Self {
         Marcher {
@@ -892,8 +904,8 @@ impl<'a, const SECOND: bool, const DISTANCE: bool> Marcher<'a, SECOND, DISTANCE>
     fn rhs(&self, i: usize) -> f64 {
         if DISTANCE {
             1.0
-        } else if let Some(rhs) = self.grid.uniform_rhs {
-            rhs
+        } else if UNIFORM {
+            self.grid.uniform_rhs
         } else {
             let s = self.grid.speed[i - self.grid.base];
             1.0 / (s * s)
