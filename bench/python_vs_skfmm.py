@@ -157,7 +157,7 @@ def main():
         for r in rows:
             err = (f"{r['err_crowdfield']:.3g} / {r['err_skfmm']:.3g}" if "err_skfmm" in r else "no exact solution")
             print(f"| {r['n']}² | {r['case']} | {r['order']} | {r['crowdfield_s']:.3f} s | {r['skfmm_s']:.3f} s | "
-                  f"**{r['speedup']:.1f}x** | {r['cpu_speedup']:.1f}x | {err} | {r['agree']:.2g}{'' if r['same_cells'] else ' (cells differ)'} |")
+                  f"**{r['speedup']:.2f}x** | {r['cpu_speedup']:.2f}x | {err} | {r['agree']:.2g}{'' if r['same_cells'] else ' (cells differ)'} |")
 
 
 if __name__ == "__main__":

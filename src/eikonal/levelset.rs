@@ -27,10 +27,11 @@
 //! is prefetched, as are the rows around the cell the next pop most likely gives. The narrow
 //! band is an 8-ary heap, a node's children's keys in one cache line, whose entries are found
 //! through handles in a small table. One pass over the input lays out the words and finds the
-//! contour; where every speed is the same, `1 / speed^2` is computed once. The tests hold the
-//! march to a plain port of scikit-fmm's, bit for bit. The one departure from scikit-fmm: a
-//! cell whose interpolated distance to the contour underflows starts at 0, where scikit-fmm
-//! starts it at `+inf` and its neighbours at NaN.
+//! contour; where every speed is the same, `1 / speed^2` is computed once and the march is
+//! compiled without the path that reads the speeds. The tests hold the march to a plain port of
+//! scikit-fmm's, bit for bit. The one departure from scikit-fmm: a cell whose interpolated
+//! distance to the contour underflows starts at 0, where scikit-fmm starts it at `+inf` and its
+//! neighbours at NaN.
 
 use super::heap::{HeapLines, LINE};
 use super::scratch::advise_huge_pages;
@@ -404,7 +405,8 @@ fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> 
 }
 
 /// One march from the frozen cells `starts`, compiled for the widest instruction set in a
-/// function of its own: the compiler optimises a march less well in one function with the others.
+/// function of its own, so that the compiler's choices for one march leave the others' code
+/// alone (they move a march's time by several per cent: BENCHMARKS.md).
 fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(grid: Grid, starts: &[usize]) {
     with_widest_instructions(
         #[inline(always)]
