@@ -252,26 +252,18 @@ impl HeapLines<f64> {
     pub unsafe fn a_smallest_child(&self, at: usize) -> (usize, f64) {
         let first = LINE * at + 1;
         // SAFETY: the children are below `first + LINE`, below `len + LINE`.
-        let k: [f64; LINE] = std::array::from_fn(|n| unsafe { self.get(first + n) });
-        let mut key = [0.0f64; 4];
-        let mut index = [0u64; 4];
-        for i in 0..4 {
-            let right = k[i + 4] < k[i];
-            key[i] = if right { k[i + 4] } else { k[i] };
-            index[i] = if right { i as u64 + 4 } else { i as u64 };
+        let mut key: [f64; LINE] = std::array::from_fn(|n| unsafe { self.get(first + n) });
+        let mut index: [usize; LINE] = std::array::from_fn(|n| n);
+        let mut n = LINE;
+        while n > 1 {
+            n /= 2;
+            for i in 0..n {
+                let right = key[i + n] < key[i];
+                key[i] = if right { key[i + n] } else { key[i] };
+                index[i] = if right { index[i + n] } else { index[i] };
+            }
         }
-        for i in 0..2 {
-            let right = key[i + 2] < key[i];
-            key[i] = if right { key[i + 2] } else { key[i] };
-            index[i] = if right { index[i + 2] } else { index[i] };
-        }
-        let right = key[1] < key[0];
-        let (i, k) = if right {
-            (index[1], key[1])
-        } else {
-            (index[0], key[0])
-        };
-        (first + i as usize, k)
+        (first + index[0], key[0])
     }
 }
 

@@ -1105,9 +1105,9 @@ fn frozen_word_or_state(word: u64, state: u64) -> bool {
 /// handle, and without (the travel time, never negative) the key is the value. Eight children
 /// per node: a third fewer levels per pop than four, for twice the keys per level, compared by
 /// a tournament three rounds deep ([`HeapLines::a_smallest_child`]: which of equal keys wins
-/// is free, as the march freezes equal values together). The keys and the entries (handle and cell) are in separate
-/// [`HeapLines`], so that the keys of a node's children fill one cache line and their entries
-/// another.
+/// is free, as the march freezes equal values together). The keys and the entries (handle and
+/// cell) are in separate [`HeapLines`], so that the keys of a node's children fill one cache
+/// line and their entries another.
 ///
 /// A narrow cell's word holds its entry's handle, and the handle's slot holds the entry's heap
 /// position. Handles are reused as cells leave the band, so the slots an entry's moves
