@@ -28,10 +28,20 @@
 //! band is an 8-ary heap, a node's children's keys in one cache line, whose entries are found
 //! through handles in a small table. One pass over the input lays out the words and finds the
 //! contour; where every speed is the same, `1 / speed^2` is computed once and the march is
-//! compiled without the path that reads the speeds. The tests hold the march to a plain port of
-//! scikit-fmm's, bit for bit. The one departure from scikit-fmm: a cell whose interpolated
-//! distance to the contour underflows starts at 0, where scikit-fmm starts it at `+inf` and its
-//! neighbours at NaN.
+//! compiled without the path that reads the speeds.
+//!
+//! Over one speed everywhere the march first freezes cells in the order the front reaches them,
+//! from a first-in, first-out queue (`Fifo`), with no ordering work at all, and checks as
+//! each cell freezes that the heap would have frozen it at the same value: the frozen cells its
+//! update reads are all below it, and the heap would have updated it in the same steps. From a
+//! point or through corridors the front's order of arrival is its order of values almost
+//! everywhere, and the queue marches the whole grid in about half the heap's time; where a
+//! check fails (a curved contour, fronts meeting, ties), the heap goes on from the cells frozen
+//! below the first value out of order (`Marcher::resume`). The tests hold every way of
+//! marching to a plain port of scikit-fmm's, bit for bit.
+//!
+//! The one departure from scikit-fmm: a cell whose interpolated distance to the contour
+//! underflows starts at 0, where scikit-fmm starts it at `+inf` and its neighbours at NaN.
 
 use super::heap::{HeapLines, LINE};
 use super::scratch::advise_huge_pages;
@@ -374,24 +384,35 @@ fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> 
         Ok(laid_out) => laid_out,
         Err(e) => return Some(Err(e)),
     };
-    let spacing = input.spacing;
-    let grid = Grid {
-        cols,
-        base: MARGIN * cols,
-        words: &mut *words,
-        phi: input.phi,
-        speed: input.speed.unwrap_or(&[]),
-        mixed_signs,
-        uniform_rhs: uniform_speed.map_or(f64::NAN, |s| 1.0 / (s * s)),
-        idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
-    };
-    match (input.order, input.speed.is_none(), uniform_speed.is_some()) {
-        (Order::First, true, _) => march_alone::<false, true, true>(grid, &starts),
-        (Order::Second, true, _) => march_alone::<true, true, true>(grid, &starts),
-        (Order::First, false, true) => march_alone::<false, false, true>(grid, &starts),
-        (Order::Second, false, true) => march_alone::<true, false, true>(grid, &starts),
-        (Order::First, false, false) => march_alone::<false, false, false>(grid, &starts),
-        (Order::Second, false, false) => march_alone::<true, false, false>(grid, &starts),
+    let bands = march_kind(
+        grid_of_words(words, input, mixed_signs, uniform_speed),
+        &starts,
+        input,
+        uniform_speed.is_some(),
+        false,
+    );
+    #[cfg(test)]
+    tests::count(bands);
+    if bands == Bands::Again {
+        std::hint::cold_path();
+        let Ok((starts, mixed_signs, uniform_speed)) = with_widest_instructions(
+            #[inline(always)]
+            || {
+                lay_out(
+                    words,
+                    input.phi,
+                    input.mask,
+                    input.speed,
+                    input.shape,
+                    input.spacing,
+                )
+            },
+        )?
+        else {
+            unreachable!("the same input lays out the same way");
+        };
+        let grid = grid_of_words(words, input, mixed_signs, uniform_speed);
+        march_kind(grid, &starts, input, uniform_speed.is_some(), true);
     }
     // The words become the values, in place.
     let mut unreached = 0;
@@ -404,14 +425,85 @@ fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> 
     Some(Ok(unreached))
 }
 
-/// One march from the frozen cells `starts`, compiled for the widest instruction set in a
-/// function of its own, so that the compiler's choices for one march leave the others' code
-/// alone (they move a march's time by several per cent: BENCHMARKS.md).
-fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(grid: Grid, starts: &[usize]) {
-    with_widest_instructions(
+/// The grid of a march over `words`, laid out from `input`.
+fn grid_of_words<'a>(
+    words: &'a mut [u64],
+    input: &Input<'a>,
+    mixed_signs: bool,
+    uniform_speed: Option<f64>,
+) -> Grid<'a> {
+    let (spacing, cols) = (input.spacing, input.shape.1);
+    Grid {
+        cols,
+        base: MARGIN * cols,
+        words,
+        phi: input.phi,
+        speed: input.speed.unwrap_or(&[]),
+        mixed_signs,
+        uniform_rhs: uniform_speed.map_or(f64::NAN, |s| 1.0 / (s * s)),
+        idx2: [1.0 / spacing[0] / spacing[0], 1.0 / spacing[1] / spacing[1]],
+    }
+}
+
+/// The bands a march used ([`march_alone`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bands {
+    /// The heap alone.
+    Heap,
+    /// The first-in, first-out queue alone.
+    Queue,
+    /// The queue, then the heap from the cells below the first value out of order.
+    QueueThenHeap,
+    /// The queue, then nothing: the grid is to be laid out again and marched with the heap.
+    Again,
+}
+
+/// The march for `input`'s order and kind ([`march_alone`]).
+fn march_kind(grid: Grid, starts: &[usize], input: &Input, uniform_speed: bool, heap_only: bool) -> Bands {
+    match (input.order, input.speed.is_none(), uniform_speed) {
+        (Order::First, true, _) => march_alone::<false, true, true>(grid, starts, heap_only),
+        (Order::Second, true, _) => march_alone::<true, true, true>(grid, starts, heap_only),
+        (Order::First, false, true) => march_alone::<false, false, true>(grid, starts, heap_only),
+        (Order::Second, false, true) => march_alone::<true, false, true>(grid, starts, heap_only),
+        (Order::First, false, false) => march_alone::<false, false, false>(grid, starts, heap_only),
+        (Order::Second, false, false) => march_alone::<true, false, false>(grid, starts, heap_only),
+    }
+}
+
+/// One march from the frozen cells `starts`, each stage compiled for the widest instruction
+/// set in a function of its own, so that the compiler's choices for one march leave the others'
+/// code alone (they move a march's time by several per cent: BENCHMARKS.md). Over one speed
+/// everywhere, and unless `heap_only`, the march starts with the first-in, first-out queue
+/// ([`Fifo`]) and goes on with the heap from the cells below the first value out of order
+/// ([`Marcher::resume`]); where speeds differ from cell to cell, the order of arrival rarely
+/// holds for long, and the heap marches alone.
+fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(
+    grid: Grid,
+    starts: &[usize],
+    heap_only: bool,
+) -> Bands {
+    if heap_only || !UNIFORM {
+        with_widest_instructions(
+            #[inline(always)]
+            || Marcher::<Heap<DISTANCE>, SECOND, DISTANCE, UNIFORM>::new(grid).run(starts),
+        );
+        return Bands::Heap;
+    }
+    let Some((grid, below, reached)) = with_widest_instructions(
         #[inline(always)]
-        || Marcher::<SECOND, DISTANCE, UNIFORM>::new(grid).run(starts),
-    )
+        || Marcher::<Fifo, SECOND, DISTANCE, UNIFORM>::new(grid).run(starts),
+    ) else {
+        return Bands::Queue;
+    };
+    let resumed = with_widest_instructions(
+        #[inline(always)]
+        || Marcher::<Heap<DISTANCE>, SECOND, DISTANCE, UNIFORM>::new(grid).resume(starts, below, reached),
+    );
+    if resumed {
+        Bands::QueueThenHeap
+    } else {
+        Bands::Again
+    }
 }
 
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
@@ -699,19 +791,19 @@ struct Grid<'a> {
 
 /// One march: second or first order (`SECOND`), signed distance or travel time (`DISTANCE`),
 /// one speed everywhere or a speed per cell (`UNIFORM`; always for the distance).
-struct Marcher<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool> {
+struct Marcher<'a, B, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool> {
     grid: Grid<'a>,
-    heap: Heap<DISTANCE>,
+    band: B,
 }
 
-impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
-    Marcher<'a, SECOND, DISTANCE, UNIFORM>
+impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
+    Marcher<'a, B, SECOND, DISTANCE, UNIFORM>
 {
     #[inline(always)]
     fn new(grid: Grid<'a>) -> Self {
         Marcher {
             grid,
-            heap: Heap::default(),
+            band: B::default(),
         }
     }
 
@@ -765,7 +857,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
     /// `initalizeNarrow`; it visits the cells in memory order, but the values depend only on
     /// the frozen cells, and the march's order only on the values), then marches.
     #[inline(always)]
-    fn run(mut self, frozen: &[usize]) {
+    fn run(mut self, frozen: &[usize]) -> Option<(Grid<'a>, f64, Option<Vec<u32>>)> {
         let w = self.grid.cols as isize;
         for &f in frozen {
             for (dir, along_row) in [(-w, false), (-1, true), (1, true), (w, false)] {
@@ -778,11 +870,109 @@ impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
                     continue;
                 }
                 let d = self.update(i);
-                let handle = self.heap.push(i as u32, d);
+                let handle = self.band.push(i as u32, d, 0.0);
                 self.set_word(i, word | NARROW | u64::from(handle));
             }
         }
+        if B::IN_VALUE_ORDER {
+            self.march();
+            return None;
+        }
+        let out_of_order = self.march_in_arrival_order(frozen)?;
+        let below = out_of_order.min(self.band.smallest());
+        let reached = self.band.reached().map(<[u32]>::to_vec);
+        Some((self.grid, below, reached))
+    }
+
+    /// Goes on with the march from the cells of `|value|` below `below`, after a march in
+    /// arrival order ([`Fifo`]) found a cell out of order whose `|value|` is not below it and
+    /// no cell in the band below it. Every cell the heap's march freezes below `below` is
+    /// then frozen, at the heap's value: all cells frozen so far passed their checks, and a
+    /// cell of smaller value reached later would have failed them. The other cells become
+    /// far again (but the contour's, `contour`), the cells beside a frozen one get their
+    /// values from the frozen cells, and the march goes on with the heap as if it had frozen
+    /// the cells below `below` itself. `false` where the band then holds a value below
+    /// `below` (some cell below it is not frozen) or an update of 0 (which the heap's march
+    /// skips): the grid must be laid out again.
+    #[inline(always)]
+    fn resume(mut self, contour: &[usize], below: f64, reached: Option<Vec<u32>>) -> bool {
+        let (base, cols) = (self.grid.base, self.grid.cols);
+        let w = cols as isize;
+        let all = base..self.grid.words.len() - MARGIN * cols;
+        // The cells the queue reached (where it knows them all: `reached`), else every cell.
+        let touched: Box<dyn Iterator<Item = usize>> = match &reached {
+            Some(cells) => Box::new(cells.iter().map(|&c| c as usize)),
+            None => Box::new(all.clone()),
+        };
+        for i in touched {
+            let word = self.word(i);
+            if frozen(word) {
+                // The contour's cells are never in the queue.
+                let on_contour = reached.is_none() && contour.binary_search(&i).is_ok();
+                if !is_below(f64::from_bits(word).abs(), below) && !on_contour {
+                    self.set_word(i, self.far_word(i));
+                }
+            } else if word & STATE == NARROW {
+                self.set_word(i, word & !(STATE | HANDLE));
+            }
+        }
+        // The cells beside a frozen one: beside the contour or a cell the queue froze.
+        let frozen_cells: Box<dyn Iterator<Item = usize>> = match &reached {
+            Some(cells) => Box::new(contour.iter().copied().chain(cells.iter().map(|&c| c as usize))),
+            None => Box::new(all),
+        };
+        for f in frozen_cells {
+            let word = self.word(f);
+            if !frozen(word) {
+                continue;
+            }
+            // A frozen word keeps no flags.
+            let c = (f - base) % cols;
+            let edge = c < EDGE_COLUMNS || c + EDGE_COLUMNS >= cols;
+            for (dir, along_row) in [(-w, false), (w, false), (-1, true), (1, true)] {
+                if along_row && !self.in_row(f, edge, dir) {
+                    continue;
+                }
+                let i = f.wrapping_add_signed(dir);
+                let word = self.word(i);
+                if !frozen_word_or_state(word, FAR) {
+                    continue;
+                }
+                let d = self.update(i);
+                // The heap would have frozen the cell before some frozen one.
+                if d == 0.0 || !self.as_the_heap(i, d, contour) {
+                    return false;
+                }
+                let handle = self.band.push(i as u32, d, 0.0);
+                self.set_word(i, word | NARROW | u64::from(handle));
+            }
+        }
+        if self.band.peek().is_some_and(|first| first < below) {
+            return false;
+        }
         self.march();
+        true
+    }
+
+    /// The word of cell `i` (not masked) before the march reaches it, as [`lay_out`] writes it.
+    fn far_word(&self, i: usize) -> u64 {
+        let (base, cols) = (self.grid.base, self.grid.cols);
+        let c = (i - base) % cols;
+        OPEN | (u64::from(self.grid.phi[i - base] > f64::EPSILON) * ABOVE_EPSILON)
+            | (u64::from(c < EDGE_COLUMNS || c + EDGE_COLUMNS >= cols) * EDGE)
+    }
+
+    /// Whether the update of the frozen cell `i` with the frozen cell `hidden` left out gives
+    /// its value, bit for bit.
+    #[cold]
+    fn update_without(&mut self, i: usize, hidden: usize) -> bool {
+        let (word, hidden_word) = (self.word(i), self.word(hidden));
+        self.set_word(i, self.far_word(i));
+        self.set_word(hidden, OPEN);
+        let d = self.update(i);
+        self.set_word(i, word);
+        self.set_word(hidden, hidden_word);
+        d.to_bits() == word
     }
 
     /// Freezes cell `i` at `v`; whether it is flagged [`EDGE`].
@@ -797,34 +987,198 @@ impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
     #[inline(always)]
     fn march(&mut self) {
         let mut ties: Vec<(usize, bool)> = Vec::new();
-        while let Some((first, v)) = self.heap.pop() {
+        while let Some((first, v, _)) = self.band.pop() {
             let edge = self.freeze(first as usize, v);
             let key = v.abs();
-            if self.heap.peek() != Some(key) {
+            if self.band.peek() != Some(key) {
                 self.prefetch_next();
-                self.relax_around(first as usize, edge);
+                self.relax_around(first as usize, edge, key);
                 continue;
             }
             // Cells of the same value are frozen together before any is relaxed around.
             ties.clear();
             ties.push((first as usize, edge));
-            while self.heap.peek() == Some(key) {
-                let (i, v) = self.heap.pop().expect("peeked");
+            while self.band.peek() == Some(key) {
+                let (i, v, _) = self.band.pop().expect("peeked");
                 let edge = self.freeze(i as usize, v);
                 ties.push((i as usize, edge));
             }
             self.prefetch_next();
             for &(i, edge) in &ties {
-                self.relax_around(i, edge);
+                self.relax_around(i, edge, key);
             }
         }
+    }
+
+    /// The march with a first-in, first-out band: cells freeze in the order they were first
+    /// reached, which on most grids of one speed is the order of their values wherever it
+    /// matters. Where it is, the values are the heap's, bit for bit (see [`Fifo`]); `false` as
+    /// soon as a cell freezes after a neighbour its update reads whose value is not smaller,
+    /// and then the values are not to be used.
+    #[inline(always)]
+    fn march_in_arrival_order(&mut self, contour: &[usize]) -> Option<f64> {
+        while let Some((first, v, check)) = self.band.pop() {
+            if check && !self.as_the_heap(first as usize, v, contour) {
+                return Some(v.abs());
+            }
+            let edge = self.freeze(first as usize, v);
+            self.prefetch_next();
+            if !self.relax_around(first as usize, edge, v.abs()) {
+                return Some(v.abs());
+            }
+        }
+        None
+    }
+
+    /// Whether the heap's march would have given cell `i`, of `|value|` `key`, the value it
+    /// has, for a cell whose updates came in another order than the heap's: for each
+    /// `|value|` `t` of the frozen cells its update reads (but the contour's, `contour`, frozen
+    /// from the start), the update from the frozen cells below `t` (the heap's value for the
+    /// cell before the cells at `t` freeze) is above `t`, so the heap would not have frozen
+    /// the cell before them. The cell's value itself is the update from all of them, and the
+    /// march checks they are all below `key` as it freezes the cell.
+    #[cold]
+    #[inline(never)]
+    fn as_the_heap(&mut self, i: usize, value: f64, contour: &[usize]) -> bool {
+        let key = value.abs();
+        // A cell of `|value|` `key` beyond a neighbour at 0, which scikit-fmm's stencil reads
+        // whatever its value: the heap freezes it with this one, and neither reads the other.
+        let mut tied: Option<(usize, u64)> = None;
+        let w = self.grid.cols as isize;
+        let edge = self.word(i) & EDGE != 0;
+        // The frozen cells the update reads, but the contour's: (cell, word, a neighbour).
+        let mut read = [(0, 0, false); 8];
+        let mut len = 0;
+        let mut contour_beside = false;
+        // The frozen neighbours along each axis.
+        let mut beside = [0; 2];
+        for (dir, along_row) in [(-w, false), (w, false), (-1, true), (1, true)] {
+            for steps in 1..=if SECOND { 2 } else { 1 } {
+                if along_row && !self.in_row(i, edge, steps * dir) {
+                    break;
+                }
+                let j = i.wrapping_add_signed(steps * dir);
+                let word = self.word(j);
+                if !frozen(word) {
+                    continue;
+                }
+                if steps == 1 {
+                    // A neighbour at 0 makes the stencil read the cell beyond whatever its
+                    // value: no shortcut.
+                    beside[usize::from(along_row)] += if SECOND && f64::from_bits(word) == 0.0 {
+                        2
+                    } else {
+                        1
+                    };
+                }
+                if contour.binary_search(&j).is_ok() {
+                    contour_beside |= steps == 1;
+                    continue;
+                }
+                let v = f64::from_bits(word).abs();
+                if !is_below(v, key) {
+                    let beyond_zero =
+                        steps == 2 && f64::from_bits(self.word(j.wrapping_add_signed(-dir))) == 0.0;
+                    if beyond_zero && v == key && tied.is_none() {
+                        tied = Some((j, word));
+                        continue;
+                    }
+                    if steps == 1 || beyond_zero {
+                        return false;
+                    }
+                    // Frozen after this cell in the heap's march, and beyond a neighbour
+                    // nearer the contour than either and not at 0, so neither reads the
+                    // other.
+                    continue;
+                }
+                read[len] = (j, word, steps == 1);
+                len += 1;
+            }
+        }
+        let key_of = |word: u64| f64::from_bits(word).abs();
+        if beside.iter().all(|&n| n <= 1) && !(SECOND && DISTANCE) && tied.is_none() {
+            // With at most one frozen neighbour per axis, the frozen cells below `t` leave out
+            // whole axes of the update, and an axis less raises the quadratic's root (each axis
+            // adds a square that grows with the value): the update from the cells below `t` is
+            // at least the cell's value, which is above every `t`. Where the margin beats the
+            // rounding (cancellation in the discriminant grows as the square of the value over
+            // one step's time, here bounded a hundred times over), the updates are not needed.
+            let top = read[..len].iter().map(|r| key_of(r.1)).fold(0.0, f64::max);
+            let step = (self.rhs(i) / self.grid.idx2[0].max(self.grid.idx2[1])).sqrt();
+            let rounding = (key * key / step + key) * ROUNDING;
+            let as_the_heap = key - top > rounding;
+            #[cfg(test)]
+            if as_the_heap {
+                // The updates agree.
+                assert!(self.as_the_heap_by_updates(i, value, &read[..len], None, contour_beside));
+            }
+            if as_the_heap {
+                return true;
+            }
+        }
+        self.as_the_heap_by_updates(i, value, &read[..len], tied, contour_beside)
+    }
+
+    /// [`Marcher::as_the_heap`] by the updates: `read` the frozen cells the cell's update reads
+    /// (cell, word, a neighbour), but the contour's; `tied` a frozen cell the heap's update
+    /// would not read, of the cell's `|value|` (left out of every update, and the cell's
+    /// `value` checked as the update without it); `contour_beside` whether a neighbour is on
+    /// the contour.
+    fn as_the_heap_by_updates(
+        &mut self,
+        i: usize,
+        value: f64,
+        read: &[(usize, u64, bool)],
+        tied: Option<(usize, u64)>,
+        contour_beside: bool,
+    ) -> bool {
+        if let Some((k, _)) = tied {
+            self.set_word(k, OPEN);
+        }
+        let as_the_heap = self.levels_as_the_heap(i, read, contour_beside)
+            && (tied.is_none() || self.update(i).to_bits() == value.to_bits());
+        if let Some((k, word)) = tied {
+            self.set_word(k, word);
+        }
+        as_the_heap
+    }
+
+    /// The levels of [`Marcher::as_the_heap_by_updates`].
+    fn levels_as_the_heap(&mut self, i: usize, read: &[(usize, u64, bool)], contour_beside: bool) -> bool {
+        let key_of = |word: u64| f64::from_bits(word).abs();
+        let len = read.len();
+        for at in 0..len {
+            let t = key_of(read[at].1);
+            // Each `|value|` once: the first cell that has it.
+            if read[..at].iter().any(|r| key_of(r.1) == t) {
+                continue;
+            }
+            // Before any neighbour freezes, the heap has no value for the cell.
+            let reached = contour_beside || read[..len].iter().any(|r| r.2 && key_of(r.1) < t);
+            if !reached {
+                continue;
+            }
+            for r in &read[..len] {
+                if key_of(r.1) >= t {
+                    self.set_word(r.0, OPEN);
+                }
+            }
+            let before = self.update(i);
+            for r in &read[..len] {
+                self.set_word(r.0, r.1);
+            }
+            if !is_below(t, before.abs()) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Asks for the row of the cell the next pop most likely gives, the heap's first now, and
     /// the rows beside it, while the cells just frozen are relaxed around.
     #[inline(always)]
     fn prefetch_next(&self) {
-        if let Some(next) = self.heap.first_cell() {
+        if let Some(next) = self.band.first_cell() {
             let (next, w) = (next as usize, self.grid.cols);
             self.prefetch(next - w);
             self.prefetch(next);
@@ -836,48 +1190,91 @@ impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
     /// [`EDGE`] if `edge`): its far and narrow neighbours and, in second order, the narrow
     /// cells two steps away beyond a frozen neighbour, in scikit-fmm's order (rows -, rows +,
     /// columns -, columns +). An update reads frozen cells only, and none freezes before the
-    /// next pop, so each value goes to the band as soon as it is computed.
+    /// next pop, so each value goes to the band as soon as it is computed. With a band not in
+    /// value order, whether every frozen cell the update of `i` could have read (the
+    /// neighbours and, in second order, the cells beyond a frozen neighbour) has a `|value|`
+    /// below `i`'s, `key`; the relaxing stops at the first that has not. Always `true` with
+    /// the heap.
     #[inline(always)]
-    fn relax_around(&mut self, i: usize, edge: bool) {
+    fn relax_around(&mut self, i: usize, edge: bool, key: f64) -> bool {
         let w = self.grid.cols as isize;
-        self.relax_toward(i, edge, -w, false);
-        self.relax_toward(i, edge, w, false);
-        self.relax_toward(i, edge, -1, true);
-        self.relax_toward(i, edge, 1, true);
+        if B::IN_VALUE_ORDER {
+            self.relax_toward(i, edge, key, -w, false);
+            self.relax_toward(i, edge, key, w, false);
+            self.relax_toward(i, edge, key, -1, true);
+            self.relax_toward(i, edge, key, 1, true);
+            return true;
+        }
+        self.relax_toward(i, edge, key, -w, false)
+            && self.relax_toward(i, edge, key, w, false)
+            && self.relax_toward(i, edge, key, -1, true)
+            && self.relax_toward(i, edge, key, 1, true)
+    }
+
+    /// Whether a frozen word's `|value|` is below `key`; always with the heap, whose pops
+    /// come in value order.
+    #[inline(always)]
+    fn below(word: u64, key: f64) -> bool {
+        B::IN_VALUE_ORDER || f64::from_bits(word).abs() < key
     }
 
     /// [`Marcher::relax_around`] in the direction `dir` (a step along the row if `along_row`).
     #[inline(always)]
-    fn relax_toward(&mut self, i: usize, edge: bool, dir: isize, along_row: bool) {
+    fn relax_toward(&mut self, i: usize, edge: bool, key: f64, dir: isize, along_row: bool) -> bool {
         if along_row && !self.in_row(i, edge, dir) {
-            return;
+            return true;
         }
         let j = i.wrapping_add_signed(dir);
         let word = self.word(j);
         let target = if !frozen(word) {
             if word & STATE == MASK {
-                return;
+                return true;
             }
             j
+        } else if !Self::below(word, key) {
+            std::hint::cold_path();
+            return false;
         } else if SECOND && (!along_row || self.in_row(i, edge, 2 * dir)) {
             let k = j.wrapping_add_signed(dir);
-            if !frozen_word_or_state(self.word(k), NARROW) {
-                return;
+            let beyond = self.word(k);
+            if !B::IN_VALUE_ORDER
+                && frozen(beyond)
+                && f64::from_bits(word) == 0.0
+                && !Self::below(beyond, key)
+            {
+                // Beyond a neighbour at 0, scikit-fmm's second-order stencil reads a frozen
+                // cell whatever its value (see `second_order_coefficients`). The heap freezes
+                // a cell of the same value with this one, and neither reads the other.
+                std::hint::cold_path();
+                if f64::from_bits(beyond).abs() != key || !self.update_without(i, k) {
+                    return false;
+                }
+            }
+            if !frozen_word_or_state(beyond, NARROW) {
+                return true;
             }
             k
         } else {
-            return;
+            return true;
         };
         let d = self.update(target);
         if d == 0.0 {
             std::hint::cold_path();
-            return;
+            return true;
         }
         let word = self.word(target);
         if word & STATE == NARROW {
-            self.heap.set((word & HANDLE) as u32, d);
+            let handle = (word & HANDLE) as u32;
+            match self.band.relax(handle, key) {
+                Relax::Update => self.band.set(handle, d),
+                Relax::Tie => {}
+                Relax::Fail => {
+                    std::hint::cold_path();
+                    return false;
+                }
+            }
         } else {
-            let handle = self.heap.push(target as u32, d);
+            let handle = self.band.push(target as u32, d, key);
             self.set_word(target, word | NARROW | u64::from(handle));
             if !along_row {
                 // When this cell freezes, the update of its neighbour across the row reads the
@@ -885,6 +1282,7 @@ impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
                 self.prefetch(target.wrapping_add_signed(2 * dir));
             }
         }
+        true
     }
 
     /// Starts loading the cache line of cell `i`'s word (a grid cell or one in the margin rows).
@@ -1097,6 +1495,259 @@ impl<'a, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
 #[inline(always)]
 fn frozen_word_or_state(word: u64, state: u64) -> bool {
     !frozen(word) && word & STATE == state
+}
+
+/// A bound on the rounding of an update relative to `(value^2 / step + value)`, `step` one step's
+/// time ([`Marcher::as_the_heap`]): about a hundred times the largest seen in the analysis of
+/// the quadratic's terms.
+const ROUNDING: f64 = 1.0 / (1u64 << 43) as f64;
+
+/// Whether `a < b`: `false` where either is NaN.
+#[inline(always)]
+fn is_below(a: f64, b: f64) -> bool {
+    a < b
+}
+
+/// What [`Band::relax`] says of an update.
+enum Relax {
+    /// The heap would update the cell.
+    Update,
+    /// The heap would freeze the cell with the one whose freezing led to the update, and not
+    /// update it.
+    Tie,
+    /// The heap would have frozen the cell before.
+    Fail,
+}
+
+/// The narrow band of a march: the cells reached and not frozen, each with the value of its
+/// last update, found again through the handle `push` gives.
+trait Band: Default {
+    /// Whether `pop` gives the smallest `|value|` (the heap) rather than the cell reached
+    /// first (the first-in, first-out queue).
+    const IN_VALUE_ORDER: bool;
+    /// Adds `cell` with value `v`, from an update that follows the freezing of a cell whose
+    /// `|value|` is `key`; its handle.
+    fn push(&mut self, cell: u32, v: f64, key: f64) -> u32;
+    /// What to do with the update of the cell of `handle` that follows the freezing of a cell
+    /// whose `|value|` is `key`, as the heap would: where every earlier update followed a cell
+    /// of smaller `|value|`, the heap holds the value the cell has, so a cell whose `|value|`
+    /// is `key` would have frozen with the one that did ([`Relax::Tie`]), and one below it
+    /// before it ([`Relax::Fail`]). Where an earlier update followed a cell of `|value|` `key`
+    /// or more, the updates come in another order than the heap's, and [`Band::pop`] asks for
+    /// the check. Always [`Relax::Update`] with the heap.
+    fn relax(&mut self, handle: u32, key: f64) -> Relax;
+    /// Gives the entry of `handle` the value `v`.
+    fn set(&mut self, handle: u32, v: f64);
+    /// The next cell to freeze, its value, and whether [`Marcher::as_the_heap`] must check it
+    /// (never with the heap), taken out of the band.
+    fn pop(&mut self) -> Option<(u32, f64, bool)>;
+    /// The `|value|` of the cell `pop` gives next (the heap only: the march freezes equal
+    /// values together).
+    fn peek(&self) -> Option<f64>;
+    /// The cell `pop` gives next.
+    fn first_cell(&self) -> Option<u32>;
+    /// The smallest `|value|` in the band (`+inf` if none).
+    fn smallest(&self) -> f64;
+    /// Every cell ever pushed, where the band still knows them all.
+    fn reached(&self) -> Option<&[u32]>;
+}
+
+impl<const SIGNED: bool> Band for Heap<SIGNED> {
+    const IN_VALUE_ORDER: bool = true;
+    #[inline(always)]
+    fn push(&mut self, cell: u32, v: f64, _key: f64) -> u32 {
+        Heap::push(self, cell, v)
+    }
+    #[inline(always)]
+    fn relax(&mut self, _handle: u32, _key: f64) -> Relax {
+        Relax::Update
+    }
+    #[inline(always)]
+    fn set(&mut self, handle: u32, v: f64) {
+        Heap::set(self, handle, v)
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u32, f64, bool)> {
+        Heap::pop(self).map(|(cell, v)| (cell, v, false))
+    }
+    #[inline(always)]
+    fn peek(&self) -> Option<f64> {
+        Heap::peek(self)
+    }
+    #[inline(always)]
+    fn first_cell(&self) -> Option<u32> {
+        Heap::first_cell(self)
+    }
+    fn smallest(&self) -> f64 {
+        Heap::peek(self).unwrap_or(f64::INFINITY)
+    }
+    fn reached(&self) -> Option<&[u32]> {
+        None
+    }
+}
+
+/// The narrow band as a first-in, first-out queue: cells freeze in the order the front first
+/// reached them, with no ordering work at all. The march checks, as each cell freezes, that the
+/// heap's march would have given it the same value:
+/// - every frozen cell its update reads has a smaller `|value|` (so a cell of smaller value
+///   that freezes later fails this check when it freezes, and one that froze earlier updated
+///   the cell: the cell's last update read exactly the cells below it, all final, as the
+///   heap's does);
+/// - before each update, the cell's value was above the `|value|` of the cell whose freezing
+///   led to the update (else the heap would have frozen it first; at the same value, the heap
+///   freezes the two together and skips the update: [`Relax::Tie`]);
+/// - where its updates came in another order than the heap's, the heap's own steps hold
+///   ([`Marcher::as_the_heap`]).
+///
+/// Where a check fails, the heap goes on ([`Marcher::resume`]).
+struct Fifo {
+    /// The cell in each slot of the ring.
+    cells: Vec<u32>,
+    /// The value in each slot of the ring.
+    values: Vec<f64>,
+    /// The `|value|` of the cell whose freezing led to the last update, in each slot of the
+    /// ring.
+    after: Vec<f64>,
+    /// The handle of the first entry; an entry's slot is its handle modulo the ring's length,
+    /// a power of two.
+    head: u32,
+    /// The handle the next push gives.
+    tail: u32,
+    /// Whether a push has gone to a slot used before.
+    wrapped: bool,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo {
+            cells: vec![0; 1024],
+            values: vec![0.0; 1024],
+            after: vec![0.0; 1024],
+            head: 0,
+            tail: 0,
+            wrapped: false,
+        }
+    }
+}
+
+impl Fifo {
+    /// The slot of `handle`.
+    #[inline(always)]
+    fn slot(&self, handle: u32) -> usize {
+        handle as usize & (self.cells.len() - 1)
+    }
+
+    /// Doubles the ring, each entry to the slot of its handle in the longer ring.
+    #[cold]
+    fn grow(&mut self) {
+        let len = self.cells.len() * 2;
+        let (mut cells, mut values, mut after) = (vec![0; len], vec![0.0; len], vec![0.0; len]);
+        let mut handle = self.head;
+        while handle != self.tail {
+            let (from, to) = (self.slot(handle), handle as usize & (len - 1));
+            cells[to] = self.cells[from];
+            values[to] = self.values[from];
+            after[to] = self.after[from];
+            handle = handle.wrapping_add(1);
+        }
+        self.cells = cells;
+        self.values = values;
+        self.after = after;
+    }
+}
+
+impl Band for Fifo {
+    const IN_VALUE_ORDER: bool = false;
+
+    #[inline(always)]
+    fn push(&mut self, cell: u32, v: f64, key: f64) -> u32 {
+        if self.tail.wrapping_sub(self.head) as usize == self.cells.len() {
+            self.grow();
+        }
+        let (handle, at) = (self.tail, self.slot(self.tail));
+        self.wrapped |= handle as usize >= self.cells.len();
+        self.tail = self.tail.wrapping_add(1);
+        // SAFETY: `slot` is below the ring's length, a power of two.
+        unsafe {
+            *self.cells.get_unchecked_mut(at) = cell;
+            *self.values.get_unchecked_mut(at) = v;
+            *self.after.get_unchecked_mut(at) = key;
+        }
+        handle
+    }
+
+    #[inline(always)]
+    fn relax(&mut self, handle: u32, key: f64) -> Relax {
+        let at = self.slot(handle);
+        // SAFETY: as `push`.
+        unsafe {
+            let after = self.after.get_unchecked_mut(at);
+            if key > *after {
+                *after = key;
+                let now = self.values.get_unchecked(at).abs();
+                if now > key {
+                    Relax::Update
+                } else if now == key {
+                    Relax::Tie
+                } else {
+                    Relax::Fail
+                }
+            } else {
+                std::hint::cold_path();
+                *after = f64::INFINITY;
+                Relax::Update
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, handle: u32, v: f64) {
+        let at = self.slot(handle);
+        // SAFETY: as `push`.
+        unsafe { *self.values.get_unchecked_mut(at) = v }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u32, f64, bool)> {
+        if self.head == self.tail {
+            return None;
+        }
+        let at = self.slot(self.head);
+        self.head = self.head.wrapping_add(1);
+        // SAFETY: as `push`.
+        unsafe {
+            Some((
+                *self.cells.get_unchecked(at),
+                *self.values.get_unchecked(at),
+                *self.after.get_unchecked(at) == f64::INFINITY,
+            ))
+        }
+    }
+
+    fn peek(&self) -> Option<f64> {
+        unreachable!("the queue's march does not look ahead")
+    }
+
+    #[inline(always)]
+    fn first_cell(&self) -> Option<u32> {
+        // SAFETY: as `push`.
+        (self.head != self.tail).then(|| unsafe { *self.cells.get_unchecked(self.slot(self.head)) })
+    }
+
+    fn reached(&self) -> Option<&[u32]> {
+        // Until the ring wraps, handle `h` is in slot `h`.
+        (!self.wrapped).then(|| &self.cells[..self.tail as usize])
+    }
+
+    fn smallest(&self) -> f64 {
+        let mut handle = self.head;
+        let mut smallest = f64::INFINITY;
+        while handle != self.tail {
+            smallest = smallest.min(self.values[self.slot(handle)].abs());
+            handle = handle.wrapping_add(1);
+        }
+        smallest
+    }
 }
 
 /// The narrow band: an indexed 8-ary min-heap of cells ordered by `|value|`, whose values may
@@ -1656,6 +2307,117 @@ mod tests {
     #[test]
     fn the_baseline_build_of_the_march_gives_the_plain_ports_values_bit_for_bit() {
         crate::eikonal::widest::tests::on_the_baseline(the_march_matches_the_plain_port);
+    }
+
+    thread_local! {
+        /// How many marches of this thread used each [`Bands`].
+        static BANDS: std::cell::RefCell<Vec<Bands>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    /// Notes the bands a march used.
+    pub(super) fn count(bands: Bands) {
+        BANDS.with(|b| b.borrow_mut().push(bands));
+    }
+
+    /// The marches of this thread that used `bands` since the last call.
+    fn counted(bands: Bands) -> usize {
+        BANDS.with(|b| b.borrow().iter().filter(|&&x| x == bands).count())
+    }
+
+    fn forget_counts() {
+        BANDS.with(|b| b.borrow_mut().clear());
+    }
+
+    /// The marches over one speed start in order of arrival and go on with the heap; whatever
+    /// the way, they give the heap's values bit for bit: from points, circles, lines and
+    /// squares, with and without obstacles, on equal and unequal spacings. Every way is taken
+    /// (the queue alone, the queue then the heap, the grid laid out again).
+    #[test]
+    fn the_queue_and_the_heap_give_the_plain_ports_values_bit_for_bit() {
+        use rand::{Rng, SeedableRng};
+        forget_counts();
+        let mut compared = 0;
+        for seed in 0..1500 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let (rows, cols) = (rng.random_range(3..28), rng.random_range(3..28));
+            let mut phi = match seed % 4 {
+                0 => Array2::from_elem((rows, cols), 1.0),
+                1 => {
+                    let (cy, cx, r) = (
+                        rng.random_range(0.0..rows as f64),
+                        rng.random_range(0.0..cols as f64),
+                        rng.random_range(0.5..8.0),
+                    );
+                    Array2::from_shape_fn((rows, cols), |(a, b)| {
+                        ((a as f64 - cy).powi(2) + (b as f64 - cx).powi(2)).sqrt() - r
+                    })
+                }
+                2 => {
+                    let (a0, b0, c0) = (
+                        rng.random_range(-1.0..1.0),
+                        rng.random_range(-1.0..1.0),
+                        rng.random_range(-5.0..5.0),
+                    );
+                    Array2::from_shape_fn((rows, cols), |(a, b)| a0 * a as f64 + b0 * b as f64 + c0)
+                }
+                _ => {
+                    let k = rng.random_range(1..4) as f64;
+                    Array2::from_shape_fn((rows, cols), |(a, b)| {
+                        ((a as f64 - 7.0).abs().max((b as f64 - 5.0).abs()) - k).round()
+                    })
+                }
+            };
+            for _ in 0..rng.random_range(1..4) {
+                phi[(rng.random_range(0..rows), rng.random_range(0..cols))] = 0.0;
+            }
+            let p_mask = [0.0, 0.05, 0.2, 0.35][rng.random_range(0..4)];
+            let mask =
+                (p_mask > 0.0).then(|| Array2::from_shape_fn((rows, cols), |_| rng.random_bool(p_mask)));
+            let speed = Array2::from_elem((rows, cols), rng.random_range(0.3..3.0));
+            let spacing = [[1.0, 1.0], [0.37, 0.37], [1.0, 2.5], [0.3, 0.11]][rng.random_range(0..4)];
+            for order in [Order::First, Order::Second] {
+                for travel in [false, true] {
+                    let speed = travel.then_some(&speed);
+                    if let (Ok(ours), Some(theirs)) = both_marches(&phi, mask.as_ref(), speed, spacing, order)
+                    {
+                        let what = format!("seed {seed} {order} travel {travel}\nphi {phi:?}\nmask {mask:?}");
+                        assert_same_bits(&ours.values, &theirs, &what);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 5000, "{compared}");
+        let ways = [Bands::Queue, Bands::QueueThenHeap, Bands::Again].map(counted);
+        assert!(ways[0] > 50 && ways[1] > 200 && ways[2] > 0, "{ways:?}");
+        assert_eq!(counted(Bands::Heap), 0);
+    }
+
+    /// From a point and through a maze of corridors, the queue alone marches the whole grid.
+    #[test]
+    fn from_a_point_and_through_a_maze_the_queue_marches_alone() {
+        forget_counts();
+        let n = 40;
+        let mut point = Array2::from_elem((n, n), 1.0);
+        point[(17, 23)] = 0.0;
+        let mut corner = Array2::from_elem((n, n), 1.0);
+        corner[(1, 1)] = 0.0;
+        // Walls every 8 cells, each with one gap at alternate ends.
+        let maze = Array2::from_shape_fn((n, n), |(r, c)| {
+            r % 8 == 0 && r > 0 && if (r / 8) % 2 == 0 { c > 2 } else { c < n - 3 }
+        });
+        let speed = Array2::from_elem((n, n), 1.3);
+        for order in [Order::First, Order::Second] {
+            for (phi, mask) in [(&point, None), (&corner, Some(&maze))] {
+                let (ours, theirs) = both_marches(phi, mask, Some(&speed), [1.0, 1.0], order);
+                assert_same_bits(
+                    &ours.unwrap().values,
+                    &theirs.unwrap(),
+                    &format!("{order} {mask:?}"),
+                );
+            }
+        }
+        assert_eq!(counted(Bands::Queue), 4);
     }
 
     fn the_march_matches_the_plain_port() {
