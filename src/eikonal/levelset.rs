@@ -36,9 +36,10 @@
 //! update reads are all below it, and the heap would have updated it in the same steps. From a
 //! point or through corridors the front's order of arrival is its order of values almost
 //! everywhere, and the queue marches the whole grid in about half the heap's time; where a
-//! check fails (a curved contour, fronts meeting, ties), the heap goes on from the cells frozen
-//! below the first value out of order (`Marcher::resume`). The tests hold every way of
-//! marching to a plain port of scikit-fmm's, bit for bit.
+//! check fails (the first cells from a curved contour, fronts meeting, ties), the heap goes on
+//! from the cells frozen below the first value out of order (`Marcher::resume`), and a few
+//! steps further the queue takes over again. The tests hold every way of marching to a plain
+//! port of scikit-fmm's, bit for bit.
 //!
 //! The one departure from scikit-fmm: a cell whose interpolated distance to the contour
 //! underflows starts at 0, where scikit-fmm starts it at `+inf` and its neighbours at NaN.
@@ -445,6 +446,16 @@ fn grid_of_words<'a>(
     }
 }
 
+/// How [`Marcher::resume`] ends.
+enum Resumed<'a> {
+    /// Every cell is frozen.
+    Done,
+    /// The grid is to be laid out again and marched with the heap alone.
+    Again,
+    /// The band, as a queue, for the march in arrival order to go on.
+    HandOver(Grid<'a>, Box<Fifo>),
+}
+
 /// The bands a march used ([`march_alone`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Bands {
@@ -495,16 +506,60 @@ fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(
     ) else {
         return Bands::Queue;
     };
-    let resumed = with_widest_instructions(
-        #[inline(always)]
-        || Marcher::<Heap<DISTANCE>, SECOND, DISTANCE, UNIFORM>::new(grid).resume(starts, below, reached),
-    );
-    if resumed {
-        Bands::QueueThenHeap
-    } else {
-        Bands::Again
+    let (mut grid, mut below, mut reached) = (grid, below, reached);
+    // The cells the heap froze are below this.
+    let mut frozen_below = 0.0;
+    for hand_overs in 0.. {
+        if below < frozen_below {
+            return Bands::Again;
+        }
+        // The queue takes over again a few steps further, where the heap takes over cheaply
+        // (from the cells the queue reached, not from every cell), until it has given way often.
+        let hand_over_at = if hand_overs < MAX_HAND_OVERS && reached.is_some() {
+            below + HAND_OVER_STEPS * grid.step_time()
+        } else {
+            f64::INFINITY
+        };
+        let resumed = with_widest_instructions(
+            #[inline(always)]
+            || {
+                Marcher::<Heap<DISTANCE>, SECOND, DISTANCE, UNIFORM>::new(grid).resume(
+                    starts,
+                    below,
+                    reached,
+                    hand_over_at,
+                )
+            },
+        );
+        let (grid_now, queue) = match resumed {
+            Resumed::Done => return Bands::QueueThenHeap,
+            Resumed::Again => return Bands::Again,
+            Resumed::HandOver(grid, queue) => (grid, queue),
+        };
+        frozen_below = hand_over_at;
+        match with_widest_instructions(
+            #[inline(always)]
+            || {
+                Marcher::<Fifo, SECOND, DISTANCE, UNIFORM> {
+                    grid: grid_now,
+                    band: *queue,
+                }
+                .go_on(starts)
+            },
+        ) {
+            None => return Bands::QueueThenHeap,
+            Some(next) => (grid, below, reached) = next,
+        }
     }
+    unreachable!("the loop returns")
 }
+
+/// How often the march in arrival order takes over again from the heap before the heap goes
+/// on to the end ([`march_alone`]).
+const MAX_HAND_OVERS: usize = 16;
+/// How many steps beyond the first value out of order the heap marches before the queue takes
+/// over again.
+const HAND_OVER_STEPS: f64 = 4.0;
 
 /// Writes every cell's word and freezes the contour (scikit-fmm's `initializeFrozen`): a cell
 /// where phi is 0 at 0, a cell where phi changes sign towards a neighbour at its interpolated
@@ -789,6 +844,19 @@ struct Grid<'a> {
     idx2: [f64; 2],
 }
 
+impl Grid<'_> {
+    /// The time of the longest step between neighbours at the slowest speed (the travel time
+    /// over one speed; the distance has speed 1).
+    fn step_time(&self) -> f64 {
+        let rhs = if self.uniform_rhs.is_nan() {
+            1.0
+        } else {
+            self.uniform_rhs
+        };
+        (rhs / self.idx2[0].min(self.idx2[1])).sqrt()
+    }
+}
+
 /// One march: second or first order (`SECOND`), signed distance or travel time (`DISTANCE`),
 /// one speed everywhere or a speed per cell (`UNIFORM`; always for the distance).
 struct Marcher<'a, B, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool> {
@@ -875,10 +943,18 @@ impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
             }
         }
         if B::IN_VALUE_ORDER {
-            self.march();
+            self.march::<false>(f64::INFINITY);
             return None;
         }
-        let out_of_order = self.march_in_arrival_order(frozen)?;
+        self.go_on(frozen)
+    }
+
+    /// The march in arrival order from the band as it is; `None` once every cell is frozen,
+    /// else the grid, the `|value|` below which the frozen cells are the heap's, and the cells
+    /// the queue reached ([`Band::reached`]).
+    #[inline(always)]
+    fn go_on(mut self, contour: &[usize]) -> Option<(Grid<'a>, f64, Option<Vec<u32>>)> {
+        let out_of_order = self.march_in_arrival_order(contour)?;
         let below = out_of_order.min(self.band.smallest());
         let reached = self.band.reached().map(<[u32]>::to_vec);
         Some((self.grid, below, reached))
@@ -891,11 +967,20 @@ impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
     /// cell of smaller value reached later would have failed them. The other cells become
     /// far again (but the contour's, `contour`), the cells beside a frozen one get their
     /// values from the frozen cells, and the march goes on with the heap as if it had frozen
-    /// the cells below `below` itself. `false` where the band then holds a value below
+    /// the cells below `below` itself, up to `hand_over_at`, where the band goes back to a
+    /// queue ([`Resumed::HandOver`]). [`Resumed::Again`] where the band holds a value below
     /// `below` (some cell below it is not frozen) or an update of 0 (which the heap's march
-    /// skips): the grid must be laid out again.
+    /// skips): the grid must be laid out again. `reached`: the cells the queue reached, where
+    /// it kept them (the cells to make far again and to look beside), else every cell is
+    /// looked at.
     #[inline(always)]
-    fn resume(mut self, contour: &[usize], below: f64, reached: Option<Vec<u32>>) -> bool {
+    fn resume(
+        mut self,
+        contour: &[usize],
+        below: f64,
+        reached: Option<Vec<u32>>,
+        hand_over_at: f64,
+    ) -> Resumed<'a> {
         let (base, cols) = (self.grid.base, self.grid.cols);
         let w = cols as isize;
         let all = base..self.grid.words.len() - MARGIN * cols;
@@ -916,24 +1001,28 @@ impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
                 self.set_word(i, word & !(STATE | HANDLE));
             }
         }
-        // The cells beside a frozen one: beside the contour or a cell the queue froze.
-        let frozen_cells: Box<dyn Iterator<Item = usize>> = match &reached {
+        // The cells beside a frozen one: beside the contour or a cell the queue reached, or
+        // reached by the queue and beside a cell frozen before (by the heap, from which the
+        // queue took over).
+        let near: Box<dyn Iterator<Item = usize>> = match &reached {
             Some(cells) => Box::new(contour.iter().copied().chain(cells.iter().map(|&c| c as usize))),
             None => Box::new(all),
         };
-        for f in frozen_cells {
-            let word = self.word(f);
-            if !frozen(word) {
-                continue;
-            }
+        for f in near {
             // A frozen word keeps no flags.
             let c = (f - base) % cols;
             let edge = c < EDGE_COLUMNS || c + EDGE_COLUMNS >= cols;
-            for (dir, along_row) in [(-w, false), (w, false), (-1, true), (1, true)] {
-                if along_row && !self.in_row(f, edge, dir) {
-                    continue;
-                }
-                let i = f.wrapping_add_signed(dir);
+            let beside = [(-w, false), (w, false), (-1, true), (1, true)].map(|(dir, along_row)| {
+                (!along_row || self.in_row(f, edge, dir)).then(|| f.wrapping_add_signed(dir))
+            });
+            let candidates: &[Option<usize>] = if frozen(self.word(f)) {
+                &beside
+            } else if beside.iter().flatten().any(|&n| frozen(self.word(n))) {
+                &[Some(f)]
+            } else {
+                &[]
+            };
+            for &i in candidates.iter().flatten() {
                 let word = self.word(i);
                 if !frozen_word_or_state(word, FAR) {
                     continue;
@@ -941,17 +1030,27 @@ impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
                 let d = self.update(i);
                 // The heap would have frozen the cell before some frozen one.
                 if d == 0.0 || !self.as_the_heap(i, d, contour) {
-                    return false;
+                    return Resumed::Again;
                 }
                 let handle = self.band.push(i as u32, d, 0.0);
                 self.set_word(i, word | NARROW | u64::from(handle));
             }
         }
         if self.band.peek().is_some_and(|first| first < below) {
-            return false;
+            return Resumed::Again;
         }
-        self.march();
-        true
+        self.march::<true>(hand_over_at);
+        if self.band.peek().is_none() {
+            return Resumed::Done;
+        }
+        // The band, in the heap's order, to a queue.
+        let mut queue = Fifo::default();
+        while let Some((cell, v, _)) = self.band.pop() {
+            let handle = queue.push(cell, v, hand_over_at);
+            let word = self.word(cell as usize);
+            self.set_word(cell as usize, (word & !HANDLE) | u64::from(handle));
+        }
+        Resumed::HandOver(self.grid, Box::new(queue))
     }
 
     /// The word of cell `i` (not masked) before the march reaches it, as [`lay_out`] writes it.
@@ -983,11 +1082,18 @@ impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
         edge
     }
 
-    /// The fast-marching loop (scikit-fmm's `solve`, with no narrow-band limit).
+    /// The fast-marching loop (scikit-fmm's `solve`, with no narrow-band limit); with `BELOW`,
+    /// only while the band's smallest `|value|` is below `below`.
     #[inline(always)]
-    fn march(&mut self) {
+    fn march<const BELOW: bool>(&mut self, below: f64) {
         let mut ties: Vec<(usize, bool)> = Vec::new();
-        while let Some((first, v, _)) = self.band.pop() {
+        loop {
+            if BELOW && !self.band.peek().is_some_and(|first| first < below) {
+                break;
+            }
+            let Some((first, v, _)) = self.band.pop() else {
+                break;
+            };
             let edge = self.freeze(first as usize, v);
             let key = v.abs();
             if self.band.peek() != Some(key) {
@@ -1613,9 +1719,15 @@ struct Fifo {
     head: u32,
     /// The handle the next push gives.
     tail: u32,
-    /// Whether a push has gone to a slot used before.
-    wrapped: bool,
+    /// Every cell pushed, until there are [`REACHED_KEPT`] of them.
+    reached: Vec<u32>,
+    /// Whether more cells were pushed than `reached` keeps.
+    reached_more: bool,
 }
+
+/// The most cells a [`Fifo`] keeps the list of, for the heap to take over from them rather than
+/// from every cell ([`Marcher::resume`]): 4 MiB.
+const REACHED_KEPT: usize = 1 << 20;
 
 impl Default for Fifo {
     fn default() -> Self {
@@ -1625,7 +1737,8 @@ impl Default for Fifo {
             after: vec![0.0; 1024],
             head: 0,
             tail: 0,
-            wrapped: false,
+            reached: Vec::new(),
+            reached_more: false,
         }
     }
 }
@@ -1665,7 +1778,11 @@ impl Band for Fifo {
             self.grow();
         }
         let (handle, at) = (self.tail, self.slot(self.tail));
-        self.wrapped |= handle as usize >= self.cells.len();
+        if self.reached.len() < REACHED_KEPT {
+            self.reached.push(cell);
+        } else {
+            self.reached_more = true;
+        }
         self.tail = self.tail.wrapping_add(1);
         // SAFETY: `slot` is below the ring's length, a power of two.
         unsafe {
@@ -1735,8 +1852,7 @@ impl Band for Fifo {
     }
 
     fn reached(&self) -> Option<&[u32]> {
-        // Until the ring wraps, handle `h` is in slot `h`.
-        (!self.wrapped).then(|| &self.cells[..self.tail as usize])
+        (!self.reached_more).then_some(self.reached.as_slice())
     }
 
     fn smallest(&self) -> f64 {
