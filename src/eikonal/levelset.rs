@@ -845,8 +845,8 @@ struct Grid<'a> {
 }
 
 impl Grid<'_> {
-    /// The time of the longest step between neighbours at the slowest speed (the travel time
-    /// over one speed; the distance has speed 1).
+    /// The time of the longer of the two axes' steps between neighbours, at the one speed of
+    /// a march over one speed (1 for the distance).
     fn step_time(&self) -> f64 {
         let rhs = if self.uniform_rhs.is_nan() {
             1.0
