@@ -368,19 +368,7 @@ struct Input<'a> {
 /// number of cells not reached; `None` for a NaN or infinite value in the input.
 fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> {
     let (rows, cols) = input.shape;
-    let laid_out = with_widest_instructions(
-        #[inline(always)]
-        || {
-            lay_out(
-                words,
-                input.phi,
-                input.mask,
-                input.speed,
-                input.shape,
-                input.spacing,
-            )
-        },
-    )?;
+    let laid_out = lay_out_input(words, input)?;
     let (starts, mixed_signs, uniform_speed) = match laid_out {
         Ok(laid_out) => laid_out,
         Err(e) => return Some(Err(e)),
@@ -396,20 +384,7 @@ fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> 
     tests::count(bands);
     if bands == Bands::Again {
         std::hint::cold_path();
-        let Ok((starts, mixed_signs, uniform_speed)) = with_widest_instructions(
-            #[inline(always)]
-            || {
-                lay_out(
-                    words,
-                    input.phi,
-                    input.mask,
-                    input.speed,
-                    input.shape,
-                    input.spacing,
-                )
-            },
-        )?
-        else {
+        let Ok((starts, mixed_signs, uniform_speed)) = lay_out_input(words, input)? else {
             unreachable!("the same input lays out the same way");
         };
         let grid = grid_of_words(words, input, mixed_signs, uniform_speed);
@@ -424,6 +399,23 @@ fn lay_out_and_march(words: &mut [u64], input: &Input) -> Option<Result<usize>> 
         }
     }
     Some(Ok(unreached))
+}
+
+/// [`lay_out`] of `input` in `words`, compiled for the widest instruction set.
+fn lay_out_input(words: &mut [u64], input: &Input) -> Option<Result<(Vec<usize>, bool, Option<f64>)>> {
+    with_widest_instructions(
+        #[inline(always)]
+        || {
+            lay_out(
+                words,
+                input.phi,
+                input.mask,
+                input.speed,
+                input.shape,
+                input.spacing,
+            )
+        },
+    )
 }
 
 /// The grid of a march over `words`, laid out from `input`.
@@ -500,16 +492,16 @@ fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(
         );
         return Bands::Heap;
     }
-    let Some((grid, below, reached)) = with_widest_instructions(
+    let Some((mut grid, mut below, mut reached)) = with_widest_instructions(
         #[inline(always)]
         || Marcher::<Fifo, SECOND, DISTANCE, UNIFORM>::new(grid).run(starts),
     ) else {
         return Bands::Queue;
     };
-    let (mut grid, mut below, mut reached) = (grid, below, reached);
     // The cells the heap froze are below this.
     let mut frozen_below = 0.0;
-    for hand_overs in 0.. {
+    let mut hand_overs = 0;
+    loop {
         if below < frozen_below {
             return Bands::Again;
         }
@@ -537,6 +529,7 @@ fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(
             Resumed::HandOver(grid, queue) => (grid, queue),
         };
         frozen_below = hand_over_at;
+        hand_overs += 1;
         match with_widest_instructions(
             #[inline(always)]
             || {
@@ -551,7 +544,6 @@ fn march_alone<const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>(
             Some(next) => (grid, below, reached) = next,
         }
     }
-    unreachable!("the loop returns")
 }
 
 /// How often the march in arrival order takes over again from the heap before the heap goes
@@ -1304,13 +1296,6 @@ impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
     #[inline(always)]
     fn relax_around(&mut self, i: usize, edge: bool, key: f64) -> bool {
         let w = self.grid.cols as isize;
-        if B::IN_VALUE_ORDER {
-            self.relax_toward(i, edge, key, -w, false);
-            self.relax_toward(i, edge, key, w, false);
-            self.relax_toward(i, edge, key, -1, true);
-            self.relax_toward(i, edge, key, 1, true);
-            return true;
-        }
         self.relax_toward(i, edge, key, -w, false)
             && self.relax_toward(i, edge, key, w, false)
             && self.relax_toward(i, edge, key, -1, true)
@@ -1321,7 +1306,7 @@ impl<'a, B: Band, const SECOND: bool, const DISTANCE: bool, const UNIFORM: bool>
     /// come in value order.
     #[inline(always)]
     fn below(word: u64, key: f64) -> bool {
-        B::IN_VALUE_ORDER || f64::from_bits(word).abs() < key
+        B::IN_VALUE_ORDER || is_below(f64::from_bits(word).abs(), key)
     }
 
     /// [`Marcher::relax_around`] in the direction `dir` (a step along the row if `along_row`).
