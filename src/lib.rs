@@ -28,7 +28,7 @@
 //! # Ok::<(), crowdfield::Error>(())
 //! ```
 //!
-//! More in `examples/`: `embed_loop.rs` steps a simulation in a loop and reads the positions
+//! More in `examples/`: `embed/embed_loop.rs` steps a simulation in a loop and reads the positions
 //! each step; `potential_png.rs` solves a potential from an `ndarray` and draws it as a PNG.
 
 pub mod agents;

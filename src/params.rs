@@ -42,6 +42,15 @@ impl Model {
             Model::Pedestrian => "pedestrian",
         }
     }
+
+    /// What the model's figures are for, in a few words (shown beside its name by the front
+    /// ends).
+    pub fn purpose(self) -> &'static str {
+        match self {
+            Model::ContinuumCrowds => "the published model: flows for games and film, not evacuation figures",
+            Model::Pedestrian => "the evacuation model: door flows and times as in pedestrian experiments",
+        }
+    }
 }
 
 /// Parameters of the continuum model. Every field has a default (see [`Params::default`]).

@@ -2,7 +2,7 @@
 //! an example that stops compiling or starts giving wrong answers fails the suite.
 
 #[allow(dead_code)]
-#[path = "../examples/embed_loop.rs"]
+#[path = "../examples/embed/embed_loop.rs"]
 mod embed_loop;
 
 #[allow(dead_code)]

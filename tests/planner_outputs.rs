@@ -467,9 +467,21 @@ fn the_report_states_its_inputs_and_warns_of_the_published_model() {
         assert!(groups.contains(needle), "{needle} not in the group inputs");
     }
 
-    // The hall's `params` choose the published model: the page says so, and warns.
+    // The bundled hall names the evacuation model: no flag is needed for evacuation figures.
     let out = dir.path().join("hall");
     let (report, page, err) = run_and_read(&[s(&map("hall.json")), "--max-time", "0.5"], &out);
+    assert_eq!(report["inputs"]["model"], "pedestrian");
+    assert!(!err.contains(warning) && !page.contains(warning), "{err}");
+
+    // A map with `params` and no `model` (the hall without its model) runs the published
+    // model: the page says so, and warns.
+    let mut published: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(map("hall.json")).unwrap()).unwrap();
+    published.as_object_mut().unwrap().remove("model");
+    let published_map = dir.path().join("hall_published.json");
+    std::fs::write(&published_map, published.to_string()).unwrap();
+    let out = dir.path().join("hall_published");
+    let (report, page, err) = run_and_read(&[s(&published_map), "--max-time", "0.5"], &out);
     assert_eq!(report["inputs"]["model"], "continuum_crowds");
     assert!(
         report["inputs"]["model_source"]

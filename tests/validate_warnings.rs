@@ -185,3 +185,65 @@ fn a_goal_width_far_from_its_opening_is_warned_about() {
     let (_dir, _path, stdout) = validate(&corridor(0.5, json!({})), "strip.json");
     assert!(warnings_with(&stdout, &["width"]).is_empty(), "{stdout}");
 }
+
+/// The corridor with RiMEA's adults (free speeds up to 1.64 m/s) and no `params`.
+fn adults_corridor(model: Option<&str>) -> Value {
+    let mut v = corridor(0.25, Value::Null);
+    let o = v.as_object_mut().unwrap();
+    o.remove("params");
+    o["groups"][0]["speed"] = json!({"rimea": "adults"});
+    if let Some(m) = model {
+        o.insert("model".to_string(), json!(m));
+    }
+    v
+}
+
+#[test]
+fn the_pedestrian_model_is_not_told_to_raise_f_max() {
+    // The pedestrian model keeps speeds above f_max: a warning to raise it (by adding
+    // `params`, which switches the map to the published model) would be false.
+    let (_dir, _path, stdout) = validate(&adults_corridor(None), "adults.json");
+    assert!(warnings_with(&stdout, &["f_max"]).is_empty(), "{stdout}");
+    let (_dir, _path, stdout) = validate(&adults_corridor(Some("continuum_crowds")), "cc.json");
+    assert_eq!(warnings_with(&stdout, &["cc.json", "f_max"]).len(), 1, "{stdout}");
+}
+
+#[test]
+fn the_report_leads_with_the_maps_warnings() {
+    // What `validate` and the batch index warn about, the run's report.json and report.html
+    // say too.
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("cc.json");
+    std::fs::write(
+        &map,
+        serde_json::to_string(&adults_corridor(Some("continuum_crowds"))).unwrap(),
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let run = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["simulate", "--quiet", "--max-time", "5"])
+        .arg(&map)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(
+        stderr.matches("above params.f_max").count(),
+        1,
+        "said once: {stderr}"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("above params.f_max")),
+        "{warnings:?}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("above params.f_max"));
+    assert!(!page.contains("No warnings."));
+}

@@ -831,11 +831,17 @@ impl EditorApp {
     }
 
     fn run_info(&self) -> RunInfo {
-        self.sim
+        let mut info = self
+            .sim
             .latest
             .as_ref()
             .map(|f| f.info.clone())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if !info.exists {
+            // No run yet: the model the next Play runs.
+            info.model = crowdfield::params::Params::for_map(self.doc.model, self.doc.params.as_ref()).model;
+        }
+        info
     }
 
     fn sim_command(&mut self, c: SimCommand) {

@@ -296,11 +296,31 @@ pub fn save(doc: &Document, path: &Path) -> Result<()> {
 
 /// Every problem the map loader would report for `doc` saved at `path` (empty when valid).
 pub fn problems(doc: &Document, path: &Path) -> Vec<String> {
-    let file = to_map_file(doc, path);
-    map::check(&file, map::base_dir(path), &path.display().to_string())
+    // The painted rasters live in the document until a save writes them beside the map, so the
+    // map is checked without its raster files, and the groups' spawns on the compiled scene,
+    // the rasters included (a spawn area painted over with walls is a problem).
+    let file = MapFile {
+        layers: Layers::default(),
+        ..to_map_file(doc, path)
+    };
+    let label = path.display().to_string();
+    let mut out: Vec<String> = map::check(&file, map::base_dir(path), &label)
         .into_iter()
         .map(|e| e.to_string())
-        .collect()
+        .collect();
+    if out.is_empty() && !doc.groups.is_empty() {
+        let scene = doc.to_scene();
+        match crowdfield::sim::spawn::spawn_agents(&scene, 0) {
+            Ok(_) => {}
+            Err(Error::Many(errors)) => out.extend(
+                errors
+                    .into_iter()
+                    .map(|e| e.relabel(&scene.name, &label).to_string()),
+            ),
+            Err(e) => out.push(e.relabel(&scene.name, &label).to_string()),
+        }
+    }
+    out
 }
 
 /// `NAME.json` → `NAME.recovery.json` beside it.

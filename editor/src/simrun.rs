@@ -199,6 +199,7 @@ fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
             local,
             quality: Some(sim.quality()),
             error: None,
+            model: sim.scene().params.model,
         },
         finished: sim.finished(),
     }

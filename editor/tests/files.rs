@@ -50,6 +50,34 @@ fn load_save_load_gives_the_same_map_for_every_bundled_map() {
     );
 }
 
+/// A valid map opens without a problem: the check reads the document's painted rasters, not
+/// raster files that only a save writes beside the map.
+#[test]
+fn every_valid_bundled_map_opens_without_a_problem() {
+    for map in bundled_maps() {
+        let valid = crowdfield::sim::check_map(&map, &Default::default()).1.is_empty();
+        let app = EditorApp::open_path(&map, None);
+        assert!(!app.message.contains("not valid"), "{}", app.message);
+        assert_eq!(
+            valid,
+            app.message == format!("Opened {}", map.display()),
+            "{}",
+            app.message
+        );
+    }
+}
+
+/// A spawn area painted over with walls is a problem before the map is saved.
+#[test]
+fn a_spawn_area_under_painted_walls_is_a_problem() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../maps/corridor.json");
+    let mut doc = mapio::load(&path).unwrap();
+    assert_eq!(mapio::problems(&doc, &path), Vec::<String>::new());
+    doc.obstacle.fill(true);
+    let problems = mapio::problems(&doc, &path);
+    assert!(problems.iter().any(|p| p.contains("spawns[0]")), "{problems:?}");
+}
+
 #[test]
 fn save_as_open_round_trip_through_the_app_with_title_and_recovery() {
     let tmp = tempfile::tempdir().unwrap();

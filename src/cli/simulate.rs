@@ -320,9 +320,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &crowdfield::map::MapFile::from_path(&args.map)?,
         args.model.map(Model::from),
     );
-    for w in crowdfield::map::warnings(&scene) {
-        eprintln!("warning: {}: {w}", args.map.display());
-    }
     if let Some(model) = args.model {
         scene.params = scene.params.clone().with_model(model.into());
     }
@@ -331,6 +328,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             SpeedLawArg::Linear => SpeedLaw::Linear,
             SpeedLawArg::Weidmann => SpeedLaw::Weidmann,
         };
+    }
+    // The map's warnings for the model that runs, before the run; the report repeats them.
+    let map_warnings = crowdfield::map::warnings(&scene);
+    for w in &map_warnings {
+        eprintln!("warning: {}: {w}", args.map.display());
     }
     let config = SimConfig {
         dt: args.dt,
@@ -494,7 +496,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Said even with --quiet: a run cut short is not an evacuation time.
         eprintln!("warning: {w}");
     }
-    for w in &report.warnings {
+    for w in report.warnings.iter().filter(|w| !map_warnings.contains(w)) {
         eprintln!("warning: {w}");
     }
     if !args.quiet {

@@ -35,6 +35,7 @@ pub use format::{
 };
 
 use crate::error::{Error, Result};
+use crate::params::Model;
 use crate::scene::Scene;
 use std::path::Path;
 
@@ -176,11 +177,15 @@ pub fn is_schema_file(path: &Path) -> bool {
 }
 
 /// Values a valid map may hold but that probably do not mean what the author meant, as
-/// `JSON.PATH: message` lines: a group with goals whose top speed exceeds `params.f_max` (its
-/// walkers never exceed `f_max` on the potential field, so the extra speed has no effect there;
-/// a goal-less flock does not follow a potential) or a speed that looks like km/h. `validate` prints them after `ok`; `simulate` prints them before the run.
+/// `JSON.PATH: message` lines: under the published model ([`Model::ContinuumCrowds`]), a group
+/// with goals whose top speed exceeds `params.f_max` (its walkers never exceed `f_max` on the
+/// potential field, so the extra speed has no effect there; a goal-less flock does not follow a
+/// potential; the pedestrian model keeps each walker's own free speed, so it has no such
+/// limit), or a speed that looks like km/h. `validate` prints them after `ok`; `simulate`
+/// prints them before the run, and every run's report leads with them.
 pub fn warnings(scene: &Scene) -> Vec<String> {
     let f_max = scene.params.f_max;
+    let capped_at_f_max = scene.params.model == Model::ContinuumCrowds;
     let mut out = Vec::new();
     for (i, g) in scene.groups.iter().enumerate() {
         if g.speed_max > PLAUSIBLE_WALKING_SPEED {
@@ -189,7 +194,7 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
                 check::num(g.speed_max),
                 check::num(g.speed_max * 3.6)
             ));
-        } else if g.speed_max > f_max && !g.goals.is_empty() {
+        } else if capped_at_f_max && g.speed_max > f_max && !g.goals.is_empty() {
             out.push(format!(
                 "groups[{i}].speed.max: {} m/s is above params.f_max ({} m/s): walkers follow the \
                  potential at most at f_max, so the extra speed has no effect (raise params.f_max to allow it)",
@@ -463,8 +468,24 @@ mod tests {
     }
 
     #[test]
+    fn the_pedestrian_model_is_not_warned_about_f_max() {
+        // RiMEA's adults walk up to 1.64 m/s, above the default f_max of 1.34 m/s: the
+        // pedestrian model keeps each walker's free speed, so no warning may push a planner
+        // to add `params` (which would switch the map to the published model).
+        let mut scene = load(Path::new("maps/corridor.json")).unwrap();
+        scene.groups[0].speed_max = 1.64;
+        scene.params = scene.params.clone().with_model(Model::Pedestrian);
+        assert_eq!(warnings(&scene), Vec::<String>::new());
+        scene.params = scene.params.clone().with_model(Model::ContinuumCrowds);
+        let w = warnings(&scene);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("above params.f_max"), "{}", w[0]);
+    }
+
+    #[test]
     fn speed_warnings_show_numbers_people_can_read() {
         let mut scene = load(Path::new("maps/corridor.json")).unwrap();
+        scene.params = scene.params.clone().with_model(Model::ContinuumCrowds);
         scene.params.f_max = 5e-324;
         let w = warnings(&scene);
         assert_eq!(w.len(), 1, "{w:?}");

@@ -289,9 +289,9 @@ pub struct MapOutcome {
     /// leaves).
     #[serde(default)]
     pub complete: Option<bool>,
-    /// The warnings `simulate` prints for this map (simulation only): the map's own
-    /// ([`crate::map::warnings`]: walking speeds that look wrong) and the report's
-    /// (`report.json`'s `warnings`: exit flows beyond what experiments measure).
+    /// The warnings `simulate` prints for this map (simulation only): a run cut short, then
+    /// the report's (`report.json`'s `warnings`: the map's own, [`crate::map::warnings`], then
+    /// exit flows beyond what experiments measure).
     #[serde(default)]
     pub warnings: Vec<String>,
 }
@@ -447,7 +447,6 @@ fn process_map(
     });
     write_json(&owned.claim("solve.json")?, &summary)?;
     if options.simulate {
-        outcome.warnings = crate::map::warnings(&scene);
         let name = scene.name.clone();
         let model_source =
             crate::sim::report::model_source(&crate::map::MapFile::from_path(map)?, options.model);
@@ -477,7 +476,8 @@ fn process_map(
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
         outcome.complete = Some(crate::sim::report::evacuation_complete(&report.total));
-        // In the order `simulate` prints them: the map's, the run cut short, the report's.
+        // As `simulate` ends with them: the run cut short, then the report's own (the map's
+        // first, as `report.html` shows them).
         outcome.warnings.extend(output::incomplete_warning(&report));
         outcome.warnings.extend(report.warnings);
     }

@@ -203,6 +203,7 @@ impl SimulationBuilder {
         let order = config.order;
         let mut sim = Simulation::with_agents_on_checked(scene, config, agents)?;
         sim.model_source = model_source;
+        sim.model_warnings = crate::map::warnings(&sim.scene);
         if let Some(w) = model_warning(&sim.scene) {
             sim.model_warnings.push(w);
         }

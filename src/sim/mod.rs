@@ -397,8 +397,9 @@ pub struct Simulation {
     gpu_reads: GpuReadBacks,
     /// Why the GPU solver was given up for the CPU one, when it was.
     pub(crate) gpu_fallback: Option<String>,
-    /// Warnings about the run's set-up that the report repeats (a local layer on a map with
-    /// exits, [`builder::local_layer_warning`]).
+    /// Warnings about the run's set-up that the report repeats: the map's own
+    /// ([`crate::map::warnings`]), the published model's, a local layer on a map with exits
+    /// ([`builder::local_layer_warning`]).
     pub(crate) model_warnings: Vec<String>,
     /// Why the scene's model runs, in words ([`SimulationBuilder::model_source`]).
     pub(crate) model_source: Option<String>,
@@ -623,7 +624,7 @@ impl Simulation {
     }
 
     /// The positions of the agents still walking, metres: `(x, y)`, one entry per agent in
-    /// [`Simulation::agents`]' order. See `examples/embed_loop.rs`.
+    /// [`Simulation::agents`]' order. See `examples/embed/embed_loop.rs`.
     pub fn positions(&self) -> (&[f32], &[f32]) {
         (&self.agents.x, &self.agents.y)
     }

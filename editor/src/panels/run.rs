@@ -1,9 +1,11 @@
 //! The Run panel: play, pause, step and reset a simulation of the map, a speed slider, the local
 //! layer (none, boids, ORCA, boids + ORCA; applied when a run starts), and the live count of
-//! walkers evacuated through each exit with the run's collision and jam figures.
+//! walkers evacuated through each exit with the run's collision and jam figures; it names the
+//! model that Play runs.
 
 use crate::command::{Command, SimCommand};
 use crowdfield::local::LocalMode;
+use crowdfield::params::Model;
 use crowdfield::sim::report::Quality;
 
 /// Fastest simulation speed offered, simulated seconds per real second.
@@ -44,6 +46,8 @@ pub struct RunInfo {
     pub quality: Option<Quality>,
     /// Set when the run could not start.
     pub error: Option<String>,
+    /// The model Play runs: the map's (its `model`, else the one its `params` imply).
+    pub model: Model,
 }
 
 /// The Run panel's state.
@@ -109,6 +113,8 @@ impl RunPanel {
             .on_hover_text(
                 "Boids and ORCA between the field velocity and the walk; applies when a run starts",
             );
+        ui.label(format!("model: {}", info.model.name()))
+            .on_hover_text(info.model.purpose());
         if let Some(e) = &info.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
         }

@@ -1,7 +1,10 @@
 //! Embedding a simulation in a program's own loop: build it, step it, and read the walkers'
 //! positions after every step (as a game or a visualisation would each frame).
 //!
-//! `cargo run --example embed_loop -- [MAP] [SEED]` (defaults `maps/hall.json` and 7).
+//! `cargo run --release -p crowdfield-examples --example embed_loop -- [MAP] [SEED]` (defaults
+//! `maps/hall.json` and 7). The examples are a package of their own, so this builds the example
+//! alone on a tree where `cargo build --release` ran, none of the library's test-only
+//! dependencies.
 //! Prints the crowd's centre every 50 steps and, at the end, how many got out and when.
 //! `tests/examples.rs` runs it.
 //!
@@ -29,7 +32,7 @@ fn main_with_args() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let map = args
         .next()
-        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/maps/hall.json").to_string());
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../maps/hall.json").to_string());
     let seed: u64 = match args.next() {
         None => 7,
         Some(s) => s.parse().map_err(|_| {
