@@ -138,6 +138,12 @@ pub trait LocalHook: Send {
     /// Writes the actual velocity of every agent into `vx, vy`, which hold the preferred
     /// velocities on entry. `agents.vx, agents.vy` still hold the previous step's velocities.
     fn adjust(&mut self, scene: &Scene, agents: &Agents, dt: f64, vx: &mut [f32], vy: &mut [f32]);
+
+    /// Why the hook's own device failed and what it did instead, when that happened (the
+    /// report and `simulate` give it, as [`Simulation::gpu_fallback`]). `None` by default.
+    fn fallback(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Collision and jam figures summed over the steps run (see [`crate::local::quality`]).
@@ -718,6 +724,12 @@ impl Simulation {
     /// Why the GPU solver was given up for the CPU one mid-run, when it was.
     pub fn gpu_fallback(&self) -> Option<&str> {
         self.gpu_fallback.as_deref()
+    }
+
+    /// Why the local layer's device failed mid-run and what the run did instead, when it did
+    /// ([`LocalHook::fallback`]).
+    pub fn local_fallback(&self) -> Option<String> {
+        self.local.as_ref().and_then(|hook| hook.fallback())
     }
 
     /// What solves the potentials, in words: `cpu: fast marching`, `gpu: splat, fields, block

@@ -431,6 +431,7 @@ pub(crate) fn build(sim: &Simulation) -> Report {
             .model_warnings
             .iter()
             .cloned()
+            .chain(sim.local_fallback())
             .chain(plausibility_warnings(&total, &scene.params))
             .collect(),
         inputs: inputs(sim),
