@@ -28,7 +28,7 @@ mod verdict;
 
 use crate::agents::Agents;
 use crate::collision::overlap::{Push, PushRule, Unit, coincident_direction};
-use crate::collision::walls::slide_body;
+use crate::collision::walls::{Body, FreeRuns, slide_body};
 use crate::eikonal::{self, Order};
 use crate::error::{Error, Result};
 use crate::fields::{self, Fields};
@@ -377,6 +377,9 @@ pub struct Simulation {
     goal_masks: Vec<Array2<bool>>,
     /// The scene's part of the speed and cost fields, computed once.
     faces: fields::SceneFaces,
+    /// Per cell, the free floor across it in cells ([`FreeRuns::span`]): where the walk and
+    /// the separation keep out bodies wider than an opening ([`slide_body`]).
+    spans: Array2<u32>,
     gradients: Vec<Gradient>,
     local: Option<Box<dyn LocalHook>>,
     /// What solves the potentials, in words ([`Simulation::solver_description`]).
@@ -537,6 +540,7 @@ impl Simulation {
             pedestrian::Floor::default()
         };
         let faces = fields::SceneFaces::new(&scene);
+        let spans = FreeRuns::new(scene.obstacle.view()).span();
         let max_radius = agents.radius.iter().fold(0.05f32, |m, &r| m.max(r));
         // The headway looks as far ahead as the longest time gap the floor asks for.
         let pedestrian_time_gap = if pedestrian_floor.has_single_file(&grid, max_radius) {
@@ -581,6 +585,7 @@ impl Simulation {
             times: StageTimes::default(),
             goal_masks,
             faces,
+            spans,
             gradients: Vec::new(),
             local: None,
             solver_description: "cpu: fast marching".to_string(),
@@ -1063,14 +1068,15 @@ impl Simulation {
         }
         let dt = self.dt as f32;
         let scene = &self.scene;
+        let spans = self.spans.view();
         let agents = &self.agents;
         let bodies = self.bodies_clear_walls();
         let moved: Vec<(f32, f32, f32, f32)> = (0..agents.len())
             .into_par_iter()
             .map(|i| {
                 let (x0, y0) = (agents.x[i], agents.y[i]);
-                let r = if bodies { agents.radius[i] } else { 0.0 };
-                let q = slide_body(scene, r, V2::new(x0, y0), V2::new(vx[i], vy[i]), dt);
+                let body = Body::new(agents.radius[i], scene.grid.cell_size, bodies);
+                let q = slide_body(scene, spans, body, V2::new(x0, y0), V2::new(vx[i], vy[i]), dt);
                 (q.x, q.y, (q.x - x0) / dt, (q.y - y0) / dt)
             })
             .collect();
@@ -1084,7 +1090,8 @@ impl Simulation {
     }
 
     /// Whether walls stop the walkers' bodies (the pedestrian model) rather than their centres
-    /// (the published model): [`slide_body`] is given the walker's radius, else 0.
+    /// (the published model): [`slide_body`] is given the walker's radius as its rim, else 0.
+    /// In both models no body enters an opening narrower than itself.
     fn bodies_clear_walls(&self) -> bool {
         self.scene.params.model == crate::params::Model::Pedestrian
     }
@@ -1093,9 +1100,11 @@ impl Simulation {
     /// minimum distance or `SEPARATION_MAX_ITERATIONS` is reached. Each iteration is a Jacobi
     /// sweep: every agent moves by half of each of its overlaps ([`Push`] under [`SEPARATION`]),
     /// computed from the positions at the start of the iteration, then walls are enforced
-    /// ([`slide_body`]).
+    /// ([`slide_body`]: no push crosses a wall or carries a body into an opening narrower than
+    /// itself).
     fn separate(&mut self) {
         let scene = &self.scene;
+        let spans = self.spans.view();
         let bodies = self.bodies_clear_walls();
         for _ in 0..SEPARATION_MAX_ITERATIONS {
             let a = &self.agents;
@@ -1127,8 +1136,8 @@ impl Simulation {
             let a = &mut self.agents;
             for (i, (push, _)) in pushes.into_iter().enumerate() {
                 if push != V2::ZERO {
-                    let r = if bodies { a.radius[i] } else { 0.0 };
-                    let q = slide_body(scene, r, V2::new(a.x[i], a.y[i]), push, 1.0);
+                    let body = Body::new(a.radius[i], scene.grid.cell_size, bodies);
+                    let q = slide_body(scene, spans, body, V2::new(a.x[i], a.y[i]), push, 1.0);
                     a.x[i] = q.x;
                     a.y[i] = q.y;
                 }
