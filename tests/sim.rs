@@ -1232,3 +1232,48 @@ fn a_push_between_bodies_does_not_carry_one_through_a_wall() {
         assert!(a.x[1] < a.x[0], "{model:?}: the other body stepped west");
     }
 }
+
+/// The worst level of service of the cells of a run of `max_time` s of 40 walkers standing
+/// packed in a 3 m x 3 m area of a 10 m x 10 m room (4.4 persons/m²) until `premovement` s.
+fn levels_of_a_packed_room(premovement: f64, max_time: f64) -> (Array2<u8>, Array2<bool>) {
+    let grid = Grid::new(40, 40, 0.25);
+    let mut scene = Scene::empty("waiting room", grid);
+    let goal = area("east", rect(&grid, 38, 0, 40, 40), 10.0);
+    let mut g = group(
+        "waiting",
+        vec![goal],
+        area("corner", rect(&grid, 4, 4, 16, 16), 0.0),
+        40,
+        (1.3, 1.3),
+        0.2,
+    );
+    g.spawns[0].premovement = [premovement, premovement];
+    scene.groups.push(g);
+    let mut sim = Simulation::builder(scene)
+        .config(config(max_time, 1))
+        .build()
+        .unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let spawn = rect(&grid, 4, 4, 16, 16);
+    (sim.places().worst_level_map(sim.scene().obstacle.view()), spawn)
+}
+
+#[test]
+fn people_waiting_to_start_do_not_count_in_the_level_of_service() {
+    // Waiting through the whole run: the place they stand on reads A, not "no one came near".
+    let (worst, spawn) = levels_of_a_packed_room(100.0, 5.0);
+    for ((rc, &l), &inside) in worst.indexed_iter().zip(spawn.iter()) {
+        if inside {
+            assert_eq!(l, 0, "cell {rc:?} under the waiting crowd");
+        }
+    }
+    // The same crowd walking from the start crowds its place: F.
+    let (worst, spawn) = levels_of_a_packed_room(0.0, 1.0);
+    let peak = worst
+        .iter()
+        .zip(spawn.iter())
+        .filter(|&(_, &inside)| inside)
+        .map(|(&l, _)| l)
+        .max();
+    assert_eq!(peak, Some(5));
+}

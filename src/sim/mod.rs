@@ -965,14 +965,27 @@ impl Simulation {
 
     /// Peak density bookkeeping (before agents move), in measured densities: persons counted
     /// in at least 1 m² ([`measure::measured_density`]), not the model's splat; the levels of
-    /// service count over [`levels::LOS_AREA_M2`].
+    /// service count over [`levels::LOS_AREA_M2`] the walkers who have started (people still
+    /// in their pre-movement time stand and queue for nothing).
     fn record_density(&mut self) {
         let grid = &self.scene.grid;
         let persons = measure::persons_per_cell(grid, &self.agents.x, &self.agents.y);
         let measured = measure::measured_density(persons.view(), grid.cell_size);
         let walkway = measure::measured_density_over(persons.view(), grid.cell_size, levels::LOS_AREA_M2);
-        self.place_log
-            .record_levels(walkway.view(), self.scene.obstacle.view());
+        let any_waiting = (0..self.agents.len()).any(|i| self.is_waiting(i));
+        let started = any_waiting.then(|| {
+            let (xs, ys): (Vec<f32>, Vec<f32>) = (0..self.agents.len())
+                .filter(|&i| !self.is_waiting(i))
+                .map(|i| (self.agents.x[i], self.agents.y[i]))
+                .unzip();
+            let persons = measure::persons_per_cell(grid, &xs, &ys);
+            measure::measured_density_over(persons.view(), grid.cell_size, levels::LOS_AREA_M2)
+        });
+        self.place_log.record_levels(
+            started.as_ref().unwrap_or(&walkway).view(),
+            walkway.view(),
+            self.scene.obstacle.view(),
+        );
         let log = &mut self.density_log;
         for ((rc, &rho), peak) in measured.indexed_iter().zip(log.peak_map.iter_mut()) {
             if rho > *peak {
