@@ -20,9 +20,11 @@ const MODE_NONE: u32 = 0u;
 const MODE_BOIDS: u32 = 1u;
 const MODE_ORCA: u32 = 2u;
 const MODE_BOIDS_ORCA: u32 = 3u;
-// Bits of a wall-map cell.
+// Bits of a wall-map cell: two flags, then the cell's span (free cells across it) from bit
+// CELL_SPAN_SHIFT on. Sync: CELL_* in src/gpu/local.rs.
 const CELL_BLOCKED: u32 = 1u;
 const CELL_BOUNDARY: u32 = 2u;
+const CELL_SPAN_SHIFT: u32 = 2u;
 
 // One step's dimensions and constants. Sync: GpuLocalParams.
 struct LocalParams {
@@ -342,6 +344,31 @@ fn step_ok(a: vec2<f32>, b: vec2<f32>) -> bool {
     return same_col || same_row || is_free(vec2<f32>(b.x, a.y)) || is_free(vec2<f32>(a.x, b.y));
 }
 
+// CPU twin: collision::walls::body_cells.
+fn body_cells(radius: f32) -> u32 {
+    let width = 2.0 * radius * params.inv_cell;
+    if width > 0.0 {
+        return u32(ceil(width));
+    }
+    return 0u;
+}
+
+// CPU twin: WallMap::lacks.
+fn lacks(p: vec2<f32>, need: u32) -> u32 {
+    if !(p.x >= 0.0 && p.y >= 0.0 && p.x < params.width && p.y < params.height) {
+        return need;
+    }
+    let c = min(u32(p.x * params.inv_cell), params.cols - 1u);
+    let r = min(u32(p.y * params.inv_cell), params.rows - 1u);
+    let span = cell_flags(r, c) >> CELL_SPAN_SHIFT;
+    return need - min(span, need);
+}
+
+// A sub-step of move_agent: step_ok, and no cell where the body lacks more than where it was.
+fn body_step_ok(a: vec2<f32>, b: vec2<f32>, need: u32) -> bool {
+    return step_ok(a, b) && lacks(b, need) <= lacks(a, need);
+}
+
 struct Moved {
     p: vec2<f32>,
     v: vec2<f32>,
@@ -353,7 +380,7 @@ fn blocked_component(c: f32, bounce: bool) -> f32 {
 }
 
 // CPU twin: WallMap::move_agent.
-fn move_agent(pos: vec2<f32>, vel: vec2<f32>, dt: f32, bounce: bool) -> Moved {
+fn move_agent(pos: vec2<f32>, vel: vec2<f32>, dt: f32, radius: f32, bounce: bool) -> Moved {
     if !is_free(pos) {
         return Moved(pos + vel * dt, vel, false);
     }
@@ -364,22 +391,23 @@ fn move_agent(pos: vec2<f32>, vel: vec2<f32>, dt: f32, bounce: bool) -> Moved {
         n = clamp(u32(ceil(travel / max_sub)), 1u, 64u);
     }
     let h = dt / f32(n);
+    let need = body_cells(radius);
     var p = pos;
     var v = vel;
     var hit = false;
     for (var s = 0u; s < n; s++) {
         let t = p + v * h;
-        if step_ok(p, t) {
+        if body_step_ok(p, t, need) {
             p = t;
             continue;
         }
         hit = true;
         let tx = vec2<f32>(t.x, p.y);
         let ty = vec2<f32>(p.x, t.y);
-        if v.x != 0.0 && step_ok(p, tx) {
+        if v.x != 0.0 && body_step_ok(p, tx, need) {
             p = tx;
             v.y = blocked_component(v.y, bounce);
-        } else if v.y != 0.0 && step_ok(p, ty) {
+        } else if v.y != 0.0 && body_step_ok(p, ty, need) {
             p = ty;
             v.x = blocked_component(v.x, bounce);
         } else {
@@ -496,7 +524,7 @@ fn contact_sweep(k: u32, even: bool) {
         }
         push = clamp_len(push, a.radius);
         if push.x != 0.0 || push.y != 0.0 {
-            q = move_agent(p, push * (1.0 / params.dt), params.dt, false).p;
+            q = move_agent(p, push * (1.0 / params.dt), params.dt, a.radius, false).p;
         }
     }
     if even {

@@ -7,7 +7,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let a = packed[k];
     let w = work[k];
-    let m = move_agent(a.p, w.vel, params.dt, params.bounce != 0u);
+    let m = move_agent(a.p, w.vel, params.dt, a.radius, params.bounce != 0u);
     out[a.agent] = Out(m.p, m.v, w.infeasible, select(0u, 1u, m.hit), 0u, 0u);
     // For the contact pass: the position it starts from, and whether the agent is one of its.
     work[k].pref = m.p;

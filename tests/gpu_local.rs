@@ -14,7 +14,7 @@ use crowdfield::gpu::GpuContext;
 use crowdfield::local::quality::CollisionCounter;
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode, MovingObstacle};
 use crowdfield::params::BoidsParams;
-use local_common::{Rng, all_free, head_on_crossing, seek};
+use local_common::{Rng, all_free, head_on_crossing, past_the_wall, seek, through_opening};
 use std::sync::{Arc, OnceLock};
 
 const DT: f32 = 0.1;
@@ -330,4 +330,27 @@ fn local_structs_match_the_wgsl_layout() {
         }
     }
     assert_eq!(checked, expected.len());
+}
+
+/// The GPU's move and contact pass keep bodies out of openings narrower than themselves as
+/// the CPU's do: two bodies of 4 m stay before a door of 1 m, twenty of 0.5 m before a
+/// corridor of 0.25 m, and twenty of 0.5 m pass a door of 1 m, on both backends.
+#[test]
+fn no_body_passes_an_opening_narrower_than_itself_on_the_gpu() {
+    let Some(ctx) = ctx() else { return };
+    for (opening, radius, count, passes) in
+        [((4, 2), 2.0, 2, 0), ((1, 8), 0.25, 20, 0), ((4, 2), 0.25, 20, 20)]
+    {
+        let mut gpu = LocalLayer::with_gpu(LocalMode::Orca, ctx.clone()).unwrap();
+        let mut cpu = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuSingle).unwrap();
+        for (name, layer) in [("gpu", &mut gpu), ("cpu", &mut cpu)] {
+            let a = through_opening(layer, opening, radius, count, 400, DT);
+            assert_eq!(
+                past_the_wall(&a, opening.1),
+                passes,
+                "{name}: {opening:?} cells, radius {radius} m: {:?}",
+                a.x
+            );
+        }
+    }
 }

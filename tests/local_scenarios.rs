@@ -1,5 +1,6 @@
 //! Scenario tests of the local layer: antipodal circle swap, head-on groups, a fish
-//! school in a tank, a crowd through a bottleneck. Small agent counts: they run in debug CI.
+//! school in a tank, a crowd through a bottleneck, bodies before openings narrower than
+//! themselves. Small agent counts: they run in debug CI.
 
 mod local_common;
 
@@ -7,7 +8,7 @@ use crowdfield::agents::Agents;
 use crowdfield::local::quality::{CollisionCounter, JamTracker};
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
 use crowdfield::params::{BoidsParams, OrcaParams};
-use local_common::{Rng, all_free, group, head_on_crossing, scene, seek};
+use local_common::{Rng, all_free, group, head_on_crossing, past_the_wall, scene, seek, through_opening};
 
 const DT: f32 = 0.1;
 
@@ -291,4 +292,23 @@ fn bottleneck(seed: u64) {
         "seed {seed}: an agent stood still for {worst} s"
     );
     assert!(steps < 450, "seed {seed}: not everyone passed the door in 45 s");
+}
+
+/// The local layer's move keeps bodies out of openings narrower than themselves, its contact
+/// pass included: two bodies of 4 m stay before a door of 1 m, twenty of 0.5 m before a
+/// corridor of 0.25 m, and twenty of 0.5 m pass a door of 1 m.
+#[test]
+fn no_body_passes_an_opening_narrower_than_itself() {
+    for (opening, radius, count, passes) in
+        [((4, 2), 2.0, 2, 0), ((1, 8), 0.25, 20, 0), ((4, 2), 0.25, 20, 20)]
+    {
+        let mut layer = LocalLayer::new(LocalMode::Orca, LocalBackend::CpuMulti).unwrap();
+        let a = through_opening(&mut layer, opening, radius, count, 400, 0.1);
+        assert_eq!(
+            past_the_wall(&a, opening.1),
+            passes,
+            "{opening:?} cells, radius {radius} m: {:?}",
+            a.x
+        );
+    }
 }

@@ -1147,3 +1147,133 @@ fn the_local_layers_seed_makes_an_ensemble_and_repeats_a_run() {
     assert_eq!(run(3), first, "the same seed repeats the run bit for bit");
     assert_ne!(run(4), first, "another seed perturbs the walkers otherwise");
 }
+
+/// 16 m x 10 m in cells of 0.25 m run by `model`: a room west of a wall `thick` cells thick
+/// from x = 8 m with an opening of `cells` cells from y = 4.5 m up, the goal a strip along the
+/// east edge, `count` walkers of radius `radius` spawned in the room (x 1 to 7 m, y 1 to 9 m).
+fn room_with_opening(cells: usize, thick: usize, radius: f64, count: usize, model: Model) -> Scene {
+    let grid = Grid::new(64, 40, 0.25);
+    let mut scene = Scene::empty("opening", grid);
+    scene.params = crowdfield::params::Params::for_map(Some(model), None);
+    for r in 0..40 {
+        for c in 32..32 + thick {
+            scene.obstacle[[r, c]] = !(18..18 + cells).contains(&r);
+        }
+    }
+    let goal = area("east", rect(&grid, 62, 0, 64, 40), 10.0);
+    let room = area("room", rect(&grid, 4, 4, 28, 36), 0.0);
+    scene
+        .groups
+        .push(group("walkers", vec![goal], room, count, (1.3, 1.3), radius));
+    scene
+}
+
+/// The report of a run of `scene` for `max_time` s, and the largest x of a walker left.
+fn run_opening(scene: Scene, max_time: f64) -> (crowdfield::sim::Report, f32) {
+    let mut sim = Simulation::builder(scene)
+        .config(config(max_time, 3))
+        .build()
+        .unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let east = sim.agents().x.iter().fold(f32::MIN, |m, &x| m.max(x));
+    (sim.report(), east)
+}
+
+#[test]
+fn bodies_wider_than_a_door_stay_inside_and_the_evacuation_is_not_complete() {
+    // Two bodies of 4 m before a door of 1 m, in both models.
+    for model in [Model::Pedestrian, Model::ContinuumCrowds] {
+        let (r, east) = run_opening(room_with_opening(4, 2, 2.0, 2, model), 40.0);
+        assert_eq!(r.total.arrived, 0, "{model:?}");
+        assert!(east < 8.0, "{model:?}: a body's centre reached x = {east} m");
+        assert!(!r.complete, "{model:?}");
+        assert_eq!(r.end_time, 40.0);
+        assert_eq!(r.total.evacuation_time, None);
+        let left = &r.total.remaining;
+        assert_eq!((left.total, left.stuck), (2, 2), "{model:?}: {left:?}");
+    }
+}
+
+#[test]
+fn bodies_of_0_5_m_do_not_pass_a_corridor_of_0_25_m() {
+    for model in [Model::Pedestrian, Model::ContinuumCrowds] {
+        let (r, east) = run_opening(room_with_opening(1, 8, 0.25, 20, model), 40.0);
+        assert_eq!(r.total.arrived, 0, "{model:?}");
+        assert!(east < 8.0, "{model:?}: a body's centre reached x = {east} m");
+        assert_eq!(r.total.remaining.total, 20);
+        assert!(!r.complete);
+    }
+}
+
+#[test]
+fn bodies_of_0_5_m_pass_a_door_of_1_m() {
+    for model in [Model::Pedestrian, Model::ContinuumCrowds] {
+        let (r, _) = run_opening(room_with_opening(4, 2, 0.25, 20, model), 120.0);
+        assert!(r.complete, "{model:?}: {:?}", r.total.remaining);
+        assert_eq!(r.total.arrived, 20);
+    }
+}
+
+#[test]
+fn a_push_between_bodies_does_not_carry_one_through_a_wall() {
+    // Two bodies of 1 m radius overlapping by 1.3 m beside a wall 0.25 m thick (far from its
+    // door), both still in their pre-movement time: the separation pushes the east one 0.65 m
+    // east, which would end past the wall.
+    for model in [Model::Pedestrian, Model::ContinuumCrowds] {
+        let scene = room_with_opening(4, 1, 1.0, 0, model);
+        let mut agents = crowdfield::agents::Agents::default();
+        agents.push(0, 7.6, 8.0, 0, 1.0, 1.3);
+        agents.push(1, 6.9, 8.0, 0, 1.0, 1.3);
+        agents.start_time.iter_mut().for_each(|t| *t = 100.0);
+        let mut sim = Simulation::with_agents(scene, config(5.0, 1), agents).unwrap();
+        sim.run(|_| Ok(())).unwrap();
+        let a = sim.agents();
+        assert!(a.x[0] < 8.0, "{model:?}: ({}, {})", a.x[0], a.y[0]);
+        assert!(a.x[1] < a.x[0], "{model:?}: the other body stepped west");
+    }
+}
+
+/// The worst level of service of the cells of a run of `max_time` s of 40 walkers standing
+/// packed in a 3 m x 3 m area of a 10 m x 10 m room (4.4 persons/m²) until `premovement` s.
+fn levels_of_a_packed_room(premovement: f64, max_time: f64) -> (Array2<u8>, Array2<bool>) {
+    let grid = Grid::new(40, 40, 0.25);
+    let mut scene = Scene::empty("waiting room", grid);
+    let goal = area("east", rect(&grid, 38, 0, 40, 40), 10.0);
+    let mut g = group(
+        "waiting",
+        vec![goal],
+        area("corner", rect(&grid, 4, 4, 16, 16), 0.0),
+        40,
+        (1.3, 1.3),
+        0.2,
+    );
+    g.spawns[0].premovement = [premovement, premovement];
+    scene.groups.push(g);
+    let mut sim = Simulation::builder(scene)
+        .config(config(max_time, 1))
+        .build()
+        .unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let spawn = rect(&grid, 4, 4, 16, 16);
+    (sim.places().worst_level_map(sim.scene().obstacle.view()), spawn)
+}
+
+#[test]
+fn people_waiting_to_start_do_not_count_in_the_level_of_service() {
+    // Waiting through the whole run: the place they stand on reads A, not "no one came near".
+    let (worst, spawn) = levels_of_a_packed_room(100.0, 5.0);
+    for ((rc, &l), &inside) in worst.indexed_iter().zip(spawn.iter()) {
+        if inside {
+            assert_eq!(l, 0, "cell {rc:?} under the waiting crowd");
+        }
+    }
+    // The same crowd walking from the start crowds its place: F.
+    let (worst, spawn) = levels_of_a_packed_room(0.0, 1.0);
+    let peak = worst
+        .iter()
+        .zip(spawn.iter())
+        .filter(|&(_, &inside)| inside)
+        .map(|(&l, _)| l)
+        .max();
+    assert_eq!(peak, Some(5));
+}

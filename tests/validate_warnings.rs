@@ -247,3 +247,52 @@ fn the_report_leads_with_the_maps_warnings() {
     assert!(page.contains("above params.f_max"));
     assert!(!page.contains("No warnings."));
 }
+
+/// A 16 m x 10 m room behind a wall at x = 8 m with a door of `door` metres from y = 4.5 m
+/// up, the goal along the east edge, two walkers of radius `radius` in the room.
+fn room_behind_a_door(door: f64, radius: f64) -> Value {
+    json!({
+        "version": 1,
+        "name": "door",
+        "grid": {"cols": 64, "rows": 40, "cell_size": 0.25},
+        "layers": {"obstacles": {"shapes": [
+            {"rect": {"min": [8, 0], "max": [8.5, 4.5]}},
+            {"rect": {"min": [8, 4.5 + door], "max": [8.5, 10]}}
+        ]}},
+        "groups": [{
+            "name": "walkers",
+            "radius": radius,
+            "goals": [{"rect": {"min": [15.5, 0], "max": [16, 10]}, "name": "east"}],
+            "spawns": [{"rect": {"min": [1, 1], "max": [7, 9]}, "count": 2, "name": "hall"}]
+        }]
+    })
+}
+
+#[test]
+fn bodies_wider_than_every_way_out_are_warned_about() {
+    // Bodies of 4 m before a door of 1 m: none can leave.
+    let (_dir, path, stdout) = validate(&room_behind_a_door(1.0, 2.0), "wide.json");
+    let found = warnings_with(
+        &stdout,
+        &[
+            "wide.json",
+            "groups[0]",
+            "no path at least 4.0 m wide",
+            "\"hall\"",
+        ],
+    );
+    assert_eq!(found.len(), 1, "{stdout}");
+    // The run agrees: nobody leaves, and the evacuation is not complete.
+    let scene = crowdfield::map::load(&path).unwrap();
+    let mut sim = Simulation::builder(scene).max_time(30.0).build().unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let report = sim.report();
+    assert_eq!(report.total.arrived, 0);
+    assert!(!report.complete);
+    // Bodies of 0.5 m through the same door: no warning.
+    let (_dir, _path, stdout) = validate(&room_behind_a_door(1.0, 0.25), "narrow.json");
+    assert!(!stdout.contains("no path"), "{stdout}");
+    // Bodies of exactly the door's width fit it.
+    let (_dir, _path, stdout) = validate(&room_behind_a_door(1.0, 0.5), "exact.json");
+    assert!(!stdout.contains("no path"), "{stdout}");
+}

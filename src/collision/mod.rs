@@ -11,6 +11,8 @@
 //! - a walker's body: `sim`'s pedestrian model keeps the body's rim out of obstacle cells
 //!   ([`walls::slide_body`] with the walker's radius; radius 0, the published model, moves the
 //!   centre), `local` moves centres in sub-steps of half a cell ([`WallMap::move_agent`]);
+//!   both keep every body out of openings narrower than itself by one rule, the free floor
+//!   across a cell ([`walls::FreeRuns`]) against the body's width ([`walls::body_cells`]);
 //! - a push's gap and how its direction is normalised ([`overlap::PushRule`]).
 
 pub mod overlap;

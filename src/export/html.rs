@@ -239,7 +239,8 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
 
     // Level of service.
     h.push_str(
-        "<h2>Level of service</h2><p>Fruin's walkway levels (persons/m², counted over a 2 m × 2 m square around each place). \
+        "<h2>Level of service</h2><p>Fruin's walkway levels (persons/m² of the people who have started to move, walking or queueing, \
+         counted over a 2 m × 2 m square around each place; people still in their pre-movement time are not counted). \
          Area: where this level is the worst reached; time: the longest one place spent at it.</p>\
          <table id=\"los\"><tr><th>level</th><th>up to, persons/m²</th><th>area, m²</th><th>longest time, s</th></tr>",
     );

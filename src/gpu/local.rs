@@ -49,9 +49,12 @@ pub(crate) const GPU_MODE_ORCA: u32 = 2;
 /// Boids offset, then ORCA.
 pub(crate) const GPU_MODE_BOIDS_ORCA: u32 = 3;
 
-/// Wall-map cell bits. Sync: `CELL_*` in `shaders/local_common.wgsl`.
+/// Wall-map cell bits: two flags, then the cell's span ([`WallMap::span`](crate::collision::WallMap::span),
+/// at most [`SPAN_MAX`](crate::collision::walls::SPAN_MAX), 30 bits) from bit `CELL_SPAN_SHIFT`
+/// on. Sync: `CELL_*` in `shaders/local_common.wgsl`.
 const CELL_BLOCKED: u32 = 1;
 const CELL_BOUNDARY: u32 = 2;
+const CELL_SPAN_SHIFT: u32 = 2;
 
 /// One step's dimensions and constants. Sync: `LocalParams` in `shaders/local_common.wgsl`.
 #[repr(C)]
@@ -541,7 +544,10 @@ impl GpuLocal {
             .blocked
             .iter()
             .zip(&walls.boundary)
-            .map(|(&b, &e)| (u32::from(b) * CELL_BLOCKED) | (u32::from(e) * CELL_BOUNDARY))
+            .zip(&walls.span)
+            .map(|((&b, &e), &span)| {
+                (u32::from(b) * CELL_BLOCKED) | (u32::from(e) * CELL_BOUNDARY) | (span << CELL_SPAN_SHIFT)
+            })
             .collect();
         let movers: Vec<GpuMover> = input
             .movers

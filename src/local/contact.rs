@@ -127,7 +127,8 @@ impl super::LocalLayer {
                     return m;
                 }
                 // The wall may stop the push (the move's wall hit is counted, not this one).
-                let (p, _, _) = walls.move_agent(m.p, push * (1.0 / dt), dt, false);
+                let radius = frame.agents[k].radius;
+                let (p, _, _) = walls.move_agent(m.p, push * (1.0 / dt), dt, radius, false);
                 Moved {
                     p,
                     v: (p - frame.agents[k].p) * (1.0 / dt),
@@ -258,7 +259,8 @@ mod tests {
                     if push == V2::ZERO {
                         return m;
                     }
-                    let (p, _, _) = layer.walls.move_agent(m.p, push * (1.0 / dt), dt, false);
+                    let radius = layer.frame.agents[k].radius;
+                    let (p, _, _) = layer.walls.move_agent(m.p, push * (1.0 / dt), dt, radius, false);
                     Moved {
                         p,
                         v: (p - layer.frame.agents[k].p) * (1.0 / dt),

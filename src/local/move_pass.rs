@@ -56,7 +56,8 @@ impl LocalLayer {
             tally.slots.clear();
             for (i, (o, u)) in out.iter_mut().zip(unguaranteed.iter_mut()).enumerate() {
                 let k = b * MOVE_BLOCK + i;
-                let (p, v, hit) = walls.move_agent(frame.agents[k].p, vel[k].0, dt, bounce);
+                let a = &frame.agents[k];
+                let (p, v, hit) = walls.move_agent(a.p, vel[k].0, dt, a.radius, bounce);
                 *o = Moved { p, v };
                 let infeasible = vel[k].1;
                 *u = infeasible || hit;

@@ -946,6 +946,17 @@ pub fn parse_color(s: &str) -> Option<[u8; 3]> {
 
 /// Cells connected to a free cell of `sources` by 4-connected steps over free cells.
 pub(crate) fn flood_fill(grid: &Grid, obstacle: &Array2<bool>, sources: &Array2<bool>) -> Array2<bool> {
+    flood_from(grid, obstacle, sources, |_, to| !obstacle[to])
+}
+
+/// Cells connected to a free cell of `sources` by 4-connected steps from a cell to a neighbour
+/// that `may_step(from, to)` allows.
+pub(crate) fn flood_from(
+    grid: &Grid,
+    obstacle: &Array2<bool>,
+    sources: &Array2<bool>,
+    may_step: impl Fn((usize, usize), (usize, usize)) -> bool,
+) -> Array2<bool> {
     let mut reached = Array2::from_elem(grid.shape(), false);
     let mut queue = VecDeque::new();
     for ((r, c), &s) in sources.indexed_iter() {
@@ -956,12 +967,12 @@ pub(crate) fn flood_fill(grid: &Grid, obstacle: &Array2<bool>, sources: &Array2<
     }
     while let Some((r, c)) = queue.pop_front() {
         for d in Dir::ALL {
-            if let Some((nr, nc)) = grid.neighbor(r, c, d)
-                && !obstacle[[nr, nc]]
-                && !reached[[nr, nc]]
+            if let Some(to) = grid.neighbor(r, c, d)
+                && !reached[to]
+                && may_step((r, c), to)
             {
-                reached[[nr, nc]] = true;
-                queue.push_back((nr, nc));
+                reached[to] = true;
+                queue.push_back(to);
             }
         }
     }

@@ -206,6 +206,7 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
     out.extend(frozen_walker_warning(scene));
     out.extend(narrow_opening_warnings(scene));
     out.extend(goal_width_warnings(scene));
+    out.extend(body_path_warnings(scene));
     out
 }
 
@@ -394,6 +395,54 @@ fn narrow_opening_warnings(scene: &Scene) -> Vec<String> {
             at.join(", "),
             if more > 0 { format!(" and {more} more cells") } else { String::new() },
             check::num(h)
+        ));
+    }
+    out
+}
+
+/// Groups whose bodies find no way out: per group with goals, the spawn areas from which no
+/// path of cells where the group's body fits leads to a goal. A body of radius `r` needs
+/// [`body_cells`](crate::collision::walls::body_cells) cells side by side and never steps to a
+/// cell whose free floor across it ([`FreeRuns::span`](crate::collision::walls::FreeRuns::span))
+/// leaves it short of more cells than where it stands (the rule of the simulation's move,
+/// [`crate::collision::walls`]), so the walkers of such an area stay inside until the run's time
+/// limit. A flood fill from the goals backwards over 4-connected steps finds the cells a body
+/// can leave from; a spawn area with none of them is named (an area no path of free cells at all
+/// leads out of is an error of the map's check already).
+fn body_path_warnings(scene: &Scene) -> Vec<String> {
+    use crate::collision::walls::{FreeRuns, body_cells, inv_cell, misfit};
+    let grid = &scene.grid;
+    let mut spans = None;
+    let mut out = Vec::new();
+    for (gi, g) in scene.groups.iter().enumerate() {
+        let need = body_cells(g.radius as f32, inv_cell(grid.cell_size));
+        // A body of one cell fits every free cell: the map's check found its paths.
+        if g.goals.is_empty() || need <= 1 {
+            continue;
+        }
+        let spans = spans.get_or_insert_with(|| FreeRuns::new(scene.obstacle.view()).span());
+        let lacks = |rc: (usize, usize)| misfit(spans[rc], need);
+        // Backwards: a walker steps from `to` to `from` when it lacks no more cells at `from`.
+        let leaves = check::flood_from(grid, &scene.obstacle, &g.goal_mask(grid), |from, to| {
+            !scene.obstacle[to] && lacks(from) <= lacks(to)
+        });
+        let stuck: Vec<String> = g
+            .spawns
+            .iter()
+            .filter(|s| !s.area.mask.iter().zip(leaves.iter()).any(|(&m, &l)| m && l))
+            .map(|s| crate::text::quoted(&s.area.name))
+            .collect();
+        if stuck.is_empty() {
+            continue;
+        }
+        let width = check::num(2.0 * g.radius);
+        out.push(format!(
+            "groups[{gi}]: no path at least {width} m wide (the group's bodies, radius {} m) leads from spawn \
+             area{} {} to a goal: every way out passes an opening narrower than a body, so these walkers \
+             stay inside until the time limit; widen the opening or make the bodies smaller (radius)",
+            check::num(g.radius),
+            if stuck.len() == 1 { "" } else { "s" },
+            stuck.join(", ")
         ));
     }
     out

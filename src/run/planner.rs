@@ -65,7 +65,8 @@ pub fn level_label(i: usize) -> String {
 
 /// The map of the worst level of service reached in each place (`worst`: indices into
 /// [`LEVELS`], [`NO_LEVEL`] where no one came near, hatched), in [`LOS_COLORS`], with a legend
-/// of the levels and their densities.
+/// of the levels and their densities; its title says that the levels count the walkers who
+/// have started ([`crate::sim::levels`]).
 pub fn los_map(scene: &Scene, worst: ArrayView2<u8>) -> RgbaImage {
     let mut legend = vec![
         LegendEntry::Swatch(OBSTACLE, "obstacle".into()),
@@ -75,7 +76,10 @@ pub fn los_map(scene: &Scene, worst: ArrayView2<u8>) -> RgbaImage {
     let (rows, cols) = worst.dim();
     // The legend stands where other maps have their colour bar; room for it below is kept.
     let layout = Layout::new(rows, cols, legend.len(), &ImageOptions::default());
-    let title = format!("{}: worst level of service (Fruin, walkways)", scene.name);
+    let title = format!(
+        "{}: worst level of service (Fruin, walkways; walkers who have started)",
+        scene.name
+    );
     let mut img = layout.canvas(&title);
     layout.fill_map(&mut img, |r, c, px, py| {
         if scene.obstacle[[r, c]] {
@@ -479,7 +483,7 @@ pub const PAGE_IMAGES: [(&str, &str, &str); 7] = [
     (
         "los_worst.png",
         "Worst level of service",
-        "The worst Fruin walkway level each place reached (density counted over a 2 m × 2 m square around it; hatched: no one came near).",
+        "The worst Fruin walkway level each place reached (density of the people who have started to move, walking or queueing, counted over a 2 m × 2 m square around it: people still in their pre-movement time are not counted; hatched: no one came near).",
     ),
     (
         "los_crowded_seconds.png",

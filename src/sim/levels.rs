@@ -17,6 +17,11 @@
 //! alone reads 1 person/m² (level D) and two people passing 2 (E); on 4 m² they read 0.25 (A)
 //! and 0.5 (C), while a crowd of 2 persons/m² or more, such as the queue at a door, still reads
 //! E or F. The square counts walls inside it as area, so a lone walker reads A anywhere.
+//!
+//! The levels count the walkers who have started, walking or queueing: a person still in
+//! its pre-movement time stands where it was placed and is no queue, so a room full of people
+//! waiting to start reads A (a place they stand on has a level, not "no one came near") until
+//! those who walk crowd it.
 
 use crate::grid::Grid;
 use ndarray::{Array2, ArrayView2};
@@ -73,7 +78,8 @@ pub struct PlaceLog {
     /// Worst level reached in each cell (index into [`LEVELS`]); obstacle cells, and cells no
     /// one came near, stay 0 (A) here ([`PlaceLog::worst_level_map`] marks them).
     pub worst_level: Array2<u8>,
-    /// Whether anyone stood in the square around each cell at some sample.
+    /// Whether anyone (walking, queueing or waiting to start) stood in the square around each
+    /// cell at some sample.
     pub reached: Array2<bool>,
     /// Seconds each cell spent at each level: `seconds_at[level]` is a per-cell map.
     pub seconds_at: Vec<Array2<f32>>,
@@ -99,15 +105,24 @@ impl PlaceLog {
         }
     }
 
-    /// Adds one step of `dt` seconds at the measured densities `measured` (persons/m², over
-    /// [`LOS_AREA_M2`]) to the cells that are not obstacles.
-    pub fn record_levels(&mut self, measured: ArrayView2<f32>, obstacle: ArrayView2<bool>) {
+    /// Adds one step of `dt` seconds to the cells that are not obstacles, at the measured
+    /// densities (persons/m², over [`LOS_AREA_M2`]) of the walkers who have started
+    /// (`started`); `everyone` is the same count over every person, those still in their
+    /// pre-movement time too, and marks the places someone came near.
+    pub fn record_levels(
+        &mut self,
+        started: ArrayView2<f32>,
+        everyone: ArrayView2<f32>,
+        obstacle: ArrayView2<bool>,
+    ) {
         let dt = self.dt as f32;
-        for ((rc, &rho), &blocked) in measured.indexed_iter().zip(obstacle.iter()) {
+        for (((rc, &rho), &anyone), &blocked) in
+            started.indexed_iter().zip(everyone.iter()).zip(obstacle.iter())
+        {
             if blocked {
                 continue;
             }
-            if rho > 0.0 {
+            if anyone > 0.0 || rho > 0.0 {
                 self.reached[rc] = true;
             }
             let level = level_of_f32(rho);
@@ -246,15 +261,15 @@ mod tests {
         want[(1, 5)] = 5;
         let obstacle = Array2::from_elem((2, 6), false);
         let mut log = PlaceLog::new(&grid, 0.5);
-        log.record_levels(rho.view(), obstacle.view());
+        log.record_levels(rho.view(), rho.view(), obstacle.view());
         assert_eq!(log.worst_level, want);
         // Time: two steps at D in one cell, one of them after a step at F elsewhere.
         let mut log = PlaceLog::new(&grid, 0.5);
         let mut d = Array2::<f32>::zeros((2, 6));
         d[(0, 0)] = 1.0;
-        log.record_levels(d.view(), obstacle.view());
+        log.record_levels(d.view(), d.view(), obstacle.view());
         d[(1, 1)] = 3.0;
-        log.record_levels(d.view(), obstacle.view());
+        log.record_levels(d.view(), d.view(), obstacle.view());
         assert_eq!(log.seconds_at[3][(0, 0)], 1.0);
         assert_eq!(log.seconds_at[5][(1, 1)], 0.5);
         assert_eq!(log.seconds_crowded()[(1, 1)], 0.5);
@@ -274,7 +289,7 @@ mod tests {
         let mut obstacle = Array2::from_elem((1, 2), false);
         obstacle[(0, 1)] = true;
         let mut log = PlaceLog::new(&grid, 1.0);
-        log.record_levels(rho.view(), obstacle.view());
+        log.record_levels(rho.view(), rho.view(), obstacle.view());
         assert_eq!(log.worst_level[(0, 0)], 5);
         assert_eq!(log.worst_level[(0, 1)], 0);
         assert_eq!(log.summary(&grid, obstacle.view())[5].worst_area_m2, 1.0);
@@ -318,8 +333,12 @@ mod tests {
         let grid = Grid::new(3, 1, 1.0);
         let obstacle = Array2::from_elem((1, 3), false);
         let mut log = PlaceLog::new(&grid, 1.0);
-        log.record_levels(ndarray::array![[0.2f32, 0.0, 0.0]].view(), obstacle.view());
-        log.record_levels(ndarray::array![[0.0f32, 0.5, 0.0]].view(), obstacle.view());
+        let (first, second) = (
+            ndarray::array![[0.2f32, 0.0, 0.0]],
+            ndarray::array![[0.0f32, 0.5, 0.0]],
+        );
+        log.record_levels(first.view(), first.view(), obstacle.view());
+        log.record_levels(second.view(), second.view(), obstacle.view());
         assert_eq!(
             log.worst_level_map(obstacle.view()),
             ndarray::array![[0, 2, NO_LEVEL]]

@@ -28,7 +28,7 @@ mod verdict;
 
 use crate::agents::Agents;
 use crate::collision::overlap::{Push, PushRule, Unit, coincident_direction};
-use crate::collision::walls::slide_body;
+use crate::collision::walls::{Body, FreeRuns, slide_body};
 use crate::eikonal::{self, Order};
 use crate::error::{Error, Result};
 use crate::fields::{self, Fields};
@@ -383,6 +383,9 @@ pub struct Simulation {
     goal_masks: Vec<Array2<bool>>,
     /// The scene's part of the speed and cost fields, computed once.
     faces: fields::SceneFaces,
+    /// Per cell, the free floor across it in cells ([`FreeRuns::span`]): where the walk and
+    /// the separation keep out bodies wider than an opening ([`slide_body`]).
+    spans: Array2<u32>,
     gradients: Vec<Gradient>,
     local: Option<Box<dyn LocalHook>>,
     /// What solves the potentials, in words ([`Simulation::solver_description`]).
@@ -544,6 +547,7 @@ impl Simulation {
             pedestrian::Floor::default()
         };
         let faces = fields::SceneFaces::new(&scene);
+        let spans = FreeRuns::new(scene.obstacle.view()).span();
         let max_radius = agents.radius.iter().fold(0.05f32, |m, &r| m.max(r));
         // The headway looks as far ahead as the longest time gap the floor asks for.
         let pedestrian_time_gap = if pedestrian_floor.has_single_file(&grid, max_radius) {
@@ -588,6 +592,7 @@ impl Simulation {
             times: StageTimes::default(),
             goal_masks,
             faces,
+            spans,
             gradients: Vec::new(),
             local: None,
             solver_description: "cpu: fast marching".to_string(),
@@ -973,14 +978,27 @@ impl Simulation {
 
     /// Peak density bookkeeping (before agents move), in measured densities: persons counted
     /// in at least 1 m² ([`measure::measured_density`]), not the model's splat; the levels of
-    /// service count over [`levels::LOS_AREA_M2`].
+    /// service count over [`levels::LOS_AREA_M2`] the walkers who have started (people still
+    /// in their pre-movement time stand and queue for nothing).
     fn record_density(&mut self) {
         let grid = &self.scene.grid;
         let persons = measure::persons_per_cell(grid, &self.agents.x, &self.agents.y);
         let measured = measure::measured_density(persons.view(), grid.cell_size);
         let walkway = measure::measured_density_over(persons.view(), grid.cell_size, levels::LOS_AREA_M2);
-        self.place_log
-            .record_levels(walkway.view(), self.scene.obstacle.view());
+        let any_waiting = (0..self.agents.len()).any(|i| self.is_waiting(i));
+        let started = any_waiting.then(|| {
+            let (xs, ys): (Vec<f32>, Vec<f32>) = (0..self.agents.len())
+                .filter(|&i| !self.is_waiting(i))
+                .map(|i| (self.agents.x[i], self.agents.y[i]))
+                .unzip();
+            let persons = measure::persons_per_cell(grid, &xs, &ys);
+            measure::measured_density_over(persons.view(), grid.cell_size, levels::LOS_AREA_M2)
+        });
+        self.place_log.record_levels(
+            started.as_ref().unwrap_or(&walkway).view(),
+            walkway.view(),
+            self.scene.obstacle.view(),
+        );
         let log = &mut self.density_log;
         for ((rc, &rho), peak) in measured.indexed_iter().zip(log.peak_map.iter_mut()) {
             if rho > *peak {
@@ -1076,14 +1094,15 @@ impl Simulation {
         }
         let dt = self.dt as f32;
         let scene = &self.scene;
+        let spans = self.spans.view();
         let agents = &self.agents;
         let bodies = self.bodies_clear_walls();
         let moved: Vec<(f32, f32, f32, f32)> = (0..agents.len())
             .into_par_iter()
             .map(|i| {
                 let (x0, y0) = (agents.x[i], agents.y[i]);
-                let r = if bodies { agents.radius[i] } else { 0.0 };
-                let q = slide_body(scene, r, V2::new(x0, y0), V2::new(vx[i], vy[i]), dt);
+                let body = Body::new(agents.radius[i], scene.grid.cell_size, bodies);
+                let q = slide_body(scene, spans, body, V2::new(x0, y0), V2::new(vx[i], vy[i]), dt);
                 (q.x, q.y, (q.x - x0) / dt, (q.y - y0) / dt)
             })
             .collect();
@@ -1097,7 +1116,8 @@ impl Simulation {
     }
 
     /// Whether walls stop the walkers' bodies (the pedestrian model) rather than their centres
-    /// (the published model): [`slide_body`] is given the walker's radius, else 0.
+    /// (the published model): [`slide_body`] is given the walker's radius as its rim, else 0.
+    /// In both models no body enters an opening narrower than itself.
     fn bodies_clear_walls(&self) -> bool {
         self.scene.params.model == crate::params::Model::Pedestrian
     }
@@ -1106,9 +1126,11 @@ impl Simulation {
     /// minimum distance or `SEPARATION_MAX_ITERATIONS` is reached. Each iteration is a Jacobi
     /// sweep: every agent moves by half of each of its overlaps ([`Push`] under [`SEPARATION`]),
     /// computed from the positions at the start of the iteration, then walls are enforced
-    /// ([`slide_body`]).
+    /// ([`slide_body`]: no push crosses a wall or carries a body into an opening narrower than
+    /// itself).
     fn separate(&mut self) {
         let scene = &self.scene;
+        let spans = self.spans.view();
         let bodies = self.bodies_clear_walls();
         for _ in 0..SEPARATION_MAX_ITERATIONS {
             let a = &self.agents;
@@ -1140,8 +1162,8 @@ impl Simulation {
             let a = &mut self.agents;
             for (i, (push, _)) in pushes.into_iter().enumerate() {
                 if push != V2::ZERO {
-                    let r = if bodies { a.radius[i] } else { 0.0 };
-                    let q = slide_body(scene, r, V2::new(a.x[i], a.y[i]), push, 1.0);
+                    let body = Body::new(a.radius[i], scene.grid.cell_size, bodies);
+                    let q = slide_body(scene, spans, body, V2::new(a.x[i], a.y[i]), push, 1.0);
                     a.x[i] = q.x;
                     a.y[i] = q.y;
                 }

@@ -160,20 +160,12 @@ pub struct Floor {
 impl Floor {
     /// The floor of `scene` for a density kernel of radius `radius`.
     pub fn new(scene: &Scene, radius: f32) -> Self {
-        let g = scene.grid;
-        let h = g.cell_size as f32;
-        let mut across_x = Array2::<f32>::zeros(g.shape());
-        let mut across_y = Array2::<f32>::zeros(g.shape());
-        for (line, mut out) in scene.obstacle.columns().into_iter().zip(across_x.columns_mut()) {
-            open_runs(line.iter().copied(), h, out.iter_mut());
-        }
-        for (line, mut out) in scene.obstacle.rows().into_iter().zip(across_y.rows_mut()) {
-            open_runs(line.iter().copied(), h, out.iter_mut());
-        }
+        let h = scene.grid.cell_size as f32;
+        let runs = crate::collision::walls::FreeRuns::new(scene.obstacle.view());
         Self {
             open_share: open_share(scene, radius),
-            across_x,
-            across_y,
+            across_x: runs.column.mapv(|n| n as f32 * h),
+            across_y: runs.row.mapv(|n| n as f32 * h),
         }
     }
 
@@ -219,25 +211,6 @@ impl Floor {
         [0.0, s, -s]
             .iter()
             .all(|&t| self.across(g, x + t * dx, y + t * dy, dx, dy) < two_bodies)
-    }
-}
-
-/// Writes to each open cell of a line of cells (`blocked` per cell) the length of the run of
-/// open cells it belongs to, cells of size `h`; blocked cells get 0.
-fn open_runs<'a>(blocked: impl Iterator<Item = bool>, h: f32, out: impl Iterator<Item = &'a mut f32>) {
-    let blocked: Vec<bool> = blocked.collect();
-    let mut lengths = vec![0.0f32; blocked.len()];
-    let mut start = 0;
-    while start < blocked.len() {
-        let end = blocked[start..]
-            .iter()
-            .position(|&b| b)
-            .map_or(blocked.len(), |k| start + k);
-        lengths[start..end].fill((end - start) as f32 * h);
-        start = end + 1;
-    }
-    for (o, l) in out.zip(lengths) {
-        *o = l;
     }
 }
 

@@ -46,8 +46,9 @@ pub struct Report {
     pub groups: Vec<GroupReport>,
     /// Local-layer quality figures: collisions and jams.
     pub quality: Quality,
-    /// Fruin levels of service (walkway, see [`crate::sim::levels`]) over the run: per level A
-    /// to F, the area whose worst level it is and the longest time one place spent at it.
+    /// Fruin levels of service (walkway, see [`crate::sim::levels`]) over the run, counting the
+    /// walkers who have started (people still in their pre-movement time are not counted): per
+    /// level A to F, the area whose worst level it is and the longest time one place spent at it.
     #[serde(default)]
     pub level_of_service: Vec<crate::sim::levels::LevelSummary>,
     /// The area the levels of service count persons over, m² (the smallest square of whole

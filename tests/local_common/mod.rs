@@ -126,3 +126,59 @@ pub fn head_on_crossing(layer: &mut LocalLayer, steps: usize, dt: f32) {
         );
     }
 }
+
+/// A room and a wall with an opening: 16 m x 10 m in cells of 0.25 m, a wall `thick` cells
+/// thick from x = 8 m with an opening of `cells` cells from y = 4.5 m up.
+pub fn wall_with_opening(cells: usize, thick: usize) -> Scene {
+    let mut sc = scene(64, 40, 0.25, vec![group("walkers", OrcaParams::default(), None)]);
+    for r in 0..40 {
+        for c in 32..32 + thick {
+            sc.obstacle[(r, c)] = !(18..18 + cells).contains(&r);
+        }
+    }
+    sc
+}
+
+/// `count` agents of radius `radius`, packed four abreast west of the wall of
+/// [`wall_with_opening`]`(cells, thick)`, seek its opening and then a point 6 m past it for
+/// `steps` steps of `dt` on `layer`; nobody leaves free space. Returns the agents.
+pub fn through_opening(
+    layer: &mut LocalLayer,
+    (cells, thick): (usize, usize),
+    radius: f32,
+    count: usize,
+    steps: usize,
+    dt: f32,
+) -> Agents {
+    let sc = wall_with_opening(cells, thick);
+    let middle = 4.5 + 0.125 * cells as f32;
+    let spacing = 2.0 * radius + 0.1;
+    let rows = count.div_ceil(4);
+    let mut a = Agents::default();
+    for k in 0..count {
+        let x = 7.5 - radius - (k % 4) as f32 * spacing;
+        let y = middle + ((k / 4) as f32 - (rows - 1) as f32 / 2.0) * spacing;
+        a.push(k as u32, x, y, 0, radius, 1.3);
+    }
+    assert!(all_free(&sc, &a));
+    for _ in 0..steps {
+        let pref: Vec<[f32; 2]> = (0..a.len())
+            .map(|i| {
+                let target = if a.x[i] < 8.0 {
+                    [8.1, middle]
+                } else {
+                    [14.0, middle]
+                };
+                seek(a.x[i], a.y[i], target, 1.3, dt)
+            })
+            .collect();
+        layer.step(&sc, &mut a, &pref, dt).unwrap();
+        assert!(all_free(&sc, &a));
+    }
+    a
+}
+
+/// How many of `a` stand past the wall of [`wall_with_opening`] `thick` cells thick.
+pub fn past_the_wall(a: &Agents, thick: usize) -> usize {
+    a.x.iter().filter(|&&x| x > 8.0 + 0.25 * thick as f32).count()
+}
