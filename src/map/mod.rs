@@ -215,7 +215,7 @@ const GOAL_WIDTH_TOLERANCE: f64 = 0.25;
 /// the number of rows holding an open goal cell with such a face, times the cell size (for a
 /// goal drawn in a doorway, the door's width; for one in open floor, its own extent across the
 /// walk), and the other way round. `None` for a goal no walker can enter.
-pub fn goal_opening(scene: &Scene, mask: ndarray::ArrayView2<bool>) -> Option<f64> {
+pub fn goal_opening(scene: &Scene, mask: &crate::scene::CellMask) -> Option<f64> {
     let grid = &scene.grid;
     let open = |r: isize, c: isize| {
         r >= 0
@@ -224,13 +224,13 @@ pub fn goal_opening(scene: &Scene, mask: ndarray::ArrayView2<bool>) -> Option<f6
             && c < grid.cols as isize
             && !scene.obstacle[[r as usize, c as usize]]
     };
-    let outside = |r: isize, c: isize| open(r, c) && !mask[[r as usize, c as usize]];
+    let outside = |r: isize, c: isize| open(r, c) && !mask.get((r as usize, c as usize));
     let (mut x_faces, mut y_faces) = (0usize, 0usize);
     let mut rows_entered = std::collections::BTreeSet::new();
     let mut cols_entered = std::collections::BTreeSet::new();
-    for ((r, c), &inside) in mask.indexed_iter() {
+    for (r, c) in mask.cells() {
         let (ri, ci) = (r as isize, c as isize);
-        if !inside || !open(ri, ci) {
+        if !open(ri, ci) {
             continue;
         }
         let x = outside(ri, ci - 1) as usize + outside(ri, ci + 1) as usize;
@@ -260,7 +260,7 @@ fn goal_width_warnings(scene: &Scene) -> Vec<String> {
     let mut out = Vec::new();
     for (gi, g) in scene.groups.iter().enumerate() {
         for (ei, e) in g.goals.iter().enumerate() {
-            let Some(opening) = goal_opening(scene, e.mask.view()) else {
+            let Some(opening) = goal_opening(scene, &e.mask) else {
                 continue;
             };
             let off = (e.width - opening).abs();
