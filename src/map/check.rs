@@ -12,9 +12,9 @@ use super::format::{
 };
 use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_cells};
 use super::{
-    BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_GRID_EXTENT,
-    MAX_GRID_SIDE, MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES,
-    MIN_CELL_SIZE, MIN_FLOW_SPEED, MIN_RADIUS, VALUE_LIMIT,
+    COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_GRID_EXTENT, MAX_GRID_SIDE, MAX_ORCA_NEIGHBORS,
+    MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE, MIN_FLOW_SPEED,
+    MIN_RADIUS, VALUE_LIMIT,
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
@@ -230,20 +230,38 @@ impl Checker<'_> {
             );
             return None;
         };
-        let per_cell = BYTES_PER_CELL_SHARED + BYTES_PER_CELL_PER_GROUP * groups.max(1) as u64;
-        let estimate = (cells as u64).saturating_mul(per_cell);
+        let size = crate::memory::RunSize {
+            grid: Grid::new(g.cols, g.rows, g.cell_size),
+            groups: groups.max(1),
+            agents: 0,
+            max_radius: MIN_RADIUS,
+        };
+        let estimate = size.simulation_bytes();
         if estimate > MEMORY_LIMIT_BYTES {
+            let per_cell = crate::memory::SIM_BYTES_PER_CELL
+                + crate::memory::SIM_BYTES_PER_CELL_PER_GROUP * groups.max(1) as u64;
             self.push(
                 "grid",
                 format!(
-                    "{} x {} cells with {groups} group(s) needs about {:.1} GiB for the field pipeline \
-                     ({per_cell} bytes per cell): expected at most {:.1} GiB; use fewer or larger cells",
+                    "{} x {} cells with {groups} group(s) needs about {:.1} GiB for a run ({per_cell} bytes \
+                     per cell): expected at most {:.1} GiB; use fewer or larger cells",
                     g.cols,
                     g.rows,
                     estimate as f64 / (1u64 << 30) as f64,
                     MEMORY_LIMIT_BYTES as f64 / (1u64 << 30) as f64
                 ),
             );
+            return None;
+        }
+        // Loading fails with the amount it needs, not an abort, where memory is short.
+        let loading = (cells as u64).saturating_mul(crate::memory::LOAD_BYTES_PER_CELL);
+        if let Err(e) = crate::memory::ensure_available(
+            loading,
+            self.file,
+            "grid",
+            &format!("loading {} x {} cells", g.cols, g.rows),
+        ) {
+            self.errors.push(e);
             return None;
         }
         if g.cols.max(g.rows) > MAX_GRID_SIDE {

@@ -41,16 +41,9 @@ use std::path::Path;
 /// Most cells a grid may have (2^28, a 16384 x 16384 grid): beyond this a map is almost surely
 /// a units mistake, and the per-cell arrays alone would take tens of GiB.
 pub const MAX_CELLS: usize = 1 << 28;
-/// Estimated bytes per cell shared by all groups in the field pipeline: height, discomfort,
-/// obstacle, density, average velocity, 4-direction speed and cost (f32), with slack for
-/// temporaries.
-pub const BYTES_PER_CELL_SHARED: u64 = 64;
-/// Estimated bytes per cell per group: potential (f64), gradient (2 x f32), goal mask, fast
-/// marching state and heap entries.
-pub const BYTES_PER_CELL_PER_GROUP: u64 = 64;
-/// A map whose estimate `cells * (BYTES_PER_CELL_SHARED + groups * BYTES_PER_CELL_PER_GROUP)`
-/// exceeds this is refused before anything is allocated: 8 GiB, half a typical workstation's
-/// memory (a one-group 8192 x 8192 grid just fits).
+/// A map whose run needs more than this ([`crate::memory::RunSize::simulation_bytes`], for its
+/// grid and groups) is refused before anything is allocated: 8 GiB, half a typical
+/// workstation's memory (a one-group grid of about 5400 x 5400 cells just fits).
 pub const MEMORY_LIMIT_BYTES: u64 = 8 << 30;
 /// Smallest cell edge, metres: a centimetre is already far below a body's size; smaller is
 /// likely millimetres typed as metres.
