@@ -8,7 +8,7 @@
 
 use crowdfield::grid::Grid;
 use crowdfield::params::{Model, OrcaParams};
-use crowdfield::scene::{Area, Group, Scene, Spawn};
+use crowdfield::scene::{Area, CellMask, Group, Scene, Spawn};
 use crowdfield::sim::{SimConfig, Simulation, StageTimes};
 use ndarray::Array2;
 use std::time::Instant;
@@ -16,10 +16,11 @@ use std::time::Instant;
 /// Steps run before measuring (first-touch allocations, caches).
 const WARMUP_STEPS: usize = 5;
 
-fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
+fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> CellMask {
     Array2::from_shape_fn(grid.shape(), |(r, c)| {
         (r0..r1).contains(&r) && (c0..c1).contains(&c)
     })
+    .into()
 }
 
 /// `n x n` cells of 0.5 m, a few pillars, four groups of `agents / 4` in the four quadrants,

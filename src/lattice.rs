@@ -4,6 +4,7 @@
 //! knows nothing of the simulation.
 
 use crate::grid::Grid;
+use crate::scene::CellMask;
 use ndarray::Array2;
 
 /// Agents are placed at least `2 * radius * (1 + SPAWN_CLEARANCE)` apart, so that rounding in
@@ -29,30 +30,23 @@ pub(crate) fn square_metres(v: f64) -> String {
 }
 
 /// Whether `(x, y)` (metres) lies in a cell of `mask` that is not an obstacle.
-pub(crate) fn cell_is_free(
-    grid: &Grid,
-    mask: &Array2<bool>,
-    obstacle: &Array2<bool>,
-    x: f64,
-    y: f64,
-) -> bool {
-    grid.cell_of(x, y).is_some_and(|(r, c)| {
-        mask.get((r, c)).copied().unwrap_or(false) && !obstacle.get((r, c)).copied().unwrap_or(true)
-    })
+pub(crate) fn cell_is_free(grid: &Grid, mask: &CellMask, obstacle: &Array2<bool>, x: f64, y: f64) -> bool {
+    grid.cell_of(x, y)
+        .is_some_and(|rc| mask.get(rc) && !obstacle.get(rc).copied().unwrap_or(true))
 }
 
 /// The bounding box `(x0, y0, x1, y1)` (metres) of the free cells of `mask` and their number;
 /// `None` when there are none.
 pub(crate) fn free_bounds(
     grid: &Grid,
-    mask: &Array2<bool>,
+    mask: &CellMask,
     obstacle: &Array2<bool>,
 ) -> Option<((f64, f64, f64, f64), usize)> {
     let h = grid.cell_size;
     let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
     let mut free_cells = 0usize;
-    for ((r, c), &m) in mask.indexed_iter() {
-        if m && !obstacle.get((r, c)).copied().unwrap_or(true) {
+    for (r, c) in mask.cells() {
+        if !obstacle.get((r, c)).copied().unwrap_or(true) {
             free_cells += 1;
             x0 = x0.min(c as f64 * h);
             y0 = y0.min(r as f64 * h);
@@ -109,7 +103,7 @@ pub(crate) fn lattice_visit(
 /// How many agents of `radius` the free cells of `mask` hold without overlap when nothing else
 /// is placed: the points of the closest lattice spawning tries (so an area asking for more
 /// fails to spawn, whatever the seed). Maps use it to say how many fit.
-pub fn area_capacity(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>, radius: f64) -> usize {
+pub fn area_capacity(grid: &Grid, mask: &CellMask, obstacle: &Array2<bool>, radius: f64) -> usize {
     if !(radius.is_finite() && radius > 0.0) {
         return 0;
     }
@@ -130,11 +124,10 @@ pub fn area_capacity(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>, 
 }
 
 /// Free (non-obstacle) area of `mask`, m².
-pub(crate) fn free_area(grid: &Grid, mask: &Array2<bool>, obstacle: &Array2<bool>) -> f64 {
+pub(crate) fn free_area(grid: &Grid, mask: &CellMask, obstacle: &Array2<bool>) -> f64 {
     let cells = mask
-        .iter()
-        .zip(obstacle.iter())
-        .filter(|&(&m, &o)| m && !o)
+        .cells()
+        .filter(|&rc| !obstacle.get(rc).copied().unwrap_or(true))
         .count();
     cells as f64 * grid.cell_size * grid.cell_size
 }

@@ -44,6 +44,7 @@ pub mod io;
 pub mod lattice;
 pub mod local;
 pub mod map;
+pub mod memory;
 pub mod neighbors;
 pub mod ownership;
 pub mod params;

@@ -10,15 +10,15 @@ use crate::grid::Grid;
 use crate::params::{BoidsParams, OrcaParams, Params};
 use ndarray::Array2;
 
-/// What is wrong with a goal area of cells `mask` among the walls `obstacle` (same shape):
-/// `None` when at least one of its cells is free, else the problem (no cell at all, or every
-/// cell an obstacle). The map's check and [`Scene::check`] share it.
-pub fn goal_problem(mask: &Array2<bool>, obstacle: &Array2<bool>) -> Option<String> {
-    let cells = mask.iter().filter(|&&m| m).count();
+/// What is wrong with a goal area of cells `mask` among the walls `obstacle` (of the mask's
+/// grid shape): `None` when at least one of its cells is free, else the problem (no cell at
+/// all, or every cell an obstacle). The map's check and [`Scene::check`] share it.
+pub fn goal_problem(mask: &CellMask, obstacle: &Array2<bool>) -> Option<String> {
+    let cells = mask.count();
     if cells == 0 {
         return Some("covers no cell: expected a goal with at least one free cell".to_string());
     }
-    let free = mask.iter().zip(obstacle.iter()).any(|(&m, &o)| m && !o);
+    let free = mask.cells().any(|rc| !obstacle.get(rc).copied().unwrap_or(true));
     (!free).then(|| {
         format!("all {cells} of its cells are obstacles: expected a goal with at least one free cell")
     })
@@ -47,13 +47,167 @@ pub fn check_grid(grid: &Grid, file: &str) -> Result<()> {
     Ok(())
 }
 
+/// The cells of a grid that an area covers, held over the bounding box of those cells only:
+/// an area takes the memory of its own extent, not of the grid, so a map of a hundred thousand
+/// small spawn areas fits where one grid-sized mask each would not. Two masks with the same
+/// cells on the same grid are equal.
+///
+/// ```
+/// use crowdfield::scene::CellMask;
+/// use ndarray::Array2;
+///
+/// let mut dense = Array2::from_elem((100, 200), false);
+/// dense[(10, 20)] = true;
+/// dense[(11, 22)] = true;
+/// let mask = CellMask::from(dense.clone());
+/// assert_eq!(mask.shape(), (100, 200));
+/// assert_eq!((mask.origin(), mask.window().dim()), ((10, 20), (2, 3)));
+/// assert!(mask[(11, 22)] && !mask[(10, 21)] && !mask[(99, 199)]);
+/// assert_eq!(mask.cells().collect::<Vec<_>>(), [(10, 20), (11, 22)]);
+/// assert_eq!(mask.to_dense(), dense);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellMask {
+    /// The grid's `(rows, cols)`.
+    shape: (usize, usize),
+    /// Grid cell `(row, col)` of `window[(0, 0)]`.
+    origin: (usize, usize),
+    /// The cells from `origin` on, cropped to the bounding box of the set ones (`(0, 0)` when
+    /// none is set).
+    window: Array2<bool>,
+}
+
+impl CellMask {
+    /// No cell of a grid of `shape` `(rows, cols)`.
+    pub fn empty(shape: (usize, usize)) -> Self {
+        Self {
+            shape,
+            origin: (0, 0),
+            window: Array2::from_elem((0, 0), false),
+        }
+    }
+
+    /// The cells set in `window`, whose cell `(0, 0)` is grid cell `origin` `(row, col)`, on a
+    /// grid of `shape` `(rows, cols)`; the window is cropped to the bounding box of its set
+    /// cells.
+    ///
+    /// # Panics
+    /// When the window reaches past the grid.
+    pub fn from_window(shape: (usize, usize), origin: (usize, usize), window: Array2<bool>) -> Self {
+        let (rows, cols) = window.dim();
+        assert!(
+            origin.0 + rows <= shape.0 && origin.1 + cols <= shape.1,
+            "a window of {rows} x {cols} cells at {origin:?} reaches past a grid of {shape:?}"
+        );
+        let (mut r0, mut c0, mut r1, mut c1) = (usize::MAX, usize::MAX, 0, 0);
+        for ((r, c), _) in window.indexed_iter().filter(|(_, m)| **m) {
+            (r0, c0, r1, c1) = (r0.min(r), c0.min(c), r1.max(r), c1.max(c));
+        }
+        if r0 == usize::MAX {
+            return Self::empty(shape);
+        }
+        let window = if (r0, c0, r1 + 1, c1 + 1) == (0, 0, rows, cols) {
+            window
+        } else {
+            window.slice(ndarray::s![r0..=r1, c0..=c1]).to_owned()
+        };
+        Self {
+            shape,
+            origin: (origin.0 + r0, origin.1 + c0),
+            window,
+        }
+    }
+
+    /// The grid's `(rows, cols)` (the shape [`Scene::check`] compares with the scene's grid).
+    pub fn shape(&self) -> (usize, usize) {
+        self.shape
+    }
+
+    /// The grid cell `(row, col)` of [`CellMask::window`]'s cell `(0, 0)`.
+    pub fn origin(&self) -> (usize, usize) {
+        self.origin
+    }
+
+    /// The cells over the bounding box of the set ones, from [`CellMask::origin`] on.
+    pub fn window(&self) -> ndarray::ArrayView2<'_, bool> {
+        self.window.view()
+    }
+
+    /// Whether grid cell `(row, col)` is set (`false` off the grid).
+    pub fn get(&self, (row, col): (usize, usize)) -> bool {
+        let (r0, c0) = self.origin;
+        row >= r0 && col >= c0 && self.window.get((row - r0, col - c0)).copied().unwrap_or(false)
+    }
+
+    /// The set cells `(row, col)`, row by row (the order of a grid-sized mask's iteration).
+    pub fn cells(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let (r0, c0) = self.origin;
+        self.window
+            .indexed_iter()
+            .filter(|(_, m)| **m)
+            .map(move |((r, c), _)| (r0 + r, c0 + c))
+    }
+
+    /// How many cells are set.
+    pub fn count(&self) -> usize {
+        self.window.iter().filter(|&&m| m).count()
+    }
+
+    /// Whether no cell is set.
+    pub fn is_empty(&self) -> bool {
+        self.window.is_empty()
+    }
+
+    /// Sets the cells of this mask in `target` (a grid-sized mask); cells off `target` are
+    /// skipped.
+    pub fn or_into(&self, target: &mut Array2<bool>) {
+        for rc in self.cells() {
+            if let Some(t) = target.get_mut(rc) {
+                *t = true;
+            }
+        }
+    }
+
+    /// The mask over the whole grid, shape `(rows, cols)`.
+    pub fn to_dense(&self) -> Array2<bool> {
+        let mut dense = Array2::from_elem(self.shape, false);
+        self.or_into(&mut dense);
+        dense
+    }
+}
+
+impl From<Array2<bool>> for CellMask {
+    /// The set cells of a grid-sized mask (its shape is the grid's).
+    fn from(dense: Array2<bool>) -> Self {
+        Self::from_window(dense.dim(), (0, 0), dense)
+    }
+}
+
+impl std::ops::Index<(usize, usize)> for CellMask {
+    type Output = bool;
+
+    /// Whether grid cell `(row, col)` is set, as [`CellMask::get`].
+    fn index(&self, rc: (usize, usize)) -> &bool {
+        if self.get(rc) { &true } else { &false }
+    }
+}
+
+impl std::ops::Index<[usize; 2]> for CellMask {
+    type Output = bool;
+
+    /// Whether grid cell `[row, col]` is set, as [`CellMask::get`].
+    fn index(&self, [r, c]: [usize; 2]) -> &bool {
+        &self[(r, c)]
+    }
+}
+
 /// A named area on the grid (a goal/exit or a spawn area), as a cell mask.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Area {
     /// Name shown in reports ("north exit"); defaults to "`<group> goal <i>`" in the loader.
     pub name: String,
-    /// `true` for the cells the area covers, shape `(rows, cols)`.
-    pub mask: Array2<bool>,
+    /// The cells the area covers, on the grid of shape `(rows, cols)`.
+    pub mask: CellMask,
     /// Width of the opening in metres, used for specific flow (persons/(m·s)).
     pub width: f64,
 }
@@ -101,7 +255,7 @@ impl Group {
     pub fn goal_mask(&self, grid: &Grid) -> Array2<bool> {
         let mut m = Array2::from_elem(grid.shape(), false);
         for g in &self.goals {
-            m.zip_mut_with(&g.mask, |a, &b| *a |= b);
+            g.mask.or_into(&mut m);
         }
         m
     }
@@ -160,7 +314,7 @@ impl Scene {
     /// ```
     /// use crowdfield::grid::Grid;
     /// use crowdfield::params::OrcaParams;
-    /// use crowdfield::scene::{Area, Group, Scene, Spawn};
+    /// use crowdfield::scene::{Area, CellMask, Group, Scene, Spawn};
     /// use crowdfield::sim::Simulation;
     /// use ndarray::{Array2, s};
     ///
@@ -168,8 +322,8 @@ impl Scene {
     /// let mut scene = Scene::empty("room", grid);
     /// scene.obstacle.slice_mut(s![.., 10]).fill(true); // a wall across the room
     /// scene.obstacle.slice_mut(s![4..6, 10]).fill(false); // its door
-    /// let columns = |from: usize, to: usize| {
-    ///     Array2::from_shape_fn(grid.shape(), |(_, c)| (from..to).contains(&c))
+    /// let columns = |from: usize, to: usize| -> CellMask {
+    ///     Array2::from_shape_fn(grid.shape(), |(_, c)| (from..to).contains(&c)).into()
     /// };
     /// scene.groups.push(Group {
     ///     name: "visitors".into(),
@@ -212,18 +366,18 @@ impl Scene {
         check_grid(&self.grid, file)?;
         let expected = self.grid.shape();
         let mut errors = Vec::new();
-        let mut shape = |at: String, dim: &[usize]| {
-            if dim != [expected.0, expected.1] {
+        let mut shape = |at: String, dim: (usize, usize)| {
+            if dim != expected {
                 errors.push(Error::invalid(
                     file,
                     at,
-                    format!("shape ({}, {}): expected the grid's {expected:?}", dim[0], dim[1]),
+                    format!("shape ({}, {}): expected the grid's {expected:?}", dim.0, dim.1),
                 ));
             }
         };
-        shape("height".into(), self.height.shape());
-        shape("obstacle".into(), self.obstacle.shape());
-        shape("discomfort".into(), self.discomfort.shape());
+        shape("height".into(), self.height.dim());
+        shape("obstacle".into(), self.obstacle.dim());
+        shape("discomfort".into(), self.discomfort.dim());
         for (i, g) in self.groups.iter().enumerate() {
             for (k, a) in g.goals.iter().enumerate() {
                 shape(format!("groups[{i}].goals[{k}].mask"), a.mask.shape());

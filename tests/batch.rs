@@ -665,3 +665,69 @@ fn a_batch_run_cut_short_says_so_in_the_summary_and_on_stderr() {
         "said once on the page"
     );
 }
+
+/// `%XX` sequences of `href` decoded to bytes (the path a browser opens).
+fn percent_decode(href: &str) -> Vec<u8> {
+    let bytes = href.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+            out.push(u8::from_str_radix(hex, 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A map's file name never becomes a script, a fragment or a query in the batch's index page:
+/// every link is `./` and the percent-encoded path of the map's `report.html`, which it opens.
+#[test]
+fn index_links_are_relative_percent_encoded_paths_that_open_the_report() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let maps = dir.path().join("maps");
+    std::fs::create_dir(&maps).unwrap();
+    let stems = [
+        "javascript:alert(document.domain);void(0)",
+        "JaVaScRiPt:alert(1)",
+        "a#b?c=1 d%20",
+    ];
+    for stem in stems {
+        write_map(&maps, stem, 20, 2);
+    }
+    let out = dir.path().join("out");
+    let o = batch()
+        .args(["batch", "--simulate", "--quiet", "--max-time", "1", "--out"])
+        .arg(&out)
+        .arg(&maps)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let hrefs: Vec<&str> = page
+        .split("href=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .collect();
+    assert_eq!(hrefs.len(), stems.len(), "{page}");
+    for href in &hrefs {
+        assert!(href.starts_with("./"), "{href}");
+        assert!(!href.contains([':', '#', '?', ' ', '&', '<']), "{href}");
+        let path = out.join(std::ffi::OsStr::from_bytes(&percent_decode(&href[2..])));
+        assert!(path.is_file(), "{href} opens no file");
+        assert_eq!(path.file_name().unwrap(), "report.html");
+    }
+    assert!(
+        hrefs.contains(&"./javascript%3Aalert%28document.domain%29%3Bvoid%280%29/report.html"),
+        "{hrefs:?}"
+    );
+    assert!(
+        hrefs.contains(&"./a%23b%3Fc%3D1%20d%2520/report.html"),
+        "{hrefs:?}"
+    );
+}

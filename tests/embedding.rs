@@ -9,14 +9,15 @@ use crowdfield::grid::Grid;
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
 use crowdfield::params::OrcaParams;
 use crowdfield::prelude::*;
-use crowdfield::scene::{Area, Group, Scene, Spawn};
+use crowdfield::scene::{Area, CellMask, Group, Scene, Spawn};
 use ndarray::Array2;
 
 /// Mask of the cells with columns `c0..c1` and rows `r0..r1`.
-fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
+fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> CellMask {
     Array2::from_shape_fn(grid.shape(), |(r, c)| {
         (r0..r1).contains(&r) && (c0..c1).contains(&c)
     })
+    .into()
 }
 
 /// A 10 m x 5 m room of 0.5 m cells: ten walkers spawned on the left, the exit the right
@@ -144,8 +145,8 @@ fn masks_of_another_shape_than_the_grid_are_refused_by_build_and_plan() {
     assert_eq!(e, "room: obstacle: shape (3, 3): expected the grid's (10, 20)");
 
     let mut s = room();
-    s.groups[0].goals[0].mask = Array2::from_elem((3, 3), true);
-    s.groups[0].spawns[0].area.mask = Array2::from_elem((10, 21), true);
+    s.groups[0].goals[0].mask = Array2::from_elem((3, 3), true).into();
+    s.groups[0].spawns[0].area.mask = Array2::from_elem((10, 21), true).into();
     let e = build_error(s, None);
     assert_says(
         &e,
@@ -173,7 +174,7 @@ fn a_goal_without_a_free_cell_is_refused_as_the_map_format_refuses_it() {
     );
 
     let mut s = room();
-    s.groups[0].goals[0].mask.fill(false);
+    s.groups[0].goals[0].mask = CellMask::empty(s.grid.shape());
     assert_says(&build_error(s, None), &["groups[0].goals[0]", "covers no cell"]);
 
     // A group without goals is a flock: nothing to reach, nothing to refuse.

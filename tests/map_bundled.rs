@@ -215,13 +215,7 @@ fn hall_is_a_large_evacuation_with_several_exits() {
     assert!(g.agent_count() >= 300);
     // The exits are cut into the wall: every goal cell is free.
     for goal in &g.goals {
-        assert!(
-            goal.mask
-                .indexed_iter()
-                .all(|((r, c), &m)| !m || !s.obstacle[[r, c]]),
-            "{}",
-            goal.name
-        );
+        assert!(goal.mask.cells().all(|rc| !s.obstacle[rc]), "{}", goal.name);
     }
 }
 
@@ -269,7 +263,7 @@ fn four_exits_is_the_rimea_room() {
     assert_eq!(g.agent_count(), 1000);
     for goal in &g.goals {
         assert_eq!(goal.width, 1.0);
-        assert_eq!(cells(&goal.mask) as f64 * s.grid.cell_size, 1.0, "{}", goal.name);
+        assert_eq!(goal.mask.count() as f64 * s.grid.cell_size, 1.0, "{}", goal.name);
     }
     // The room inside the walls is 30 m x 20 m.
     let free = s.obstacle.iter().filter(|&&b| !b).count() as f64 * s.grid.cell_size.powi(2);
@@ -292,7 +286,7 @@ fn crossing_groups_walk_at_right_angles() {
         (x / n, y / n)
     };
     let dir = |g: &crowdfield::scene::Group| {
-        let (sx, sy) = centroid(&g.spawns[0].area.mask);
+        let (sx, sy) = centroid(&g.spawns[0].area.mask.to_dense());
         let (gx, gy) = centroid(&g.goal_mask(&s.grid));
         (gx - sx, gy - sy)
     };
@@ -312,11 +306,7 @@ fn office_walls_come_from_the_png() {
     assert!(!s.obstacle[[corridor_row, 100]]);
     // The stairs exits at both corridor ends are open.
     for goal in &s.groups[0].goals {
-        assert!(
-            goal.mask
-                .indexed_iter()
-                .all(|((r, c), &m)| !m || !s.obstacle[[r, c]])
-        );
+        assert!(goal.mask.cells().all(|rc| !s.obstacle[rc]));
     }
 }
 
@@ -326,10 +316,9 @@ fn corridor_is_forty_metres_for_one_walker() {
     let g = &s.groups[0];
     assert_eq!(g.agent_count(), 1);
     assert_eq!((g.speed_min, g.speed_max), (1.34, 1.34));
-    let xs = |m: &ndarray::Array2<bool>| {
-        m.indexed_iter()
-            .filter(|(_, b)| **b)
-            .map(|((r, c), _)| s.grid.cell_center(r, c).0)
+    let xs = |m: &crowdfield::scene::CellMask| {
+        m.cells()
+            .map(|(r, c)| s.grid.cell_center(r, c).0)
             .collect::<Vec<_>>()
     };
     let spawn_x = xs(&g.spawns[0].area.mask).iter().sum::<f64>() / 4.0;

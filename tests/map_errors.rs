@@ -692,9 +692,17 @@ fn the_validate_command_prints_every_problem_and_fails() {
     };
     let out = run(&[&good_path]);
     assert!(out.status.success());
+    // A good map is ok, and the memory a run of it needs follows.
+    let scene = crowdfield::map::load(&good_path).unwrap();
+    let size = crowdfield::memory::RunSize::of(&scene);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        format!("{}: ok", good_path.display())
+        format!(
+            "{shown}: ok\n{shown}: memory: a run of {} needs about {}",
+            size.describe(),
+            crowdfield::memory::show_bytes(size.simulation_bytes()),
+            shown = good_path.display()
+        )
     );
     let out = run(&[&good_path, &bad]);
     assert!(!out.status.success());

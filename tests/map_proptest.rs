@@ -215,7 +215,7 @@ fn check_text(text: &str) {
                 assert!(!g.goals.is_empty() || g.boids.is_some());
                 assert!(g.speed_min > 0.0 && g.speed_min <= g.speed_max && g.radius > 0.0);
                 for a in g.goals.iter().chain(g.spawns.iter().map(|s| &s.area)) {
-                    assert_eq!(a.mask.dim(), shape);
+                    assert_eq!(a.mask.shape(), shape);
                     assert!(a.width.is_finite() && a.width > 0.0);
                 }
             }

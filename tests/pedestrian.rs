@@ -25,7 +25,7 @@ fn cells(grid: &Grid, x0: f64, y0: f64, x1: f64, y1: f64) -> Array2<bool> {
 fn area(name: &str, mask: Array2<bool>, width: f64) -> Area {
     Area {
         name: name.into(),
-        mask,
+        mask: mask.into(),
         width,
     }
 }

@@ -689,3 +689,62 @@ fn simulate_and_solve_never_delete_or_replace_a_users_files() {
         assert_eq!(snapshot(&own), written);
     }
 }
+
+/// A map that passes every check but needs more memory than the process may take (here an
+/// address-space limit, `ulimit -v`, of 1 GiB) is refused by `simulate` with the memory the run
+/// needs, an error and exit status 1, not killed by a failed allocation; `validate` says the
+/// same as a warning.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_larger_than_the_memory_at_hand_is_refused_with_what_it_needs() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let dir = tempfile::tempdir().unwrap();
+    // 2500 x 2500 cells of 0.5 m: a run needs about 1.8 GiB, loading about 300 MB.
+    let map = write_map(dir.path(), "wide", 2500, 10, |m| {
+        m["grid"]["rows"] = serde_json::json!(2500);
+        m["groups"][0]["goals"][0]["rect"] =
+            serde_json::json!({"min": [1249.0, 0.0], "max": [1250.0, 1250.0]});
+    });
+    let scene = crowdfield::map::load(&map).unwrap();
+    let needed = crowdfield::memory::RunSize::of(&scene).simulation_bytes();
+    let shown = crowdfield::memory::show_bytes(needed);
+    assert!(needed > 1 << 30, "{shown}");
+    let limited = |args: &[&std::ffi::OsStr]| {
+        let mut command = crowdfield();
+        command
+            .args(args)
+            .env("RAYON_NUM_THREADS", "2")
+            .env("MALLOC_ARENA_MAX", "2");
+        // SAFETY: only `setrlimit`, which is async-signal-safe, runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                let cap = libc::rlimit {
+                    rlim_cur: 1 << 30,
+                    rlim_max: 1 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &cap) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        command.output().unwrap()
+    };
+    let o = limited(os!["simulate", map, "--out", dir.path().join("out"), "--quiet"]);
+    assert_eq!(o.status.signal(), None, "killed: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("grid: a run of 2500 x 2500 cells, 1 group and 10 walkers")
+            && err.contains(&format!("needs about {shown} of memory")),
+        "{err}"
+    );
+    assert!(!dir.path().join("out").join("report.json").exists());
+    let o = limited(os!["validate", map]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!("needs about {shown}")) && text.contains("warning: a run of"),
+        "{text}"
+    );
+}

@@ -9,21 +9,22 @@ use crowdfield::grid::Grid;
 use crowdfield::params::{Model, OrcaParams};
 use crowdfield::run::draw::{self, FrameField, PlotLayout};
 use crowdfield::run::output;
-use crowdfield::scene::{Area, Group, Scene, Spawn};
+use crowdfield::scene::{Area, CellMask, Group, Scene, Spawn};
 use crowdfield::sim::{SEPARATION_SLACK, SimConfig, Simulation};
 use ndarray::Array2;
 
 /// Mask of the cells with columns `c0..c1` and rows `r0..r1`.
-fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
+fn rect(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> CellMask {
     Array2::from_shape_fn(grid.shape(), |(r, c)| {
         (r0..r1).contains(&r) && (c0..c1).contains(&c)
     })
+    .into()
 }
 
-fn area(name: &str, mask: Array2<bool>, width: f64) -> Area {
+fn area(name: &str, mask: impl Into<CellMask>, width: f64) -> Area {
     Area {
         name: name.into(),
-        mask,
+        mask: mask.into(),
         width,
     }
 }

@@ -16,7 +16,7 @@ fn group(name: &str, goal: Array2<bool>) -> Group {
         color: [200, 50, 50],
         goals: vec![Area {
             name: format!("{name} goal"),
-            mask: goal,
+            mask: goal.into(),
             width: 1.0,
         }],
         spawns: vec![],

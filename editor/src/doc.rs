@@ -264,7 +264,7 @@ impl Document {
                     .enumerate()
                     .map(|(i, a)| Area {
                         name: a.name.clone().unwrap_or_else(|| format!("{} goal {i}", g.name)),
-                        mask: a.shape.mask(&grid),
+                        mask: a.shape.mask(&grid).into(),
                         width: a.width.unwrap_or_else(|| a.shape.longer_side()),
                     })
                     .collect(),
@@ -275,7 +275,7 @@ impl Document {
                     .map(|(i, s)| Spawn {
                         area: Area {
                             name: s.name.clone().unwrap_or_else(|| format!("{} spawn {i}", g.name)),
-                            mask: s.shape.mask(&grid),
+                            mask: s.shape.mask(&grid).into(),
                             width: s.shape.longer_side(),
                         },
                         count: s.count,

@@ -369,6 +369,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     if !args.quiet {
+        let size = sim.memory_size();
+        eprintln!(
+            "memory: about {} for a run of {}",
+            crowdfield::memory::show_bytes(size.simulation_bytes()),
+            size.describe()
+        );
         eprintln!(
             "model: {}; potentials: {solver_note}; local layer: {}{local_note}{}",
             sim.scene().params.model.name(),

@@ -3,9 +3,11 @@
 //! Beyond the map's own checks it places every group's agents as `simulate` does (seed 0), so a
 //! spawn area too small for its count at the group's body radius is reported too.
 //!
-//! Prints `MAP: ok` for a good map and one line per problem (`MAP: JSON.PATH: message`) for a bad
-//! one, goes on through all the maps, and exits with status 1 when any map is bad. JSON Schemas
-//! (`*.schema.json`, as `batch` skips them) are skipped with a note on stderr.
+//! Prints `MAP: ok` and the memory a run of it needs (`MAP: memory: ...`, and a warning where
+//! this machine has less to give) for a good map, and one line per problem
+//! (`MAP: JSON.PATH: message`) for a bad one, goes on through all the maps, and exits with
+//! status 1 when any map is bad. JSON Schemas (`*.schema.json`, as `batch` skips them) are
+//! skipped with a note on stderr.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +33,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let (Some(scene), true) = (&scene, problems.is_empty()) {
             let shown = crowdfield::text::show_path(path);
             println!("{shown}: ok");
+            let size = crowdfield::memory::RunSize::of(scene);
+            let what = format!("a run of {}", size.describe());
+            let need = size.simulation_bytes();
+            println!(
+                "{shown}: memory: {what} needs about {}",
+                crowdfield::memory::show_bytes(need)
+            );
+            if let Some(short) = crowdfield::memory::shortfall(need, &what) {
+                println!("{shown}: warning: {short}: simulate and batch refuse it here");
+            }
             for w in crowdfield::map::warnings(scene) {
                 println!("{shown}: warning: {w}");
             }

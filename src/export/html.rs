@@ -25,6 +25,29 @@ pub fn escape(text: &str) -> String {
     s
 }
 
+/// The `href` of a link from a page to the file at `relative` (a path relative to the page's
+/// folder): `./` and then each component's bytes percent-encoded (RFC 3986: letters, digits and
+/// `-._~` stay, every other byte becomes `%XX`), joined by `/`. A file name never becomes a
+/// scheme (`javascript:`), a fragment (`#`) or a query (`?`): the link always opens that file.
+/// Every page that links to a file builds its links here.
+pub fn file_href(relative: &std::path::Path) -> String {
+    let mut href = String::from(".");
+    for part in relative.components() {
+        let std::path::Component::Normal(name) = part else {
+            continue;
+        };
+        href.push('/');
+        for &b in name.as_encoded_bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                href.push(b as char);
+            } else {
+                let _ = write!(href, "%{b:02X}");
+            }
+        }
+    }
+    href
+}
+
 /// SHA-256 of `bytes`, lower-case hex (the map's fingerprint on the page).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
@@ -373,7 +396,7 @@ fn inputs_tables(h: &mut String, inputs: &crate::sim::report::Inputs) {
 pub struct IndexRow {
     /// Map name (the folder's name).
     pub name: String,
-    /// Relative link to the map's `report.html`, when it has one.
+    /// The `href` of the map's `report.html` ([`file_href`]), when it has one.
     pub link: Option<String>,
     /// Evacuation time, s (`None`: not complete or failed).
     pub evacuation_time: Option<f64>,
@@ -483,6 +506,21 @@ mod tests {
         ] {
             assert_eq!(base64(plain.as_bytes()), coded, "{plain}");
         }
+    }
+
+    #[test]
+    fn file_hrefs_are_relative_and_percent_encoded() {
+        use std::path::Path;
+        assert_eq!(
+            file_href(Path::new("a-b_c.d~/report.html")),
+            "./a-b_c.d~/report.html"
+        );
+        assert_eq!(
+            file_href(Path::new("JaVaScRiPt:alert(1);void(0)/report.html")),
+            "./JaVaScRiPt%3Aalert%281%29%3Bvoid%280%29/report.html"
+        );
+        assert_eq!(file_href(Path::new("a#b?c d%/x")), "./a%23b%3Fc%20d%25/x");
+        assert_eq!(file_href(Path::new("é/x")), "./%C3%A9/x");
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use render::{ImageOptions, LegendEntry};
 
 use crate::error::{Error, Result};
 use crate::gradient::Gradient;
-use crate::scene::Scene;
+use crate::scene::{CellMask, Scene};
 use image::RgbaImage;
 use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
 use render::{GOAL, INK, Layout, OBSTACLE, decimals_for, hatch, nice_step, washed};
@@ -115,28 +115,61 @@ fn draw_potential_map(
     });
 }
 
-/// Outlines the cells of `goal` in the goal colour (see [`draw_area_outline`]).
+/// Outlines the cells of `goal` (a grid-sized mask) in the goal colour (see
+/// [`draw_area_outline`]).
 fn draw_goal_outline(img: &mut RgbaImage, layout: &Layout, goal: ArrayView2<bool>) {
-    draw_area_outline(img, layout, goal, GOAL);
+    let (rows, cols) = goal.dim();
+    let in_goal = |r: usize, c: usize| r < rows && c < cols && goal[[r, c]];
+    outline_cells(img, layout, (0, 0), (rows, cols), in_goal, GOAL);
 }
 
 /// Outlines the cells of `area` in `color`, 2 px inside the area's border where the scale
-/// allows (goals on the potential images, each group's goals on simulation frames).
-pub fn draw_area_outline(img: &mut RgbaImage, layout: &Layout, area: ArrayView2<bool>, color: [u8; 3]) {
+/// allows (each group's goals on simulation frames). Only the pixels of the area's own cells
+/// are visited.
+pub fn draw_area_outline(img: &mut RgbaImage, layout: &Layout, area: &CellMask, color: [u8; 3]) {
+    outline_cells(
+        img,
+        layout,
+        area.origin(),
+        area.window().dim(),
+        |r, c| area.get((r, c)),
+        color,
+    );
+}
+
+/// Outlines the cells where `in_area(row, col)` holds among the `extent` `(rows, cols)` cells
+/// from `origin` `(row, col)` on: each border pixel of such a cell whose neighbour across that
+/// border is not in the area.
+fn outline_cells(
+    img: &mut RgbaImage,
+    layout: &Layout,
+    origin: (usize, usize),
+    extent: (usize, usize),
+    in_area: impl Fn(usize, usize) -> bool,
+    color: [u8; 3],
+) {
     let s = layout.scale;
     let t = (s / 3).clamp(1, 2);
-    let (rows, cols) = area.dim();
-    let in_area = |r: i64, c: i64| {
-        r >= 0 && c >= 0 && (r as usize) < rows && (c as usize) < cols && area[[r as usize, c as usize]]
-    };
-    for py in 0..layout.map_h {
-        for px in 0..layout.map_w {
+    let rows = layout.rows.min(origin.0 + extent.0);
+    let cols = layout.cols.min(origin.1 + extent.1);
+    if origin.0 >= rows || origin.1 >= cols {
+        return;
+    }
+    let in_area = |r: i64, c: i64| r >= 0 && c >= 0 && in_area(r as usize, c as usize);
+    // Map pixels of the cells: columns left to right, rows from the top (the highest row).
+    let (px0, px1) = (origin.1 as u32 * s, cols as u32 * s);
+    let (py0, py1) = (
+        (layout.rows - rows) as u32 * s,
+        (layout.rows - origin.0) as u32 * s,
+    );
+    for py in py0..py1.min(layout.map_h) {
+        for px in px0..px1.min(layout.map_w) {
             let (r, c) = layout.cell(px, py);
-            if !area[[r, c]] {
+            let (ri, ci) = (r as i64, c as i64);
+            if !in_area(ri, ci) {
                 continue;
             }
             let (lx, ly) = (px % s, py % s);
-            let (ri, ci) = (r as i64, c as i64);
             // ly counts down from the top of the cell, which is its north side.
             let edge = (lx < t && !in_area(ri, ci - 1))
                 || (lx >= s - t && !in_area(ri, ci + 1))

@@ -10,16 +10,16 @@ use super::format::{
     DEFAULT_SPEED, FORMAT_VERSION, GridSpec, GroupSpec, Layer, MapFile, Raster, ShapeOp, ShapeRef, Shaped,
     SpeedRange,
 };
-use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_mask};
+use super::raster::{RasterKind, default_width, for_each_cell, raster_kind, read_raster, shape_cells};
 use super::{
-    BYTES_PER_CELL_PER_GROUP, BYTES_PER_CELL_SHARED, COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_GRID_EXTENT,
-    MAX_GRID_SIDE, MAX_ORCA_NEIGHBORS, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES,
-    MIN_CELL_SIZE, MIN_FLOW_SPEED, MIN_RADIUS, VALUE_LIMIT,
+    COORD_LIMIT, MAX_CELL_SIZE, MAX_CELLS, MAX_GRID_EXTENT, MAX_GRID_SIDE, MAX_ORCA_NEIGHBORS,
+    MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MEMORY_LIMIT_BYTES, MIN_CELL_SIZE, MIN_FLOW_SPEED,
+    MIN_RADIUS, VALUE_LIMIT,
 };
 use crate::error::Error;
 use crate::grid::{Dir, Grid};
 use crate::params::{BoidsParams, MAX_DENSITY_WINDOW_M2, OrcaParams, Params};
-use crate::scene::{Area, Group, Scene, Spawn};
+use crate::scene::{Area, CellMask, Group, Scene, Spawn};
 use crate::speeds::{RimeaPopulation, SpeedDistribution};
 use crate::text::{name_too_long, quoted};
 use ndarray::Array2;
@@ -230,20 +230,38 @@ impl Checker<'_> {
             );
             return None;
         };
-        let per_cell = BYTES_PER_CELL_SHARED + BYTES_PER_CELL_PER_GROUP * groups.max(1) as u64;
-        let estimate = (cells as u64).saturating_mul(per_cell);
+        let size = crate::memory::RunSize {
+            grid: Grid::new(g.cols, g.rows, g.cell_size),
+            groups: groups.max(1),
+            agents: 0,
+            max_radius: MIN_RADIUS,
+        };
+        let estimate = size.simulation_bytes();
         if estimate > MEMORY_LIMIT_BYTES {
+            let per_cell = crate::memory::SIM_BYTES_PER_CELL
+                + crate::memory::SIM_BYTES_PER_CELL_PER_GROUP * groups.max(1) as u64;
             self.push(
                 "grid",
                 format!(
-                    "{} x {} cells with {groups} group(s) needs about {:.1} GiB for the field pipeline \
-                     ({per_cell} bytes per cell): expected at most {:.1} GiB; use fewer or larger cells",
+                    "{} x {} cells with {groups} group(s) needs about {:.1} GiB for a run ({per_cell} bytes \
+                     per cell): expected at most {:.1} GiB; use fewer or larger cells",
                     g.cols,
                     g.rows,
                     estimate as f64 / (1u64 << 30) as f64,
                     MEMORY_LIMIT_BYTES as f64 / (1u64 << 30) as f64
                 ),
             );
+            return None;
+        }
+        // Loading fails with the amount it needs, not an abort, where memory is short.
+        let loading = (cells as u64).saturating_mul(crate::memory::LOAD_BYTES_PER_CELL);
+        if let Err(e) = crate::memory::ensure_available(
+            loading,
+            self.file,
+            "grid",
+            &format!("loading {} x {} cells", g.cols, g.rows),
+        ) {
+            self.errors.push(e);
             return None;
         }
         if g.cols.max(g.rows) > MAX_GRID_SIDE {
@@ -454,9 +472,9 @@ impl Checker<'_> {
     }
 
     /// A mask for an area shape; reports a shape that covers no cell centre.
-    fn area_mask(&mut self, shape: ShapeRef<'_>, grid: &Grid, at: &str) -> Option<Array2<bool>> {
-        let mask = shape_mask(shape, grid);
-        let ok = mask.iter().any(|&b| b);
+    fn area_mask(&mut self, shape: ShapeRef<'_>, grid: &Grid, at: &str) -> Option<CellMask> {
+        let mask = shape_cells(shape, grid);
+        let ok = !mask.is_empty();
         self.ensure(ok, at, || {
             format!(
                 "covers no cell centre: expected a shape inside the grid [0, {}] x [0, {}] m",
@@ -853,11 +871,7 @@ impl Checker<'_> {
             let Some(mask) = self.area_mask(shape, grid, &at) else {
                 continue;
             };
-            let free = mask
-                .iter()
-                .zip(obstacle.iter())
-                .filter(|&(&m, &o)| m && !o)
-                .count();
+            let free = mask.cells().filter(|&rc| !obstacle[rc]).count();
             let name = spawn
                 .name
                 .clone()
@@ -905,11 +919,11 @@ impl Checker<'_> {
         if !goals.is_empty() {
             let mut goal_mask = Array2::from_elem(grid.shape(), false);
             for a in &goals {
-                goal_mask.zip_mut_with(&a.mask, |m, &b| *m |= b);
+                a.mask.or_into(&mut goal_mask);
             }
             let reached = flood_fill(grid, obstacle, &goal_mask);
             for (k, s) in spawns.iter().enumerate() {
-                let ok = s.area.mask.iter().zip(reached.iter()).any(|(&m, &r)| m && r);
+                let ok = s.area.mask.cells().any(|rc| reached[rc]);
                 self.ensure(ok, &format!("{at}.spawns[{k}]"), || {
                     format!(
                         "no goal of group {} can be reached from this area: expected a path over free \

@@ -42,16 +42,9 @@ use std::path::Path;
 /// Most cells a grid may have (2^28, a 16384 x 16384 grid): beyond this a map is almost surely
 /// a units mistake, and the per-cell arrays alone would take tens of GiB.
 pub const MAX_CELLS: usize = 1 << 28;
-/// Estimated bytes per cell shared by all groups in the field pipeline: height, discomfort,
-/// obstacle, density, average velocity, 4-direction speed and cost (f32), with slack for
-/// temporaries.
-pub const BYTES_PER_CELL_SHARED: u64 = 64;
-/// Estimated bytes per cell per group: potential (f64), gradient (2 x f32), goal mask, fast
-/// marching state and heap entries.
-pub const BYTES_PER_CELL_PER_GROUP: u64 = 64;
-/// A map whose estimate `cells * (BYTES_PER_CELL_SHARED + groups * BYTES_PER_CELL_PER_GROUP)`
-/// exceeds this is refused before anything is allocated: 8 GiB, half a typical workstation's
-/// memory (a one-group 8192 x 8192 grid just fits).
+/// A map whose run needs more than this ([`crate::memory::RunSize::simulation_bytes`], for its
+/// grid and groups) is refused before anything is allocated: 8 GiB, half a typical
+/// workstation's memory (a one-group grid of about 5400 x 5400 cells just fits).
 pub const MEMORY_LIMIT_BYTES: u64 = 8 << 30;
 /// Smallest cell edge, metres: a centimetre is already far below a body's size; smaller is
 /// likely millimetres typed as metres.
@@ -221,7 +214,7 @@ const GOAL_WIDTH_TOLERANCE: f64 = 0.25;
 /// the number of rows holding an open goal cell with such a face, times the cell size (for a
 /// goal drawn in a doorway, the door's width; for one in open floor, its own extent across the
 /// walk), and the other way round. `None` for a goal no walker can enter.
-pub fn goal_opening(scene: &Scene, mask: ndarray::ArrayView2<bool>) -> Option<f64> {
+pub fn goal_opening(scene: &Scene, mask: &crate::scene::CellMask) -> Option<f64> {
     let grid = &scene.grid;
     let open = |r: isize, c: isize| {
         r >= 0
@@ -230,13 +223,13 @@ pub fn goal_opening(scene: &Scene, mask: ndarray::ArrayView2<bool>) -> Option<f6
             && c < grid.cols as isize
             && !scene.obstacle[[r as usize, c as usize]]
     };
-    let outside = |r: isize, c: isize| open(r, c) && !mask[[r as usize, c as usize]];
+    let outside = |r: isize, c: isize| open(r, c) && !mask.get((r as usize, c as usize));
     let (mut x_faces, mut y_faces) = (0usize, 0usize);
     let mut rows_entered = std::collections::BTreeSet::new();
     let mut cols_entered = std::collections::BTreeSet::new();
-    for ((r, c), &inside) in mask.indexed_iter() {
+    for (r, c) in mask.cells() {
         let (ri, ci) = (r as isize, c as isize);
-        if !inside || !open(ri, ci) {
+        if !open(ri, ci) {
             continue;
         }
         let x = outside(ri, ci - 1) as usize + outside(ri, ci + 1) as usize;
@@ -266,7 +259,7 @@ fn goal_width_warnings(scene: &Scene) -> Vec<String> {
     let mut out = Vec::new();
     for (gi, g) in scene.groups.iter().enumerate() {
         for (ei, e) in g.goals.iter().enumerate() {
-            let Some(opening) = goal_opening(scene, e.mask.view()) else {
+            let Some(opening) = goal_opening(scene, &e.mask) else {
                 continue;
             };
             let off = (e.width - opening).abs();

@@ -7,6 +7,7 @@
 use super::format::{Raster, ShapeRef};
 use crate::error::{Error, num};
 use crate::grid::Grid;
+use crate::scene::CellMask;
 use crate::text::quoted;
 use ndarray::Array2;
 use std::path::Path;
@@ -115,16 +116,22 @@ impl PolygonRow {
     }
 }
 
+/// The rows `r0..=r1` and columns `c0..=c1` of the grid cells whose centres may lie in
+/// `shape`'s bounding box; `None` when none may.
+fn cell_ranges(shape: ShapeRef<'_>, grid: &Grid) -> Option<((usize, usize), (usize, usize))> {
+    let h = grid.cell_size;
+    let (x0, y0, x1, y1) = bounding_box(shape);
+    Some((
+        index_range(y0, y1, h, grid.rows)?,
+        index_range(x0, x1, h, grid.cols)?,
+    ))
+}
+
 /// Calls `visit(row, col, factor)` for every cell whose centre is inside `shape`; `factor` is the
 /// circle's profile factor at that centre (1 for rectangles, polygons and flat circles).
 /// Coordinates must be finite (the checker ensures it).
 pub fn for_each_cell(shape: ShapeRef<'_>, grid: &Grid, mut visit: impl FnMut(usize, usize, f64)) {
-    let h = grid.cell_size;
-    let (x0, y0, x1, y1) = bounding_box(shape);
-    let (Some((c0, c1)), Some((r0, r1))) = (
-        index_range(x0, x1, h, grid.cols),
-        index_range(y0, y1, h, grid.rows),
-    ) else {
+    let Some(((r0, r1), (c0, c1))) = cell_ranges(shape, grid) else {
         return;
     };
     if let ShapeRef::Polygon(p) = shape {
@@ -166,11 +173,20 @@ pub fn for_each_cell(shape: ShapeRef<'_>, grid: &Grid, mut visit: impl FnMut(usi
     }
 }
 
+/// The cells whose centre is inside `shape`, held over the cells of its bounding box only
+/// (memory and time of the shape's extent, whatever the grid's).
+pub fn shape_cells(shape: ShapeRef<'_>, grid: &Grid) -> CellMask {
+    let Some(((r0, r1), (c0, c1))) = cell_ranges(shape, grid) else {
+        return CellMask::empty(grid.shape());
+    };
+    let mut window = Array2::from_elem((r1 - r0 + 1, c1 - c0 + 1), false);
+    for_each_cell(shape, grid, |r, c, _| window[[r - r0, c - c0]] = true);
+    CellMask::from_window(grid.shape(), (r0, c0), window)
+}
+
 /// The cells whose centre is inside `shape`, as a mask of shape `(rows, cols)`.
 pub fn shape_mask(shape: ShapeRef<'_>, grid: &Grid) -> Array2<bool> {
-    let mut mask = Array2::from_elem(grid.shape(), false);
-    for_each_cell(shape, grid, |r, c, _| mask[[r, c]] = true);
-    mask
+    shape_cells(shape, grid).to_dense()
 }
 
 /// Default value range of a PNG raster: black 0, white 1.
@@ -430,6 +446,31 @@ mod tests {
             }
         }
         assert!(inside > 10_000, "the outlines cover cells: {inside}");
+    }
+
+    /// A shape's cells are held over its own extent: a small shape on a large grid takes a
+    /// window of its bounding box, with the cells of the grid-sized mask.
+    #[test]
+    fn shape_cells_hold_only_the_shapes_bounding_box() {
+        let g = Grid::new(4000, 3000, 0.5);
+        let disc = Circle {
+            center: [100.3, 700.1],
+            radius: 1.2,
+            profile: None,
+        };
+        let cells = shape_cells(ShapeRef::Circle(&disc), &g);
+        assert_eq!(cells.shape(), (3000, 4000));
+        let (rows, cols) = cells.window().dim();
+        assert!(rows <= 6 && cols <= 6, "{rows} x {cols}");
+        let mut dense = Array2::from_elem(g.shape(), false);
+        for_each_cell(ShapeRef::Circle(&disc), &g, |r, c, _| dense[[r, c]] = true);
+        assert!(dense.iter().filter(|&&b| b).count() > 10);
+        assert_eq!(cells.to_dense(), dense);
+        let off = Rect {
+            min: [-5.0, -5.0],
+            max: [-1.0, -1.0],
+        };
+        assert!(shape_cells(ShapeRef::Rect(&off), &g).is_empty());
     }
 
     #[test]

@@ -366,7 +366,7 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
     let (mut img, layout) = field_image_with(scene, value.view(), &spec, &ImageOptions::default());
     for group in &scene.groups {
         for goal in &group.goals {
-            draw_area_outline(&mut img, &layout, goal.mask.view(), group.color);
+            draw_area_outline(&mut img, &layout, &goal.mask, group.color);
         }
     }
     let ppm = layout.scale as f64 / scene.grid.cell_size;

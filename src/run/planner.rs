@@ -540,17 +540,19 @@ pub fn write_index(out: &Path, suffix: &str, outcomes: &[crate::run::batch::MapO
     let rows: Vec<IndexRow> = outcomes
         .iter()
         .map(|o| {
-            let stem = crate::run::batch::stem(Path::new(&o.map));
-            let report = std::fs::read(out.join(&stem).join("report.json"))
+            let map = Path::new(&o.map);
+            let stem = crate::run::batch::stem(map);
+            let dir = crate::run::batch::map_dir(out, map);
+            let report = std::fs::read(dir.join("report.json"))
                 .ok()
                 .and_then(|b| serde_json::from_slice::<crate::sim::Report>(&b).ok());
             match (&o.error, report) {
                 (None, Some(r)) => {
-                    let link = out
-                        .join(&stem)
-                        .join("report.html")
-                        .is_file()
-                        .then(|| format!("{stem}/report.html"));
+                    let page = dir.join(REPORT_PAGE);
+                    let link = page.is_file().then(|| {
+                        let relative = page.strip_prefix(out).unwrap_or(&page);
+                        crate::export::html::file_href(relative)
+                    });
                     // The report's warnings, then the map's own that `simulate` prints.
                     let mut row = IndexRow::of(&stem, link, &r);
                     // The page says already that the run did not complete, in its own words.

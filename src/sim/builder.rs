@@ -179,7 +179,10 @@ impl SimulationBuilder {
     /// grid without cells or with a cell size that is not positive and finite); the given
     /// agents' ([`crate::agents::Agents::check_on`]: columns of different lengths, a group
     /// index past the scene's groups, a position that is not finite, outside the domain or in
-    /// an obstacle cell); the spawn's errors; [`crate::Error::Gpu`] when
+    /// an obstacle cell); the spawn's errors; a run whose memory estimate
+    /// ([`crate::memory::RunSize::simulation_bytes`]) exceeds what the machine has free or the
+    /// process may take (at `grid`, with the amount, [`crate::memory::ensure_available`]);
+    /// [`crate::Error::Gpu`] when
     /// [`Backend::Gpu`] or [`LocalBackend::Gpu`] finds no adapter.
     pub fn build(self) -> Result<Simulation> {
         let Self {
@@ -199,6 +202,16 @@ impl SimulationBuilder {
             Some(agents) => agents,
             None => spawn::spawn_agents(&scene, config.seed)?,
         };
+        let size = crate::memory::RunSize {
+            agents: agents.len(),
+            ..crate::memory::RunSize::of(&scene)
+        };
+        crate::memory::ensure_available(
+            size.simulation_bytes(),
+            &scene.name,
+            "grid",
+            &format!("a run of {}", size.describe()),
+        )?;
         let seed = config.seed;
         let order = config.order;
         let mut sim = Simulation::with_agents_on_checked(scene, config, agents)?;

@@ -628,6 +628,16 @@ impl Simulation {
         &self.scene
     }
 
+    /// The size of this run that its memory estimate
+    /// ([`crate::memory::RunSize::simulation_bytes`]) is computed from: the grid, the groups,
+    /// the walkers spawned and the largest body.
+    pub fn memory_size(&self) -> crate::memory::RunSize {
+        crate::memory::RunSize {
+            agents: self.spawned.iter().sum(),
+            ..crate::memory::RunSize::of(&self.scene)
+        }
+    }
+
     /// The agents still walking (structure of arrays, in the simulation's order; arrived
     /// agents are removed).
     pub fn agents(&self) -> &Agents {

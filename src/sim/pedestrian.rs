@@ -26,7 +26,7 @@ use crate::grid::Dir;
 use crate::neighbors::NeighborGrid;
 use crate::params::Params;
 use crate::scene::Scene;
-use ndarray::{Array2, Zip};
+use ndarray::Array2;
 use rayon::prelude::*;
 
 /// Radius of the density kernel, metres: a disc of 4.5 m², wide enough to hold several others
@@ -114,7 +114,7 @@ pub fn open_share(scene: &Scene, radius: f32) -> Array2<f32> {
     let mut closed = scene.obstacle.clone();
     for group in &scene.groups {
         for goal in &group.goals {
-            Zip::from(&mut closed).and(&goal.mask).for_each(|c, &m| *c |= m);
+            goal.mask.or_into(&mut closed);
         }
     }
     let mut share = Array2::<f32>::zeros(g.shape());

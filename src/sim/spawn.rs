@@ -249,10 +249,11 @@ mod tests {
     use crate::params::OrcaParams;
     use crate::scene::{Group, Spawn};
 
-    fn rect_mask(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> Array2<bool> {
+    fn rect_mask(grid: &Grid, c0: usize, r0: usize, c1: usize, r1: usize) -> crate::scene::CellMask {
         Array2::from_shape_fn(grid.shape(), |(r, c)| {
             (r0..r1).contains(&r) && (c0..c1).contains(&c)
         })
+        .into()
     }
 
     fn scene_with_spawn(count: usize, radius: f64) -> Scene {
