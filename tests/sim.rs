@@ -1255,7 +1255,7 @@ fn levels_of_a_packed_room(premovement: f64, max_time: f64) -> (Array2<u8>, Arra
         .build()
         .unwrap();
     sim.run(|_| Ok(())).unwrap();
-    let spawn = rect(&grid, 4, 4, 16, 16);
+    let spawn = rect(&grid, 4, 4, 16, 16).to_dense();
     (sim.places().worst_level_map(sim.scene().obstacle.view()), spawn)
 }
 

@@ -422,7 +422,7 @@ fn body_path_warnings(scene: &Scene) -> Vec<String> {
         let stuck: Vec<String> = g
             .spawns
             .iter()
-            .filter(|s| !s.area.mask.iter().zip(leaves.iter()).any(|(&m, &l)| m && l))
+            .filter(|s| !s.area.mask.cells().any(|rc| leaves[rc]))
             .map(|s| crate::text::quoted(&s.area.name))
             .collect();
         if stuck.is_empty() {
