@@ -37,10 +37,15 @@ const ARROWS_ACROSS: usize = 32;
 
 /// Encodes `img` as PNG and writes it atomically to `path`.
 pub fn save_png(path: &Path, img: &RgbaImage) -> Result<()> {
+    crate::io::write_bytes_atomic(path, &png_bytes(img, &path.display().to_string())?)
+}
+
+/// The bytes of `img` encoded as PNG; `name` names the image in an error.
+pub fn png_bytes(img: &RgbaImage, name: &str) -> Result<Vec<u8>> {
     let mut buf = std::io::Cursor::new(Vec::new());
     img.write_to(&mut buf, image::ImageFormat::Png)
-        .map_err(|e| Error::invalid(path.display().to_string(), "png", e.to_string()))?;
-    crate::io::write_bytes_atomic(path, buf.get_ref())
+        .map_err(|e| Error::invalid(name, "png", e.to_string()))?;
+    Ok(buf.into_inner())
 }
 
 /// Lowest and highest finite value of `values`, or `None` when none is finite. A flat range is
