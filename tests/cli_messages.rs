@@ -804,3 +804,30 @@ fn an_overfull_spawn_area_names_its_count_and_how_many_fit() {
     );
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
 }
+
+#[test]
+fn simulate_names_its_report_page_and_folder_on_stdout_even_when_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let map = corridor();
+    for quiet in [false, true] {
+        let mut args = vec!["simulate", s(&map), "--max-time", "2", "--out", s(&out)];
+        if quiet {
+            args.push("--quiet");
+        }
+        let o = crowdfield(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            stdout,
+            format!(
+                "report: {}\nall files: {}\n",
+                out.join("report.html").display(),
+                out.display()
+            ),
+            "quiet {quiet}"
+        );
+        assert!(out.join("report.html").is_file());
+        assert!(!stderr(&o).contains("wrote "), "{}", stderr(&o));
+    }
+}

@@ -572,7 +572,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             q.contacts_per_step,
             q.longest_jam
         );
-        eprintln!("wrote {}", args.out.display());
     }
+    // The deliverable, even with --quiet: the report page, then the folder of every file.
+    println!(
+        "report: {}",
+        crowdfield::text::show_path(&args.out.join(crowdfield::run::planner::REPORT_PAGE))
+    );
+    println!("all files: {}", crowdfield::text::show_path(&args.out));
     Ok(ExitCode::SUCCESS)
 }
