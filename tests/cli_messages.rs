@@ -831,3 +831,20 @@ fn simulate_names_its_report_page_and_folder_on_stdout_even_when_quiet() {
         assert!(!stderr(&o).contains("wrote "), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn solve_draws_the_map_with_its_people_goals_and_spawn_areas() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
+    let o = crowdfield(&["solve", s(&map), "--quiet", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = image::open(out.join("map.png")).unwrap().to_rgba8();
+    let scene = crowdfield::map::load(&map).unwrap();
+    let agents = crowdfield::sim::spawn::spawn_agents(&scene, 0).unwrap();
+    let (drawn, _) =
+        crowdfield::export::map_image_with(&scene, &agents, &crowdfield::export::ImageOptions::default());
+    assert!(written == drawn, "map.png is the library's image of the map");
+    let manifest = std::fs::read_to_string(out.join(crowdfield::ownership::MANIFEST_FILE)).unwrap();
+    assert!(manifest.contains("\"map.png\""), "{manifest}");
+}
