@@ -59,13 +59,27 @@ _DIMENSIONS_MESSAGE = (
 )
 
 
+def _given(value: Any) -> str:
+    """What a caller passed, for messages: ``None``, ``str '1'``, ``float 3.0``, ``list [1, 2]``,
+    an array by its dtype and shape; long values shortened."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {value.shape}"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:45] + "..." + text[-12:]
+    return f"{type(value).__name__} {text}"
+
+
 def _real_array(name: str, value: Any, dtype=np.float64) -> np.ndarray:
     """`value` as a C-contiguous array of `dtype` (no copy when it already is one), refusing
     dtypes that are not real numbers or booleans."""
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
+        given = _given(value) if isinstance(value, np.ndarray) else f"{_given(value)} (dtype {arr.dtype})"
         raise ValueError(
-            f"{name}: dtype {arr.dtype}: expected an array of real numbers (float, int or bool)"
+            f"{name}: expected an array of real numbers (float, int or bool), got {given}"
         )
     return np.ascontiguousarray(arr, dtype=dtype)
 
@@ -86,17 +100,26 @@ _MAX_SCALE = 1e50
 
 def _spacing(dx: Any, ndim: int) -> Tuple[float, float]:
     """scikit-fmm's `dx` (a number, or one per axis) as the spacing of the two solver axes."""
+    expected = f"dx: expected a positive number or one per axis ({ndim})"
     if isinstance(dx, numbers.Real) and not isinstance(dx, bool):
         values = [float(dx)] * ndim
     else:
-        values = [float(v) for v in np.asarray(dx, dtype=np.float64).ravel()]
+        arr = None
+        if not isinstance(dx, (str, bytes, bool)) and dx is not None:
+            try:
+                arr = np.asarray(dx)
+            except (TypeError, ValueError):
+                arr = None
+        if arr is None or arr.dtype.kind not in "iuf" or arr.ndim > 1:
+            raise ValueError(f"{expected}, got {_given(dx)}")
+        values = [float(v) for v in arr.ravel()] * (ndim if arr.ndim == 0 else 1)
         if len(values) != ndim:
-            raise ValueError(f"dx: {len(values)} values: expected a number or one per axis ({ndim})")
+            raise ValueError(f"{expected}, got {len(values)} values: {_given(dx)}")
     for v in values:
         if not (np.isfinite(v) and _MIN_SPACING <= v <= _MAX_SCALE):
             raise ValueError(
-                f"dx: {v}: expected lengths from {_MIN_SPACING:g} to {_MAX_SCALE:g} "
-                "(the march squares 1 / dx, which must stay a normal float)"
+                f"dx: expected lengths from {_MIN_SPACING:g} to {_MAX_SCALE:g} "
+                f"(the march squares 1 / dx, which must stay a normal float), got {v}"
             )
     if ndim == 1:
         return (1.0, values[0])
@@ -124,7 +147,7 @@ def _levelset_input(phi: Any, dx: Any, order: int):
         mask = np.ma.getmaskarray(phi)
         phi = phi.data
     if np.ndim(phi) == 0:
-        raise ValueError(f"phi: a scalar: {_DIMENSIONS_MESSAGE}")
+        raise ValueError(f"phi: expected a 1-D or 2-D array of numbers, got {_given(phi)}")
     values = _real_array("phi", phi)
     shape = values.shape
     if values.ndim not in (1, 2):
@@ -208,6 +231,8 @@ def travel_time(phi, speed, dx=1.0, self_test=False, order=2, narrow=0.0, period
         speed = speed.data
     if np.ndim(speed) == 0:
         # One speed for every cell.
+        if speed is None or isinstance(speed, (str, bytes)):
+            raise ValueError(f"speed: expected an array of phi's shape or a number, got {_given(speed)}")
         speed = np.full(shape, _real_array("speed", speed)[0])
     s = _real_array("speed", speed)
     if s.shape != shape:
