@@ -833,6 +833,58 @@ fn simulate_names_its_report_page_and_folder_on_stdout_even_when_quiet() {
 }
 
 #[test]
+fn a_trajectory_interval_beyond_the_run_or_of_no_steps_is_refused_with_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    for (every, want) in [
+        (
+            "1e300s",
+            r#"--trajectory-every "1e300s": 1e301 steps of 0.1 s: expected at most 20 steps"#,
+        ),
+        (
+            "21",
+            r#"--trajectory-every "21": 21 steps of 0.1 s: expected at most 20 steps, the whole run (--max-time 2.0 s)"#,
+        ),
+        ("0", r#"--trajectory-every "0": expected at least 1 step"#),
+        (
+            "infs",
+            r#"--trajectory-every "infs": expected a positive number of seconds"#,
+        ),
+    ] {
+        let o = crowdfield(&[
+            "simulate",
+            s(&corridor()),
+            "--max-time",
+            "2",
+            "--dt",
+            "0.1",
+            "--quiet",
+            "--trajectory-every",
+            every,
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{every}");
+        assert!(stderr(&o).contains(want), "{every}: {}", stderr(&o));
+        assert!(!out.exists(), "{every}: refused before the folder is made");
+    }
+    let o = crowdfield(&[
+        "simulate",
+        s(&corridor()),
+        "--max-time",
+        "2",
+        "--dt",
+        "0.1",
+        "--quiet",
+        "--trajectory-every",
+        "2s",
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "the whole run is allowed: {}", stderr(&o));
+}
+
+#[test]
 fn solve_draws_the_map_with_its_people_goals_and_spawn_areas() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

@@ -363,29 +363,20 @@ def _check_whole(name: str, value: Any, largest: int) -> None:
         raise ValueError(f"{name}: {value!r}: expected a whole number from 0 to {largest}")
 
 
-def _trajectory_every(value: Any) -> Tuple[int, Optional[float]]:
-    """``trajectory_every`` as (steps, None) or, for the seconds form ``"0.5s"``, (0, seconds)."""
-    bad = (
-        f"trajectory_every: {value!r}: expected a number of steps (5, or 0 for no trajectories) "
-        f"or of seconds (\"0.5s\")"
-    )
+def _trajectory_every(value: Any) -> Optional[str]:
+    """``trajectory_every`` as the text the library reads (``"5"``, ``"0.5s"``), or None for no
+    trajectories; the library applies the command's rule to it (at least one step, at most the
+    whole run)."""
+    if value is None:
+        return None
     if isinstance(value, str):
-        text = value.strip()
-        if text.endswith("s"):
-            try:
-                seconds = float(text[:-1].strip())
-            except ValueError:
-                raise ValueError(bad) from None
-            if not (math.isfinite(seconds) and seconds > 0):
-                raise ValueError(f"trajectory_every: {value!r}: expected a positive number of seconds")
-            return 0, seconds
-        if not text.isdigit():
-            raise ValueError(bad)
-        value = int(text)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(bad)
-    _check_whole("trajectory_every", value, _USIZE_MAX)
-    return int(value), None
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    raise ValueError(
+        "trajectory_every: expected a whole number of steps (5), of seconds as a string (\"0.5s\") "
+        f"or None (no trajectories), got {_given(value)}"
+    )
 
 
 class Map:
@@ -460,7 +451,7 @@ class Map:
         order: int = 1,
         backend: str = "cpu",
         local_backend: str = "cpu-multi",
-        trajectory_every: Union[int, str] = 1,
+        trajectory_every: Union[int, str, None] = 1,
         model: Optional[str] = None,
         speed_law: Optional[str] = None,
     ) -> "Simulation":
@@ -481,11 +472,12 @@ class Map:
         replan_every, order, backend, local_backend
             ``--replan-every``, ``--order`` (1 or 2), ``--backend`` ("cpu", "gpu", "auto"),
             ``--local-backend`` ("cpu-single", "cpu-multi", "gpu").
-        trajectory_every : int or str
-            Record trajectories every this many steps (0: do not record), or every so many
-            seconds of simulated time as a string such as ``"0.5s"`` (rounded to a whole number
-            of steps, at least one), as ``--trajectory-every``; a string of digits is a count
-            of steps.
+        trajectory_every : int, str or None
+            Record trajectories every this many steps (at least 1), or every so many seconds of
+            simulated time as a string such as ``"0.5s"`` (rounded to a whole number of steps,
+            at least one), as ``--trajectory-every`` and by the same rule: at most the whole run
+            (``max_time``); a string of digits is a count of steps. None records no
+            trajectories (``--trajectories=none``).
         model : {"pedestrian", "continuum_crowds"} or None
             The model that moves the walkers (``--model``); None: the map's (pedestrian for a
             map without ``params``, continuum_crowds for one with them).
@@ -499,7 +491,7 @@ class Map:
         """
         for name, value in (("seed", seed), ("replan_every", replan_every)):
             _check_whole(name, value, _U64_MAX if name == "seed" else _USIZE_MAX)
-        steps, seconds = _trajectory_every(trajectory_every)
+        every = _trajectory_every(trajectory_every)
         native = self._native.simulation(
             int(seed),
             str(local),
@@ -509,8 +501,7 @@ class Map:
             int(order),
             str(backend),
             str(local_backend),
-            steps,
-            seconds,
+            every,
             None if model is None else str(model),
             None if speed_law is None else str(speed_law),
         )
@@ -595,7 +586,7 @@ class Simulation:
 
     @property
     def trajectory_every(self) -> int:
-        """Steps between two trajectory recordings (0: none are recorded)."""
+        """Steps between two trajectory recordings (0: none are recorded, ``trajectory_every=None``)."""
         return self._native.trajectory_every
 
     @property
