@@ -109,6 +109,84 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(io_err)
 }
 
+/// What a path that is not a regular file is, in words ("a folder", "a FIFO (a named pipe)",
+/// "a character device", ...), from its metadata (links followed).
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return "a folder";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (a named pipe)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a regular file"
+}
+
+/// The bytes of the small input file at `path`, which must be a regular file of at most
+/// `max_bytes` bytes. Its metadata is read before it is opened, so a FIFO (whose opening blocks
+/// until a writer comes), a device such as `/dev/zero` or `/dev/urandom` (which never ends) or a
+/// folder is refused without being opened, and a larger file without being read; at most
+/// `max_bytes + 1` bytes are ever read (a file that grows after the check is still refused).
+///
+/// # Errors
+/// [`Error::Io`] naming `path` when it is missing or unreadable, not a regular file (saying what
+/// it is), or larger than `max_bytes` (saying its size and the limit).
+pub fn read_small_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let io_err = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let refuse = |why: String| io_err(std::io::Error::other(why));
+    let meta = std::fs::metadata(path).map_err(io_err)?;
+    if !meta.is_file() {
+        return Err(refuse(format!(
+            "is {}: expected a regular file (read at most {max_bytes} bytes)",
+            kind_of(&meta)
+        )));
+    }
+    let too_big = |size: String| {
+        refuse(format!(
+            "{size} bytes: expected a file of at most {max_bytes} bytes"
+        ))
+    };
+    if meta.len() > max_bytes {
+        return Err(too_big(meta.len().to_string()));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Swapped for a FIFO after the check, the file still opens at once (and is refused below).
+    #[cfg(target_os = "linux")]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(io_err)?;
+    let opened = file.metadata().map_err(io_err)?;
+    if !opened.is_file() {
+        return Err(refuse(format!(
+            "is {}: expected a regular file",
+            kind_of(&opened)
+        )));
+    }
+    let mut bytes = Vec::with_capacity(opened.len().min(max_bytes) as usize);
+    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io_err)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_big(format!("more than {max_bytes}")));
+    }
+    Ok(bytes)
+}
+
 /// Makes sure `path` can take a new file before any work: it names a file, not a folder (an
 /// existing one or a path ending in `/`) and not a device, FIFO or socket, and its folder
 /// exists (it is not created: a mistyped path would otherwise become a folder after the work)
@@ -259,6 +337,31 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(path, |w| w.write_all(bytes))
 }
 
+/// Writes every `(path, bytes)` of `files` as one set: first each into its temporary file
+/// beside its target (written and synced), and only once all of them are complete, each renamed
+/// over its target. A failure while writing (a full disk) leaves every target as it was and no
+/// temporary file; a process killed then leaves temporary files (`.NAME.PID.tmp`), never a
+/// target half replaced. Only the renames, the last and shortest stage, can be cut between two
+/// files, and each file is then whole, old or new.
+///
+/// # Errors
+/// [`Error::Io`] naming the file that could not be written or renamed.
+pub fn write_all_atomic(files: &[(PathBuf, &[u8])]) -> Result<()> {
+    let mut staged = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let mut file = AtomicFile::create(path)?;
+        let written = (|| {
+            let w = file.writer();
+            w.write_all(bytes)?;
+            w.flush()?;
+            w.get_ref().sync_all()
+        })();
+        written.map_err(|e| file.error(e))?;
+        staged.push(file);
+    }
+    staged.into_iter().try_for_each(AtomicFile::commit)
+}
+
 /// Writes a 2-D array as `.npy` (C order, row index = y) atomically.
 pub fn write_npy<T: ndarray_npy::WritableElement>(path: &Path, array: ArrayView2<T>) -> Result<()> {
     let mut buf = Vec::new();
@@ -398,6 +501,59 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_set_of_files_replaces_its_targets_only_once_every_file_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&a, "old a").unwrap();
+        std::fs::write(&b, "old b").unwrap();
+        // The second file cannot be written (its target is a folder): the first is not
+        // replaced either, and no temporary file is left.
+        let blocked = dir.path().join("sub");
+        std::fs::create_dir(&blocked).unwrap();
+        let e = write_all_atomic(&[(a.clone(), b"new a"), (blocked.clone(), b"x")]).unwrap_err();
+        assert!(e.to_string().contains("sub"), "{e}");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a");
+        assert_eq!(names(dir.path()), ["a.json", "b.json", "sub"]);
+        write_all_atomic(&[(a.clone(), b"new a"), (b.clone(), b"new b")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "new b");
+        assert_eq!(names(dir.path()), ["a.json", "b.json", "sub"]);
+    }
+
+    #[test]
+    fn a_small_file_is_read_whole_and_anything_else_refused_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("p.json");
+        std::fs::write(&small, "{}").unwrap();
+        assert_eq!(read_small_file(&small, 2).unwrap(), b"{}");
+        let e = read_small_file(&small, 1).unwrap_err().to_string();
+        assert!(
+            e.contains("p.json") && e.contains("2 bytes") && e.contains("at most 1 bytes"),
+            "{e}"
+        );
+        let e = read_small_file(dir.path(), 10).unwrap_err().to_string();
+        assert!(e.contains("is a folder"), "{e}");
+        let e = read_small_file(&dir.path().join("missing"), 10)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing"), "{e}");
+        #[cfg(unix)]
+        {
+            // A device that never ends and a FIFO that no one writes: refused at once.
+            let e = read_small_file(Path::new("/dev/zero"), 10)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("/dev/zero: is a character device"), "{e}");
+            let fifo = dir.path().join("fifo");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if made.is_ok_and(|s| s.success()) {
+                let e = read_small_file(&fifo, 10).unwrap_err().to_string();
+                assert!(e.contains("is a FIFO (a named pipe)"), "{e}");
+            }
+        }
     }
 
     #[test]

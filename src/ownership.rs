@@ -5,9 +5,10 @@
 //!   it wrote, with their sizes (files in sub-folders as `frames/frame_00000.png`). A later run
 //!   removes or replaces only files the manifest lists (at the size it recorded); a folder
 //!   holding anything else is refused, naming the first foreign entries, unless the caller
-//!   forces it. `batch` writes each map's folder and `verify` its folder this way, clearing the
-//!   earlier run's files first ([`OwnedDir::open`]); `solve` and `simulate` keep them until the
-//!   new run has succeeded ([`OwnedDir::open_replacing`]); the top of a batch's `OUT/` is shared
+//!   forces it. `batch` writes each map's folder this way, clearing the earlier run's files
+//!   first ([`OwnedDir::open`]); `solve`, `simulate` and `verify` keep them until the new run has
+//!   succeeded ([`OwnedDir::open_replacing`]; `verify` then writes its files as one set,
+//!   [`OwnedDir::write_all`]); the top of a batch's `OUT/` is shared
 //!   with the maps' folders and checks only the names the batch writes there
 //!   ([`OwnedDir::open_shared`]).
 //! - [`StagedDir`]: a folder filled under a temporary name beside its final place and swapped in
@@ -304,6 +305,23 @@ impl OwnedDir {
         self.earlier.remove(name);
         self.save()?;
         Ok(true)
+    }
+
+    /// Writes `files` (each a name relative to the folder and its bytes) as one set: each name
+    /// is recorded in the manifest first ([`OwnedDir::claim_all`]), then every file is written
+    /// beside its target and renamed over it only once all are complete
+    /// ([`crate::io::write_all_atomic`]). A run that fails or is killed while writing them
+    /// leaves the earlier run's files in place (and still the writer's).
+    ///
+    /// # Errors
+    /// As [`OwnedDir::claim`]; [`Error::Io`] naming a file that cannot be written.
+    pub fn write_all(&mut self, files: &[(String, Vec<u8>)]) -> Result<()> {
+        self.claim_all(files.iter().map(|(name, _)| name.as_str()))?;
+        let paths: Vec<(PathBuf, &[u8])> = files
+            .iter()
+            .map(|(name, bytes)| (self.dir.join(name), bytes.as_slice()))
+            .collect();
+        crate::io::write_all_atomic(&paths)
     }
 
     /// Records the sizes of the files written, once the run has completed them; with
@@ -673,6 +691,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("\"report.json\""), "{e}");
+    }
+
+    #[test]
+    fn a_set_of_files_replaces_the_earlier_runs_only_when_all_are_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("v");
+        let w = "crowdfield verify";
+        let files = |a: &str, b: &str| vec![("a.json".to_string(), a.into()), ("b.md".to_string(), b.into())];
+        let mut owned = OwnedDir::open_replacing(&dir, w, false).unwrap();
+        owned.write_all(&files("1", "one")).unwrap();
+        owned.finish().unwrap();
+        // The second file cannot be written (a folder stands in its way): the first is not
+        // replaced either, and the folder stays the writer's.
+        std::fs::remove_file(dir.join("b.md")).unwrap();
+        std::fs::create_dir(dir.join("b.md")).unwrap();
+        let mut owned = OwnedDir::open_replacing(&dir, w, true).unwrap();
+        assert!(owned.write_all(&files("2", "two")).is_err());
+        assert_eq!(std::fs::read_to_string(dir.join("a.json")).unwrap(), "1");
+        std::fs::remove_dir(dir.join("b.md")).unwrap();
+        let mut owned = OwnedDir::open_replacing(&dir, w, false).unwrap();
+        owned.write_all(&files("3", "three")).unwrap();
+        owned.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("a.json")).unwrap(), "3");
+        assert_eq!(std::fs::read_to_string(dir.join("b.md")).unwrap(), "three");
     }
 
     #[test]

@@ -172,6 +172,59 @@ impl Params {
     }
 }
 
+/// Largest file a `params` block is read from, bytes (`verify --params FILE`). A block is a few
+/// hundred bytes; a mebibyte leaves room for any layout and comments of a JSON writer, and
+/// keeps a wrong path (a log, a disk image) from being read into memory.
+pub const MAX_PARAMS_FILE_BYTES: u64 = 1 << 20;
+
+impl Params {
+    /// A `params` block given as the value of the option `option` (`--params`): JSON text when
+    /// it starts with `{`, else the path of a file holding it, read with
+    /// [`crate::io::read_small_file`] (a regular file of at most [`MAX_PARAMS_FILE_BYTES`]).
+    /// Only the block's form is checked here; its ranges are checked where a map carries it
+    /// ([`crate::map::compile`]).
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] on [`crate::error::OPTIONS`], naming the option, the path (for a
+    /// file) and why: a file that is missing, not a regular file, too large or not UTF-8 text;
+    /// JSON that is no `params` block (with the parser's message, naming the key).
+    pub fn from_option(option: &str, value: &str) -> crate::Result<Params> {
+        use crate::error::{Error, OPTIONS};
+        let (text, at) = if value.trim_start().starts_with('{') {
+            (value.to_string(), option.to_string())
+        } else {
+            let path = std::path::Path::new(value);
+            let at = format!("{option} {}", crate::text::show_path(path));
+            let bytes = crate::io::read_small_file(path, MAX_PARAMS_FILE_BYTES).map_err(|e| match e {
+                Error::Io { source, .. } => Error::invalid(OPTIONS, &at, source.to_string()),
+                other => other,
+            })?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                Error::invalid(
+                    OPTIONS,
+                    &at,
+                    format!(
+                        "byte {} is not UTF-8 text: expected a JSON file holding a `params` block",
+                        e.utf8_error().valid_up_to()
+                    ),
+                )
+            })?;
+            (text, at)
+        };
+        serde_json::from_str::<Params>(&text).map_err(|e| {
+            Error::invalid(
+                OPTIONS,
+                at,
+                format!(
+                    "{}: expected a map's `params` block (see docs/map-format.md), such as \
+                     {{\"speed_law\": \"weidmann\", \"density_window\": 1}}",
+                    crate::text::shorten_quoted_value(&e.to_string())
+                ),
+            )
+        })
+    }
+}
+
 /// Boids parameters of one group (SPEC §5). Radii in metres, weights dimensionless.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -237,6 +290,50 @@ impl Default for OrcaParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_params_option_reads_json_text_or_a_small_regular_file() {
+        let p = Params::from_option("--params", r#"{"speed_law": "weidmann"}"#).unwrap();
+        assert_eq!(p.speed_law, SpeedLaw::Weidmann);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.json");
+        std::fs::write(&file, r#"{"gamma": 2}"#).unwrap();
+        let p = Params::from_option("--params", file.to_str().unwrap()).unwrap();
+        assert_eq!(p.gamma, 2.0);
+        let e = Params::from_option("--params", r#"{"speed_lav": 1}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--params: unknown field `speed_lav`"), "{e}");
+        // Larger than the limit: refused from its size, before it is read.
+        let big = dir.path().join("big.json");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_PARAMS_FILE_BYTES + 1).unwrap();
+        let e = Params::from_option("--params", big.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "--params {}: {} bytes",
+                big.display(),
+                MAX_PARAMS_FILE_BYTES + 1
+            )) && e.contains(&format!("at most {MAX_PARAMS_FILE_BYTES} bytes")),
+            "{e}"
+        );
+        #[cfg(unix)]
+        {
+            let e = Params::from_option("--params", "/dev/urandom")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("--params /dev/urandom: is a character device"),
+                "{e}"
+            );
+        }
+        let e = Params::from_option("--params", dir.path().to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a folder"), "{e}");
+    }
 
     #[test]
     fn a_map_without_params_gets_the_pedestrian_model_and_one_with_params_keeps_them() {

@@ -1,6 +1,6 @@
 //! How values and file names appear in messages: long values shortened to a bounded length,
-//! file names that are not UTF-8 escaped losslessly (`\xff`), and the longest name a map may
-//! give a map, group, goal or spawn.
+//! file names that are not UTF-8 escaped losslessly (`\xff`), what a map may name a map, group,
+//! goal or spawn ([`name_problem`]), and text in a CSV cell ([`csv_cell`]).
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -86,16 +86,62 @@ pub fn show_path(path: &Path) -> String {
     escape_os(path.as_os_str())
 }
 
-/// `None` when `name` has at most [`MAX_NAME_CHARS`] characters; else the message for it
-/// (the value shortened, its length and the limit).
-pub fn name_too_long(name: &str) -> Option<String> {
+/// Whether `ch` is a bidirectional formatting character: the embeddings and overrides U+202A to
+/// U+202E and the isolates U+2066 to U+2069. In a name they make the text around it display in
+/// another order than it is stored (a name that reads as one exit and is another).
+pub fn is_bidi_control(ch: char) -> bool {
+    matches!(ch, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `None` when `name` is fit to show and write: at most [`MAX_NAME_CHARS`] characters, none of
+/// them a control character (NUL, ESC, a line break, a tab: they garble terminals, reports and
+/// CSV rows) or a bidirectional formatting character ([`is_bidi_control`]). Else the message
+/// for it: the value shortened and escaped as `{:?}` escapes it, and what is wrong.
+pub fn name_problem(name: &str) -> Option<String> {
     let count = name.chars().count();
-    (count > MAX_NAME_CHARS).then(|| {
-        format!(
+    if count > MAX_NAME_CHARS {
+        return Some(format!(
             "{}: {count} characters, expected at most {MAX_NAME_CHARS}",
             quoted(name)
-        )
-    })
+        ));
+    }
+    let (at, ch) = name
+        .chars()
+        .enumerate()
+        .find(|&(_, ch)| ch.is_control() || is_bidi_control(ch))?;
+    let what = if is_bidi_control(ch) {
+        "a bidirectional formatting character, which reorders the text shown around it"
+    } else {
+        "a control character"
+    };
+    Some(format!(
+        "{}: character {} is U+{:04X}, {what}: expected a name of printable characters",
+        quoted(name),
+        at + 1,
+        ch as u32
+    ))
+}
+
+/// Characters that make a spreadsheet read a CSV cell starting with them as a formula
+/// (OWASP, "CSV Injection"): `=`, `+`, `-`, `@`, tab and carriage return.
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// `value` as one CSV cell of text (a name, a path, a message), the one way every CSV file
+/// crowdfield writes puts text in a cell: a value starting with a character a spreadsheet reads
+/// as the start of a formula ([`FORMULA_STARTS`]) gets a `'` in front (the OWASP advice, so
+/// `=HYPERLINK(...)` shows as text), and a value holding a comma, quote or line break is quoted
+/// with its quotes doubled (RFC 4180). Numbers are written as they are, not through this.
+pub fn csv_cell(value: &str) -> String {
+    let text = if value.starts_with(FORMULA_STARTS) {
+        format!("'{value}")
+    } else {
+        value.to_string()
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]
@@ -148,9 +194,41 @@ mod tests {
     }
 
     #[test]
+    fn names_of_control_or_bidi_characters_are_refused_and_shown_escaped() {
+        assert!(name_problem("north exit (Ausgang Nord, 北口)").is_none());
+        let e = name_problem("exit\u{1b}[31m").unwrap();
+        assert!(
+            e.starts_with(r#""exit\u{1b}[31m": character 5 is U+001B, a control character"#),
+            "{e}"
+        );
+        let e = name_problem("a\0b").unwrap();
+        assert!(e.starts_with(r#""a\0b": character 2 is U+0000"#), "{e}");
+        for bidi in ['\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}'] {
+            let e = name_problem(&format!("exit{bidi}1")).unwrap();
+            assert!(
+                e.contains(&format!("U+{:04X}, a bidirectional", bidi as u32)) && !e.contains(bidi),
+                "{e}"
+            );
+        }
+        assert!(name_problem("tab\there").is_some() && name_problem("line\nbreak").is_some());
+    }
+
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_run_start_with_a_quote() {
+        assert_eq!(csv_cell("north exit"), "north exit");
+        assert_eq!(csv_cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_cell("+1"), "'+1");
+        assert_eq!(csv_cell("-exit"), "'-exit");
+        assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_cell("exit-2"), "exit-2", "only the first character counts");
+    }
+
+    #[test]
     fn names_have_a_bounded_length() {
-        assert!(name_too_long(&"n".repeat(MAX_NAME_CHARS)).is_none());
-        let e = name_too_long(&"n".repeat(10_000_000)).unwrap();
+        assert!(name_problem(&"n".repeat(MAX_NAME_CHARS)).is_none());
+        let e = name_problem(&"n".repeat(10_000_000)).unwrap();
         assert!(
             e.contains("10000000 characters, expected at most 200"),
             "{}",

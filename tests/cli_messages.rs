@@ -804,3 +804,99 @@ fn an_overfull_spawn_area_names_its_count_and_how_many_fit() {
     );
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
 }
+
+#[test]
+fn simulate_names_its_report_page_and_folder_on_stdout_even_when_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let map = corridor();
+    for quiet in [false, true] {
+        let mut args = vec!["simulate", s(&map), "--max-time", "2", "--out", s(&out)];
+        if quiet {
+            args.push("--quiet");
+        }
+        let o = crowdfield(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            stdout,
+            format!(
+                "report: {}\nall files: {}\n",
+                out.join("report.html").display(),
+                out.display()
+            ),
+            "quiet {quiet}"
+        );
+        assert!(out.join("report.html").is_file());
+        assert!(!stderr(&o).contains("wrote "), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_trajectory_interval_beyond_the_run_or_of_no_steps_is_refused_with_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    for (every, want) in [
+        (
+            "1e300s",
+            r#"--trajectory-every "1e300s": 1e301 steps of 0.1 s: expected at most 20 steps"#,
+        ),
+        (
+            "21",
+            r#"--trajectory-every "21": 21 steps of 0.1 s: expected at most 20 steps, the whole run (--max-time 2.0 s)"#,
+        ),
+        ("0", r#"--trajectory-every "0": expected at least 1 step"#),
+        (
+            "infs",
+            r#"--trajectory-every "infs": expected a positive number of seconds"#,
+        ),
+    ] {
+        let o = crowdfield(&[
+            "simulate",
+            s(&corridor()),
+            "--max-time",
+            "2",
+            "--dt",
+            "0.1",
+            "--quiet",
+            "--trajectory-every",
+            every,
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{every}");
+        assert!(stderr(&o).contains(want), "{every}: {}", stderr(&o));
+        assert!(!out.exists(), "{every}: refused before the folder is made");
+    }
+    let o = crowdfield(&[
+        "simulate",
+        s(&corridor()),
+        "--max-time",
+        "2",
+        "--dt",
+        "0.1",
+        "--quiet",
+        "--trajectory-every",
+        "2s",
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "the whole run is allowed: {}", stderr(&o));
+}
+
+#[test]
+fn solve_draws_the_map_with_its_people_goals_and_spawn_areas() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
+    let o = crowdfield(&["solve", s(&map), "--quiet", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = image::open(out.join("map.png")).unwrap().to_rgba8();
+    let scene = crowdfield::map::load(&map).unwrap();
+    let agents = crowdfield::sim::spawn::spawn_agents(&scene, 0).unwrap();
+    let (drawn, _) =
+        crowdfield::export::map_image_with(&scene, &agents, &crowdfield::export::ImageOptions::default());
+    assert!(written == drawn, "map.png is the library's image of the map");
+    let manifest = std::fs::read_to_string(out.join(crowdfield::ownership::MANIFEST_FILE)).unwrap();
+    assert!(manifest.contains("\"map.png\""), "{manifest}");
+}

@@ -15,7 +15,7 @@ use std::process::Command;
 const SKIP: &[(&str, &str)] = &[];
 
 /// The files every `--out` folder of a command holds, whatever its options.
-const SOLVE_FILES: &[&str] = &["summary.json", "density.png", "speed.png", "cost.png"];
+const SOLVE_FILES: &[&str] = &["summary.json", "map.png", "density.png", "speed.png", "cost.png"];
 /// The files of each group's folder of `solve`.
 const SOLVE_GROUP_FILES: &[&str] = &[
     "potential.npy",

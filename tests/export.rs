@@ -169,3 +169,78 @@ fn gradient_image_draws_arrows_and_png_round_trips() {
     let back = image::open(&path).unwrap().to_rgba8();
     assert_eq!(back, potential_image(&s, phi.view(), goal.view(), "sym", &opts));
 }
+
+/// The map image of `maps/NAME.json` with its walkers spawned from seed 0, and its layout.
+fn map_of(name: &str) -> (Scene, crowdfield::agents::Agents, RgbaImage, Layout) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("maps")
+        .join(name);
+    let scene = crowdfield::map::load(path).unwrap();
+    let agents = crowdfield::sim::spawn::spawn_agents(&scene, 0).unwrap();
+    let (img, layout) = crowdfield::export::map_image_with(&scene, &agents, &ImageOptions::default());
+    (scene, agents, img, layout)
+}
+
+/// The pixels of the map area inside the cells of `area`.
+fn pixels_in(img: &RgbaImage, layout: &Layout, area: ndarray::ArrayView2<bool>) -> Vec<[u8; 3]> {
+    let mut out = Vec::new();
+    for py in 0..layout.map_h {
+        for px_ in 0..layout.map_w {
+            if area[layout.cell(px_, py)] {
+                out.push(px(img, layout.map_x + px_, layout.map_y + py));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_map_image_shows_the_goals_the_spawn_areas_and_every_person() {
+    use crowdfield::export::{goal_fill, spawn_fill};
+    for name in ["bottleneck.json", "four_exits.json", "hall.json"] {
+        let (scene, agents, img, layout) = map_of(name);
+        assert!(!agents.is_empty(), "{name}");
+        for group in &scene.groups {
+            for goal in &group.goals {
+                let inside = pixels_in(&img, &layout, goal.mask.view());
+                let filled = inside.iter().filter(|&&p| p == goal_fill()).count();
+                let outlined = inside.iter().filter(|&&p| p == GOAL).count();
+                assert!(
+                    filled > 0 && outlined > 0,
+                    "{name}: goal {:?}: {filled} filled and {outlined} outline pixels",
+                    goal.name
+                );
+            }
+            for spawn in &group.spawns {
+                let inside = pixels_in(&img, &layout, spawn.area.mask.view());
+                let tinted = inside.iter().filter(|&&p| p == spawn_fill(group.color)).count();
+                let people = inside.iter().filter(|&&p| p == group.color).count();
+                assert!(
+                    tinted > 0 && people > inside.len() / 20,
+                    "{name}: group {:?}: {tinted} tinted and {people} people pixels of {}",
+                    group.name,
+                    inside.len()
+                );
+            }
+        }
+        // Every person is a dot of its group's colour where it spawned.
+        let hit = (0..agents.len())
+            .filter(|&i| {
+                let (x, y) = layout.map_point(agents.x[i] as f64, agents.y[i] as f64, scene.grid.cell_size);
+                let color = scene.groups[agents.group[i] as usize].color;
+                px(&img, layout.map_x + x as u32, layout.map_y + y as u32) == color
+            })
+            .count();
+        assert!(
+            hit * 10 >= agents.len() * 9,
+            "{name}: {hit} of {} people seen",
+            agents.len()
+        );
+        // Obstacles are drawn as obstacles.
+        if let Some(((r, c), _)) = scene.obstacle.indexed_iter().find(|(_, o)| **o) {
+            let s = layout.scale;
+            let (x, y) = (c as u32 * s + s / 2, (layout.rows - 1 - r) as u32 * s + s / 2);
+            assert_eq!(px(&img, layout.map_x + x, layout.map_y + y), OBSTACLE, "{name}");
+        }
+    }
+}

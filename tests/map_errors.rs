@@ -843,3 +843,33 @@ fn a_goal_in_a_rasters_walls_names_the_raster() {
         &["groups[0].goals[0]", "cells are obstacles", "raster \"plan.png\""],
     );
 }
+
+#[test]
+fn names_with_control_or_bidirectional_characters_are_refused_escaped() {
+    let mut v = good();
+    v["name"] = json!("hall\u{1b}[2J");
+    v["groups"][0]["name"] = json!("staff\u{0}");
+    v["groups"][0]["goals"][0]["name"] = json!("exit \u{202E}1 tixe");
+    v["groups"][0]["spawns"][0]["name"] = json!("room\u{2066}");
+    let p = problems(&v);
+    assert_reported(
+        &p,
+        &["name: ", r#""hall\u{1b}[2J""#, "U+001B, a control character"],
+    );
+    assert_reported(&p, &["groups[0].name", r#""staff\0""#, "U+0000"]);
+    assert_reported(
+        &p,
+        &[
+            "groups[0].goals[0].name",
+            r#""exit \u{202e}1 tixe""#,
+            "U+202E, a bidirectional",
+        ],
+    );
+    assert_reported(&p, &["groups[0].spawns[0].name", r#""room\u{2066}""#, "U+2066"]);
+    // The raw characters never reach the message.
+    assert!(
+        p.iter()
+            .all(|m| !m.contains(['\u{1b}', '\u{0}', '\u{202E}', '\u{2066}'])),
+        "{p:#?}"
+    );
+}

@@ -170,6 +170,32 @@ fn one_walkers_clear_time_is_when_it_left_each_cell() {
 }
 
 #[test]
+fn names_that_a_spreadsheet_would_run_are_written_to_the_csvs_as_text() {
+    let mut scene = crowdfield::map::load(map("corridor.json")).unwrap();
+    scene.groups[0].name = "=HYPERLINK(\"http://x\")".to_string();
+    scene.groups[0].goals[0].name = "+exit".to_string();
+    let mut sim = Simulation::new(scene, SimConfig::default()).unwrap();
+    while !sim.finished() {
+        sim.step();
+    }
+    assert_eq!(sim.arrivals().len(), 1);
+    let dir = tempfile::tempdir().unwrap();
+    crowdfield::run::planner::write_planner_outputs(dir.path(), &sim).unwrap();
+    let times = std::fs::read_to_string(dir.path().join("evacuation_times.csv")).unwrap();
+    let row = times.lines().nth(1).unwrap();
+    assert!(
+        row.starts_with("0,\"'=HYPERLINK(\"\"http://x\"\")\",'+exit,"),
+        "{row}"
+    );
+    let usage = std::fs::read_to_string(dir.path().join("exit_usage.csv")).unwrap();
+    // Its exit columns are named `n:GROUP/EXIT`: quoted as one cell each.
+    assert_eq!(
+        usage.lines().next().unwrap(),
+        r#"time,"n:=HYPERLINK(""http://x"")/+exit","flow:=HYPERLINK(""http://x"")/+exit""#
+    );
+}
+
+#[test]
 fn exit_usage_sums_to_the_arrivals() {
     let scene = crowdfield::map::load(map("four_exits.json")).unwrap();
     let mut sim = Simulation::new(

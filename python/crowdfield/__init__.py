@@ -59,13 +59,27 @@ _DIMENSIONS_MESSAGE = (
 )
 
 
+def _given(value: Any) -> str:
+    """What a caller passed, for messages: ``None``, ``str '1'``, ``float 3.0``, ``list [1, 2]``,
+    an array by its dtype and shape; long values shortened."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {value.shape}"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:45] + "..." + text[-12:]
+    return f"{type(value).__name__} {text}"
+
+
 def _real_array(name: str, value: Any, dtype=np.float64) -> np.ndarray:
     """`value` as a C-contiguous array of `dtype` (no copy when it already is one), refusing
     dtypes that are not real numbers or booleans."""
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
+        given = _given(value) if isinstance(value, np.ndarray) else f"{_given(value)} (dtype {arr.dtype})"
         raise ValueError(
-            f"{name}: dtype {arr.dtype}: expected an array of real numbers (float, int or bool)"
+            f"{name}: expected an array of real numbers (float, int or bool), got {given}"
         )
     return np.ascontiguousarray(arr, dtype=dtype)
 
@@ -86,17 +100,26 @@ _MAX_SCALE = 1e50
 
 def _spacing(dx: Any, ndim: int) -> Tuple[float, float]:
     """scikit-fmm's `dx` (a number, or one per axis) as the spacing of the two solver axes."""
+    expected = f"dx: expected a positive number or one per axis ({ndim})"
     if isinstance(dx, numbers.Real) and not isinstance(dx, bool):
         values = [float(dx)] * ndim
     else:
-        values = [float(v) for v in np.asarray(dx, dtype=np.float64).ravel()]
+        arr = None
+        if not isinstance(dx, (str, bytes, bool)) and dx is not None:
+            try:
+                arr = np.asarray(dx)
+            except (TypeError, ValueError):
+                arr = None
+        if arr is None or arr.dtype.kind not in "iuf" or arr.ndim > 1:
+            raise ValueError(f"{expected}, got {_given(dx)}")
+        values = [float(v) for v in arr.ravel()] * (ndim if arr.ndim == 0 else 1)
         if len(values) != ndim:
-            raise ValueError(f"dx: {len(values)} values: expected a number or one per axis ({ndim})")
+            raise ValueError(f"{expected}, got {len(values)} values: {_given(dx)}")
     for v in values:
         if not (np.isfinite(v) and _MIN_SPACING <= v <= _MAX_SCALE):
             raise ValueError(
-                f"dx: {v}: expected lengths from {_MIN_SPACING:g} to {_MAX_SCALE:g} "
-                "(the march squares 1 / dx, which must stay a normal float)"
+                f"dx: expected lengths from {_MIN_SPACING:g} to {_MAX_SCALE:g} "
+                f"(the march squares 1 / dx, which must stay a normal float), got {v}"
             )
     if ndim == 1:
         return (1.0, values[0])
@@ -124,7 +147,7 @@ def _levelset_input(phi: Any, dx: Any, order: int):
         mask = np.ma.getmaskarray(phi)
         phi = phi.data
     if np.ndim(phi) == 0:
-        raise ValueError(f"phi: a scalar: {_DIMENSIONS_MESSAGE}")
+        raise ValueError(f"phi: expected a 1-D or 2-D array of numbers, got {_given(phi)}")
     values = _real_array("phi", phi)
     shape = values.shape
     if values.ndim not in (1, 2):
@@ -208,6 +231,8 @@ def travel_time(phi, speed, dx=1.0, self_test=False, order=2, narrow=0.0, period
         speed = speed.data
     if np.ndim(speed) == 0:
         # One speed for every cell.
+        if speed is None or isinstance(speed, (str, bytes)):
+            raise ValueError(f"speed: expected an array of phi's shape or a number, got {_given(speed)}")
         speed = np.full(shape, _real_array("speed", speed)[0])
     s = _real_array("speed", speed)
     if s.shape != shape:
@@ -338,29 +363,20 @@ def _check_whole(name: str, value: Any, largest: int) -> None:
         raise ValueError(f"{name}: {value!r}: expected a whole number from 0 to {largest}")
 
 
-def _trajectory_every(value: Any) -> Tuple[int, Optional[float]]:
-    """``trajectory_every`` as (steps, None) or, for the seconds form ``"0.5s"``, (0, seconds)."""
-    bad = (
-        f"trajectory_every: {value!r}: expected a number of steps (5, or 0 for no trajectories) "
-        f"or of seconds (\"0.5s\")"
-    )
+def _trajectory_every(value: Any) -> Optional[str]:
+    """``trajectory_every`` as the text the library reads (``"5"``, ``"0.5s"``), or None for no
+    trajectories; the library applies the command's rule to it (at least one step, at most the
+    whole run)."""
+    if value is None:
+        return None
     if isinstance(value, str):
-        text = value.strip()
-        if text.endswith("s"):
-            try:
-                seconds = float(text[:-1].strip())
-            except ValueError:
-                raise ValueError(bad) from None
-            if not (math.isfinite(seconds) and seconds > 0):
-                raise ValueError(f"trajectory_every: {value!r}: expected a positive number of seconds")
-            return 0, seconds
-        if not text.isdigit():
-            raise ValueError(bad)
-        value = int(text)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(bad)
-    _check_whole("trajectory_every", value, _USIZE_MAX)
-    return int(value), None
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    raise ValueError(
+        "trajectory_every: expected a whole number of steps (5), of seconds as a string (\"0.5s\") "
+        f"or None (no trajectories), got {_given(value)}"
+    )
 
 
 class Map:
@@ -435,7 +451,7 @@ class Map:
         order: int = 1,
         backend: str = "cpu",
         local_backend: str = "cpu-multi",
-        trajectory_every: Union[int, str] = 1,
+        trajectory_every: Union[int, str, None] = 1,
         model: Optional[str] = None,
         speed_law: Optional[str] = None,
     ) -> "Simulation":
@@ -456,11 +472,12 @@ class Map:
         replan_every, order, backend, local_backend
             ``--replan-every``, ``--order`` (1 or 2), ``--backend`` ("cpu", "gpu", "auto"),
             ``--local-backend`` ("cpu-single", "cpu-multi", "gpu").
-        trajectory_every : int or str
-            Record trajectories every this many steps (0: do not record), or every so many
-            seconds of simulated time as a string such as ``"0.5s"`` (rounded to a whole number
-            of steps, at least one), as ``--trajectory-every``; a string of digits is a count
-            of steps.
+        trajectory_every : int, str or None
+            Record trajectories every this many steps (at least 1), or every so many seconds of
+            simulated time as a string such as ``"0.5s"`` (rounded to a whole number of steps,
+            at least one), as ``--trajectory-every`` and by the same rule: at most the whole run
+            (``max_time``); a string of digits is a count of steps. None records no
+            trajectories (``--trajectories=none``).
         model : {"pedestrian", "continuum_crowds"} or None
             The model that moves the walkers (``--model``); None: the map's (pedestrian for a
             map without ``params``, continuum_crowds for one with them).
@@ -474,7 +491,7 @@ class Map:
         """
         for name, value in (("seed", seed), ("replan_every", replan_every)):
             _check_whole(name, value, _U64_MAX if name == "seed" else _USIZE_MAX)
-        steps, seconds = _trajectory_every(trajectory_every)
+        every = _trajectory_every(trajectory_every)
         native = self._native.simulation(
             int(seed),
             str(local),
@@ -484,8 +501,7 @@ class Map:
             int(order),
             str(backend),
             str(local_backend),
-            steps,
-            seconds,
+            every,
             None if model is None else str(model),
             None if speed_law is None else str(speed_law),
         )
@@ -570,7 +586,7 @@ class Simulation:
 
     @property
     def trajectory_every(self) -> int:
-        """Steps between two trajectory recordings (0: none are recorded)."""
+        """Steps between two trajectory recordings (0: none are recorded, ``trajectory_every=None``)."""
         return self._native.trajectory_every
 
     @property

@@ -83,7 +83,7 @@ class Map:
         order: int = ...,
         backend: str = ...,
         local_backend: str = ...,
-        trajectory_every: Union[int, str] = ...,
+        trajectory_every: Union[int, str, None] = ...,
         model: Optional[str] = ...,
         speed_law: Optional[str] = ...,
     ) -> Simulation: ...

@@ -27,7 +27,7 @@ def plot(map_path: str, seed: int, local: str):
     """The figure (potential left, arrivals right) and the line that says what it shows."""
     m = crowdfield.load_map(map_path)
     plan = m.plan()
-    sim = m.simulation(seed=seed, local=local, trajectory_every=0, model="pedestrian")
+    sim = m.simulation(seed=seed, local=local, trajectory_every=None, model="pedestrian")
     sim.run()
     arrivals = np.sort(sim.arrivals()["time"])
     report = sim.report()

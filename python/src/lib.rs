@@ -403,12 +403,12 @@ impl Map {
         Ok(out)
     }
 
-    /// A simulation of this map (see `crowdfield.Map.simulation`): `trajectory_steps` records
-    /// every so many steps (0: never), or `trajectory_seconds` every so many seconds, rounded
-    /// to a whole number of steps (at least one) as `--trajectory-every 0.5s` does.
+    /// A simulation of this map (see `crowdfield.Map.simulation`): `trajectory_every` records
+    /// every so many steps (`"5"`) or seconds (`"0.5s"`) by the command's rule
+    /// ([`crowdfield::run::output::trajectory_every_steps`]); `None` never.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (seed, local, dt, max_time, replan_every, order, backend, local_backend,
-                        trajectory_steps, trajectory_seconds, model, speed_law))]
+                        trajectory_every, model, speed_law))]
     fn simulation(
         &self,
         py: Python<'_>,
@@ -420,8 +420,7 @@ impl Map {
         order: u8,
         backend: &str,
         local_backend: &str,
-        trajectory_steps: usize,
-        trajectory_seconds: Option<f64>,
+        trajectory_every: Option<&str>,
         model: Option<&str>,
         speed_law: Option<&str>,
     ) -> PyResult<SimulationHandle> {
@@ -484,9 +483,11 @@ impl Map {
                     .build()
             })
             .map_err(|e| to_py(e.relabel(&name, &self.path)))?;
-        let every = match trajectory_seconds {
-            Some(seconds) => ((seconds / sim.dt()).round() as usize).max(1),
-            None => trajectory_steps,
+        let every = match trajectory_every {
+            Some(every) => {
+                crowdfield::run::output::trajectory_every_steps(every, sim.dt(), max_time).map_err(to_py)?
+            }
+            None => 0,
         };
         let warnings = (local != asked)
             .then(|| {

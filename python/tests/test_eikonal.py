@@ -135,3 +135,26 @@ def test_speeds_below_the_smallest_float32_cost_are_walls(crowdfield_bin, tmp_pa
     for text in (crowdfield.eikonal.__doc__, crowdfield.eikonal_anisotropic.__doc__):
         assert text
     assert "3e-39" in crowdfield.eikonal.__doc__
+
+
+def test_bad_arguments_are_named_with_what_was_expected_and_what_was_given():
+    flat = np.ones((5, 5))
+    flat[2, 2] = 0
+    cases = [
+        (lambda: crowdfield.distance(None), "phi: expected a 1-D or 2-D array of numbers, got None"),
+        (lambda: crowdfield.distance(flat, dx="1"),
+         "dx: expected a positive number or one per axis (2), got str '1'"),
+        (lambda: crowdfield.distance(flat, dx=None), "dx: expected a positive number or one per axis (2), got None"),
+        (lambda: crowdfield.distance(flat, dx=[1.0, 2.0, 3.0]),
+         "dx: expected a positive number or one per axis (2), got 3 values: list [1.0, 2.0, 3.0]"),
+        (lambda: crowdfield.distance(flat, dx=-1.0), "dx: expected lengths from 1e-50 to 1e+50"),
+        (lambda: crowdfield.distance([["a", "b"], ["c", "d"]]),
+         "phi: expected an array of real numbers (float, int or bool), got list [['a', 'b'], ['c', 'd']] (dtype <U1)"),
+        (lambda: crowdfield.travel_time(flat, None), "speed: expected an array of phi's shape or a number, got None"),
+    ]
+    for call, words in cases:
+        with pytest.raises(ValueError) as raised:
+            call()
+        assert words in str(raised.value)
+    # An axis spacing as a 0-d array still means every axis.
+    np.testing.assert_array_equal(crowdfield.distance(flat, dx=np.array(0.5)), crowdfield.distance(flat, dx=0.5))

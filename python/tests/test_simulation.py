@@ -47,7 +47,7 @@ def test_report_matches_the_simulate_command(root, crowdfield_bin, tmp_path, loc
     )
     with open(tmp_path / "report.json") as f:
         expected = json.load(f)
-    sim = crowdfield.load_map(map_path).simulation(seed=seed, local=local, max_time=40.0, trajectory_every=0)
+    sim = crowdfield.load_map(map_path).simulation(seed=seed, local=local, max_time=40.0, trajectory_every=None)
     sim.run()
     assert sim.finished
     report = sim.report()
@@ -86,7 +86,7 @@ def test_stepping_positions_and_trajectories(root):
 @pytest.mark.filterwarnings("ignore::crowdfield.CrowdfieldWarning")
 def test_steps_release_the_gil(root):
     # Another Python thread keeps running while a simulation steps.
-    sim = crowdfield.load_map(root / "maps" / "hall.json").simulation(seed=0, trajectory_every=0, max_time=30.0)
+    sim = crowdfield.load_map(root / "maps" / "hall.json").simulation(seed=0, trajectory_every=None, max_time=30.0)
     ticks = []
     stop = threading.Event()
 
@@ -188,7 +188,7 @@ def test_step_after_the_end_does_nothing(root):
 
 def test_everyone_out_then_steps_do_nothing(root):
     # The corridor empties before its time limit; stepping on adds no time.
-    sim = crowdfield.load_map(root / "maps" / "corridor.json").simulation(trajectory_every=0)
+    sim = crowdfield.load_map(root / "maps" / "corridor.json").simulation(trajectory_every=None)
     sim.run()
     assert sim.finished and len(sim.ids) == 0
     time = sim.time
@@ -221,7 +221,7 @@ def test_model_and_speed_law_match_the_simulate_command(root, crowdfield_bin, tm
     for kwargs, expected_pair in [({}, ("pedestrian", "weidmann")),
                                   (dict(model="continuum_crowds"), ("continuum_crowds", "linear")),
                                   (dict(speed_law="linear"), ("pedestrian", "linear"))]:
-        report = m.simulation(max_time=1.0, trajectory_every=0, **kwargs).report()
+        report = m.simulation(max_time=1.0, trajectory_every=None, **kwargs).report()
         assert (report["model"], report["speed_law"]) == expected_pair
     # The seconds form samples as the command's trajectories.sqlite does.
     import sqlite3
@@ -240,6 +240,27 @@ def test_model_and_speed_law_match_the_simulate_command(root, crowdfield_bin, tm
                       (dict(trajectory_every=-1), "trajectory_every")]:
         with pytest.raises(ValueError, match=name):
             m.simulation(**bad)
+
+
+def test_trajectory_every_follows_the_commands_rule(root, crowdfield_bin, tmp_path):
+    m = crowdfield.load_map(root / "maps" / "corridor.json")
+    # The command refuses 0 steps and an interval longer than the run; so does Python, in the
+    # same words with the argument's name.
+    for every, words in [(0, 'trajectory_every: "0": expected at least 1 step'),
+                         ("1e300s", 'trajectory_every: "1e300s": '),
+                         (1000, "expected at most 10 steps, the whole run (max_time 1.0 s)")]:
+        with pytest.raises(ValueError) as raised:
+            m.simulation(max_time=1.0, dt=0.1, trajectory_every=every)
+        assert words in str(raised.value)
+        run = subprocess.run(
+            [crowdfield_bin, "simulate", str(root / "maps" / "corridor.json"), "--out", str(tmp_path / "out"),
+             "--max-time", "1", "--dt", "0.1", "--quiet", "--trajectory-every", str(every)],
+            capture_output=True, text=True,
+        )
+        assert run.returncode == 1 and "--trajectory-every" in run.stderr, run.stderr
+    with pytest.raises(ValueError, match=r"trajectory_every: expected .* or None \(no trajectories\), got float 0.5"):
+        m.simulation(trajectory_every=0.5)
+    assert m.simulation(max_time=1.0, trajectory_every=None).trajectory_every == 0
 
 
 def command_warnings(stderr):
@@ -268,7 +289,7 @@ def test_warnings_reach_python_as_the_command_prints_them(root, crowdfield_bin, 
     m = crowdfield.load_map(map_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sim = m.simulation(local=local, max_time=5.0, trajectory_every=0)
+        sim = m.simulation(local=local, max_time=5.0, trajectory_every=None)
         at_build = [str(w.message) for w in caught]
         sim.run(until=2.0)
         assert len(caught) == len(at_build), "nothing more until the run is over"

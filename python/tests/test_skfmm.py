@@ -225,5 +225,6 @@ def test_scales_beyond_the_march_and_scalars_are_refused_clearly():
         crowdfield.travel_time(phi, speed)
     with pytest.raises(ValueError, match="speed: below"):
         crowdfield.travel_time(phi, -np.ones(phi.shape))
-    with pytest.raises(ValueError, match="phi: a scalar"):
+    with pytest.raises(ValueError, match="phi: expected a 1-D or 2-D array of numbers, got float64 "):
         crowdfield.distance(np.float64(0.0))
+

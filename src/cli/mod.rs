@@ -154,6 +154,7 @@ const FLAG_NAMES: &[(&str, &str)] = &[
     ("SimConfig.dt", "--dt"),
     ("SimConfig.max_time", "--max-time"),
     ("SimConfig.replan_every", "--replan-every"),
+    ("trajectory_every: ", "--trajectory-every "),
     ("Order::First", "--order 1"),
     ("Backend::Gpu", "--backend gpu"),
     ("Backend::Cpu", "--backend cpu"),
@@ -214,6 +215,10 @@ mod tests {
         assert_eq!(
             flag_text("SimConfig.max_time: x; SimConfig.replan_every"),
             "--max-time: x; --replan-every"
+        );
+        assert_eq!(
+            flag_text("trajectory_every: \"0\": expected at least 1 step"),
+            "--trajectory-every \"0\": expected at least 1 step"
         );
         assert_eq!(
             flag_text("Shard: \"3/2\": I must be in 0..2"),

@@ -49,7 +49,7 @@ pub struct Args {
     pub trajectories: Option<TrajectoryFormat>,
     /// Trajectory sampling: every N steps (`5`) or every so many seconds of simulated time
     /// (`0.5s`, rounded to a whole number of steps, at least one), so the files have a stable
-    /// frame rate (stored as `fps` in the SQLite file).
+    /// frame rate (stored as `fps` in the SQLite file). At most the whole run (--max-time).
     #[arg(long, value_name = "STEPS|SECONDSs", default_value = "1")]
     pub trajectory_every: String,
     /// Write frames/frame_NNNNN.png every this many steps. They are written beside `frames`
@@ -131,31 +131,6 @@ impl TrajectoryFormat {
     /// Whether this writes trajectories.csv.
     fn csv(self) -> bool {
         matches!(self, Self::Csv | Self::Both)
-    }
-}
-
-/// Steps between trajectory samples for `--trajectory-every` (`N` steps or `Xs` seconds) at a
-/// time step of `dt` seconds.
-pub(crate) fn trajectory_every_steps(text: &str, dt: f64) -> anyhow::Result<usize> {
-    let bad = |why: &str| anyhow::anyhow!("--trajectory-every {text}: {why}");
-    let t = text.trim();
-    if let Some(seconds) = t.strip_suffix('s') {
-        let v: f64 = seconds
-            .trim()
-            .parse()
-            .map_err(|_| bad("expected a number of steps (`5`) or of seconds (`0.5s`)"))?;
-        if !(v.is_finite() && v > 0.0) {
-            return Err(bad("expected a positive number of seconds"));
-        }
-        Ok(((v / dt).round() as usize).max(1))
-    } else {
-        let n: usize = t
-            .parse()
-            .map_err(|_| bad("expected a number of steps (`5`) or of seconds (`0.5s`)"))?;
-        if n == 0 {
-            return Err(bad("expected at least 1 step"));
-        }
-        Ok(n)
     }
 }
 
@@ -354,6 +329,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .model_source(model_source)
         .build()
         .map_err(|e| e.relabel(&scene_name, &args.map.display().to_string()))?;
+    let every = output::trajectory_every_steps(&args.trajectory_every, sim.dt(), args.max_time)?;
     // A mistyped or read-only --out, or one holding files `simulate` did not write, fails
     // now, not after the run. A killed run's frames folder goes first (it is not a file
     // of the folder's manifest).
@@ -401,7 +377,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .expect("static progress template"),
     );
     let format = args.trajectories.unwrap_or(TrajectoryFormat::Sqlite);
-    let every = trajectory_every_steps(&args.trajectory_every, sim.dt())?;
     let mut traj = match format.csv() {
         true => Some(TrajectoryRecorder::create(&owned.claim("trajectories.csv")?)?),
         false => None,
@@ -580,7 +555,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             q.contacts_per_step,
             q.longest_jam
         );
-        eprintln!("wrote {}", args.out.display());
     }
+    // The deliverable, even with --quiet: the report page, then the folder of every file.
+    println!(
+        "report: {}",
+        crowdfield::text::show_path(&args.out.join(crowdfield::run::planner::REPORT_PAGE))
+    );
+    println!("all files: {}", crowdfield::text::show_path(&args.out));
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,6 @@
 //! status 1 when any test fails.
 
 use super::simulate::{LocalArg, ModelArg};
-use anyhow::Context;
 use crowdfield::params::Params;
 use crowdfield::verify::{self, DEFAULT_SEEDS, QUICK_SEEDS, VerifyOptions};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -21,12 +20,14 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100))]
     pub seeds: Option<u64>,
     /// Output folder: verify.json, verify.md, the plots and every map the suite ran (created
-    /// if missing; only files an earlier `verify` wrote are replaced).
+    /// if missing). Only files an earlier `verify` wrote are replaced, and only once the new
+    /// run is complete: a run refused, failed or killed leaves them as they were.
     #[arg(long, default_value = "verify")]
     pub out: PathBuf,
-    /// A `params` block for every generated map, as a JSON file or as JSON text
-    /// (`--params '{"speed_law": "weidmann"}'`), to verify another parameter set. Default: no
-    /// block, the model's defaults.
+    /// A `params` block for every generated map, as a JSON file (a regular file of at most
+    /// 1 MiB) or as JSON text (`--params '{"speed_law": "weidmann"}'`), to verify another
+    /// parameter set; checked on every map before the suite runs. Default: no block, the
+    /// model's defaults.
     #[arg(long, value_name = "FILE|JSON")]
     pub params: Option<String>,
     /// The model of every run, as on `simulate` (default: the model of a map without one:
@@ -45,23 +46,6 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Reads `--params`: JSON text when it starts with `{`, else a file holding JSON.
-fn read_params(arg: &str) -> anyhow::Result<Params> {
-    let (text, label) = if arg.trim_start().starts_with('{') {
-        (arg.to_string(), "--params".to_string())
-    } else {
-        let text =
-            std::fs::read_to_string(arg).with_context(|| format!("--params {arg}: cannot read the file"))?;
-        (text, format!("--params {arg}"))
-    };
-    serde_json::from_str::<Params>(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{label}: {e}: expected a map's `params` block (see docs/map-format.md), such as \
-             {{\"speed_law\": \"weidmann\", \"density_window\": 1}}"
-        )
-    })
-}
-
 /// Runs `crowdfield verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = VerifyOptions {
@@ -69,10 +53,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         seeds: args
             .seeds
             .unwrap_or(if args.quick { QUICK_SEEDS } else { DEFAULT_SEEDS }),
-        params: args.params.as_deref().map(read_params).transpose()?,
+        params: args
+            .params
+            .as_deref()
+            .map(|p| Params::from_option("--params", p))
+            .transpose()?,
         model: args.model.map(Into::into),
         local: args.local.mode(),
     };
+    // Every map the suite runs is built and checked, then the folder opened, before the first
+    // run: a refused option or folder leaves the folder as it was.
+    verify::check(&options).map_err(|e| match &args.params {
+        Some(p) => anyhow::anyhow!(
+            "--params {}: refused by the suite's maps, which all carry this `params` block: {e}",
+            crowdfield::text::truncate_for_message(p)
+        ),
+        None => e.into(),
+    })?;
     let mut out = verify::output::open(&args.out, args.force)?;
     let bar = if args.quiet {
         ProgressBar::hidden()

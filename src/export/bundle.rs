@@ -7,7 +7,7 @@
 //! simulated. Writing solves nothing.
 
 use super::{
-    Colormap, ImageOptions, field_png, gradient_png, mean_finite_over_dirs, mean_open_over_dirs,
+    Colormap, ImageOptions, field_png, gradient_png, map_png, mean_finite_over_dirs, mean_open_over_dirs,
     potential_png,
 };
 use crate::eikonal::{Order, Solution};
@@ -135,7 +135,9 @@ impl GroupSolveSummary {
 /// potential and gradient) under `out`, solving nothing:
 /// `<group>/potential.npy` (f64, `+inf` unreachable), `<group>/gradient_x.npy`,
 /// `<group>/gradient_y.npy` (f32, per metre), `<group>/potential.png`, `<group>/gradient.png`,
-/// `density.png`, `speed.png` (mean over open directions), `cost.png`, `height.png` (only when
+/// `map.png` (the map with its spawn areas, named goals and the walkers where they spawn with
+/// seed 0, [`super::map_image_with`]), `density.png`, `speed.png` (mean over open directions),
+/// `cost.png`, `height.png` (only when
 /// the terrain is not flat) and `summary.json`, which is also returned; `summary.json` and the
 /// log say which solver ran. `log` receives one line per stage with its timing.
 ///
@@ -249,6 +251,9 @@ pub fn write_solve_bundle_into(
     }
 
     let t = Instant::now();
+    // The map as the walkers find it: spawned as `simulate` spawns them by default.
+    let agents = crate::sim::spawn::spawn_agents(scene, crate::sim::SimConfig::default().seed)?;
+    map_png(&owned.claim("map.png")?, scene, &agents, opts)?;
     field_png(
         &owned.claim("density.png")?,
         scene,

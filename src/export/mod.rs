@@ -1,6 +1,7 @@
 //! PNG images of the fields (SPEC §6): potential with isolines, gradient arrows, and any scalar
 //! field (density, speed, cost) colour-mapped, each with a title, a colour bar with units and a
-//! legend.
+//! legend; and the map itself before anyone moves (spawn areas, named goals, the walkers where
+//! they start), with a legend.
 //!
 //! Every image is also available as an [`image::RgbaImage`] (the `*_image` functions) for the
 //! editor; the `*_png` functions write it through [`crate::io`] (atomic). Image row 0 is the
@@ -23,7 +24,7 @@ use crate::gradient::Gradient;
 use crate::scene::{CellMask, Scene};
 use image::RgbaImage;
 use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
-use render::{GOAL, INK, Layout, OBSTACLE, decimals_for, hatch, nice_step, washed};
+use render::{GOAL, INK, Layout, OBSTACLE, WHITE, decimals_for, draw_frame, hatch, nice_step, washed};
 use std::path::Path;
 
 /// Roughly how many isoline intervals span the potential's range.
@@ -37,10 +38,15 @@ const ARROWS_ACROSS: usize = 32;
 
 /// Encodes `img` as PNG and writes it atomically to `path`.
 pub fn save_png(path: &Path, img: &RgbaImage) -> Result<()> {
+    crate::io::write_bytes_atomic(path, &png_bytes(img, &path.display().to_string())?)
+}
+
+/// The bytes of `img` encoded as PNG; `name` names the image in an error.
+pub fn png_bytes(img: &RgbaImage, name: &str) -> Result<Vec<u8>> {
     let mut buf = std::io::Cursor::new(Vec::new());
     img.write_to(&mut buf, image::ImageFormat::Png)
-        .map_err(|e| Error::invalid(path.display().to_string(), "png", e.to_string()))?;
-    crate::io::write_bytes_atomic(path, buf.get_ref())
+        .map_err(|e| Error::invalid(name, "png", e.to_string()))?;
+    Ok(buf.into_inner())
 }
 
 /// Lowest and highest finite value of `values`, or `None` when none is finite. A flat range is
@@ -521,6 +527,180 @@ pub fn field_image_with(
     layout.draw_legend(&mut img, &spec.legend);
     layout.draw_scale_bar(&mut img, scene.grid.cell_size);
     (img, layout)
+}
+
+/// Open floor on [`map_image`].
+pub const FLOOR: [u8; 3] = [250, 250, 247];
+/// How far a spawn area's fill on [`map_image`] is lightened from its group's colour toward
+/// white.
+const SPAWN_WASH: f32 = 0.72;
+/// How far a goal's fill on [`map_image`] is lightened from the goal colour toward white.
+const GOAL_WASH: f32 = 0.55;
+
+/// The fill of a spawn area of a group of colour `color` on [`map_image`].
+pub fn spawn_fill(color: [u8; 3]) -> [u8; 3] {
+    washed(color, SPAWN_WASH)
+}
+
+/// The fill of a goal on [`map_image`].
+pub fn goal_fill() -> [u8; 3] {
+    washed(GOAL, GOAL_WASH)
+}
+
+/// The map before anyone moves, as `solve` writes it to `map.png`: open floor, obstacles, each
+/// group's spawn areas filled and outlined in a light tint of its colour, the goals filled and
+/// outlined in the goal colour with their names written on them, and `agents` (the walkers as
+/// they spawn, see [`crate::sim::spawn::spawn_agents`]) as discs of their body size in their
+/// group's colour. The legend names the obstacles, each group with its count of walkers, the
+/// spawn areas and the goals; a scale bar sits under it. Also the layout, for reading pixels back.
+pub fn map_image_with(
+    scene: &Scene,
+    agents: &crate::agents::Agents,
+    opts: &ImageOptions,
+) -> (RgbaImage, Layout) {
+    let (rows, cols) = scene.grid.shape();
+    let mut legend = vec![LegendEntry::Swatch(OBSTACLE, "obstacle".into())];
+    for (g, group) in scene.groups.iter().enumerate() {
+        let count = agents.group.iter().filter(|&&k| k as usize == g).count();
+        let people = if count == 1 { "person" } else { "people" };
+        legend.push(LegendEntry::Swatch(
+            group.color,
+            format!("{}: {count} {people}", group.name),
+        ));
+    }
+    if let Some(g) = scene.groups.iter().find(|g| !g.spawns.is_empty()) {
+        legend.push(LegendEntry::Swatch(spawn_fill(g.color), "spawn area".into()));
+    }
+    legend.push(LegendEntry::Outline(GOAL, "goal (named)".into()));
+    let mut layout = Layout::new(rows, cols, legend.len(), opts);
+    // No colour bar: the legend takes its place, the scale bar follows the legend, and a long
+    // group name widens the image rather than being cut.
+    layout.legend_y = layout.bar_y;
+    layout.scale_bar_y = layout.legend_y + legend.len() as u32 * render::LEGEND_ROW_H + 8;
+    layout.width = layout
+        .width
+        .max(layout.bar_x + render::legend_width(&legend) + render::MARGIN);
+    let title = format!(
+        "{}: the map, {} {} where they start",
+        scene.name,
+        agents.len(),
+        if agents.len() == 1 { "person" } else { "people" }
+    );
+    let mut img = layout.canvas(&title);
+    if rows == 0 || cols == 0 {
+        return (img, layout);
+    }
+    let mut fill = Array2::from_elem((rows, cols), FLOOR);
+    for group in &scene.groups {
+        for spawn in &group.spawns {
+            ndarray::Zip::from(&mut fill)
+                .and(&spawn.area.mask)
+                .for_each(|f, &m| {
+                    if m {
+                        *f = spawn_fill(group.color);
+                    }
+                });
+        }
+    }
+    for goal in scene.groups.iter().flat_map(|g| &g.goals) {
+        ndarray::Zip::from(&mut fill).and(&goal.mask).for_each(|f, &m| {
+            if m {
+                *f = goal_fill();
+            }
+        });
+    }
+    layout.fill_map(&mut img, |r, c, _, _| {
+        if scene.obstacle[[r, c]] {
+            OBSTACLE
+        } else {
+            fill[[r, c]]
+        }
+    });
+    for group in &scene.groups {
+        for spawn in &group.spawns {
+            draw_area_outline(&mut img, &layout, spawn.area.mask.view(), group.color);
+        }
+    }
+    for goal in scene.groups.iter().flat_map(|g| &g.goals) {
+        draw_area_outline(&mut img, &layout, goal.mask.view(), GOAL);
+    }
+    let ppm = layout.scale as f64 / scene.grid.cell_size;
+    for i in 0..agents.len() {
+        let color = scene
+            .groups
+            .get(agents.group[i] as usize)
+            .map_or(INK, |g| g.color);
+        let centre = layout.map_point(agents.x[i] as f64, agents.y[i] as f64, scene.grid.cell_size);
+        let r = (agents.radius[i] as f64 * ppm).max(render::MIN_AGENT_PX);
+        render::disc(&mut img, &layout, centre, r + 1.0, INK);
+        render::disc(&mut img, &layout, centre, r, color);
+    }
+    // The goals' names last, over the walkers, each once (groups may share a goal's name).
+    let mut named: Vec<&str> = Vec::new();
+    for goal in scene.groups.iter().flat_map(|g| &g.goals) {
+        if !named.contains(&goal.name.as_str()) {
+            named.push(&goal.name);
+            label_area(&mut img, &layout, goal.mask.view(), &goal.name);
+        }
+    }
+    draw_frame(
+        &mut img,
+        layout.map_x - 1,
+        layout.map_y - 1,
+        layout.map_w + 2,
+        layout.map_h + 2,
+        INK,
+    );
+    layout.draw_legend(&mut img, &legend);
+    layout.draw_scale_bar(&mut img, scene.grid.cell_size);
+    (img, layout)
+}
+
+/// Writes `name` on white in a goal-coloured frame just above the cells of `area` (below them
+/// when there is no room above), centred on them and kept inside the map area, so the label
+/// leaves the area itself in view.
+fn label_area(img: &mut RgbaImage, layout: &Layout, area: ArrayView2<bool>, name: &str) {
+    let mut cells = area.indexed_iter().filter(|&(_, &m)| m).map(|(rc, _)| rc);
+    let Some(first) = cells.next() else { return };
+    let (mut r0, mut r1, mut c0, mut c1) = (first.0, first.0, first.1, first.1);
+    for (r, c) in cells {
+        (r0, r1, c0, c1) = (r0.min(r), r1.max(r), c0.min(c), c1.max(c));
+    }
+    if name.is_empty() {
+        return;
+    }
+    let s = layout.scale;
+    let (left, right) = (c0 as u32 * s, (c1 as u32 + 1) * s);
+    let (top, bottom) = (layout.map_h - (r1 as u32 + 1) * s, layout.map_h - r0 as u32 * s);
+    let w = text::text_width(name, render::LABEL_SIZE).ceil() as u32 + 6;
+    let h = render::LABEL_SIZE as u32 + 6;
+    const GAP: u32 = 3;
+    let y = if top >= h + GAP {
+        top - h - GAP
+    } else if bottom + GAP + h <= layout.map_h {
+        bottom + GAP
+    } else {
+        top
+    };
+    let centre = (left + right) / 2;
+    let x = centre.saturating_sub(w / 2).min(layout.map_w.saturating_sub(w));
+    let (x, y) = (layout.map_x + x, layout.map_y + y);
+    render::fill_rect(img, x, y, w, h, WHITE);
+    draw_frame(img, x, y, w, h, GOAL);
+    text::draw_text(img, (x + 3) as f32, (y + 2) as f32, render::LABEL_SIZE, name, INK);
+}
+
+/// Writes [`map_image_with`]'s image of `scene` and `agents` to `path` as PNG (atomically).
+///
+/// # Errors
+/// [`Error::Io`] naming `path` when it cannot be written.
+pub fn map_png(
+    path: &Path,
+    scene: &Scene,
+    agents: &crate::agents::Agents,
+    opts: &ImageOptions,
+) -> Result<()> {
+    save_png(path, &map_image_with(scene, agents, opts).0)
 }
 
 /// Writes [`field_image`] to `path` as PNG (atomically).

@@ -383,6 +383,22 @@ pub fn draw_legend_at(img: &mut RgbaImage, x: u32, y: u32, entries: &[LegendEntr
     }
 }
 
+/// Smallest radius a walker is drawn with, px, so walkers stay visible on large maps.
+pub const MIN_AGENT_PX: f64 = 1.5;
+
+/// A filled disc of radius `r` px centred at map pixel `(cx, cy)` (relative to the map, y
+/// down), clipped to the map area: a walker on a frame or on `solve`'s map.
+pub fn disc(img: &mut RgbaImage, layout: &Layout, (cx, cy): (f64, f64), r: f64, c: [u8; 3]) {
+    for y in (cy - r).floor() as i64..=(cy + r).ceil() as i64 {
+        for x in (cx - r).floor() as i64..=(cx + r).ceil() as i64 {
+            let (dx, dy) = (x as f64 + 0.5 - cx, y as f64 + 0.5 - cy);
+            if dx * dx + dy * dy <= r * r {
+                layout.blend_map(img, x, y, c, 1.0);
+            }
+        }
+    }
+}
+
 /// A one-pixel rectangle outline in colour `c`, top-left corner `(x, y)`, `w x h` px.
 pub fn draw_frame(img: &mut RgbaImage, x: u32, y: u32, w: u32, h: u32, c: [u8; 3]) {
     fill_rect(img, x, y, w, 1, c);

@@ -21,7 +21,7 @@ use crate::grid::{Dir, Grid};
 use crate::params::{BoidsParams, MAX_DENSITY_WINDOW_M2, OrcaParams, Params};
 use crate::scene::{Area, CellMask, Group, Scene, Spawn};
 use crate::speeds::{RimeaPopulation, SpeedDistribution};
-use crate::text::{name_too_long, quoted};
+use crate::text::{name_problem, quoted};
 use ndarray::Array2;
 use std::collections::{HashSet, VecDeque};
 use std::path::Path;
@@ -69,7 +69,7 @@ pub(crate) fn check(
             .and_then(|l| l.raster.as_ref())
             .map(|r| r.file.clone()),
     };
-    if let Some(message) = name_too_long(&map.name) {
+    if let Some(message) = name_problem(&map.name) {
         ck.push("name", message);
     }
     if map.version != FORMAT_VERSION {
@@ -732,7 +732,7 @@ impl Checker<'_> {
         self.ensure(!g.name.trim().is_empty(), &format!("{at}.name"), || {
             format!("{}: expected a non-empty name", quoted(&g.name))
         });
-        if let Some(message) = name_too_long(&g.name) {
+        if let Some(message) = name_problem(&g.name) {
             self.push(&format!("{at}.name"), message);
         }
         let color = match &g.color {
@@ -797,7 +797,7 @@ impl Checker<'_> {
         let mut goals = Vec::new();
         for (k, goal) in g.goals.iter().enumerate() {
             let at = format!("{at}.goals[{k}]");
-            if let Some(message) = goal.name.as_deref().and_then(name_too_long) {
+            if let Some(message) = goal.name.as_deref().and_then(name_problem) {
                 self.push(&format!("{at}.name"), message);
             }
             let shape = self.shape(goal, &at, false);
@@ -845,7 +845,7 @@ impl Checker<'_> {
         let mut spawns = Vec::new();
         for (k, spawn) in g.spawns.iter().enumerate() {
             let at = format!("{at}.spawns[{k}]");
-            if let Some(message) = spawn.name.as_deref().and_then(name_too_long) {
+            if let Some(message) = spawn.name.as_deref().and_then(name_problem) {
                 self.push(&format!("{at}.name"), message);
             }
             let shape = self.shape(spawn, &at, false);

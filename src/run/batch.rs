@@ -20,7 +20,7 @@ use crate::export::bundle::GroupSolveSummary;
 use crate::io::write_npy;
 use crate::ownership::OwnedDir;
 use crate::sim::{SimConfig, Simulation};
-use crate::text::{escape_os, show_path};
+use crate::text::{csv_cell, escape_os, show_path};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -489,7 +489,8 @@ fn process_map(
 pub const CSV_WARNING_SEPARATOR: &str = "; ";
 
 /// Writes `summary<suffix>.json` and `summary<suffix>.csv` into `out`. The CSV's last column,
-/// `warnings`, joins a map's warnings with [`CSV_WARNING_SEPARATOR`], quoted as CSV.
+/// `warnings`, joins a map's warnings with [`CSV_WARNING_SEPARATOR`]; text cells go through
+/// [`crate::text::csv_cell`].
 pub fn write_summary(out: &Path, suffix: &str, outcomes: &[MapOutcome]) -> Result<()> {
     write_json(&out.join(format!("summary{suffix}.json")), &outcomes)?;
     let mut csv = String::from(
@@ -499,32 +500,49 @@ pub fn write_summary(out: &Path, suffix: &str, outcomes: &[MapOutcome]) -> Resul
     for o in outcomes {
         csv.push_str(&format!(
             "{},{},{},{:.3},{},{},{},{},{}\n",
-            csv_field(&o.map),
+            csv_cell(&o.map),
             o.status,
-            csv_field(o.error.as_deref().unwrap_or("")),
+            csv_cell(o.error.as_deref().unwrap_or("")),
             o.seconds,
             opt(o.evacuation_time.map(|v| format!("{v:.2}"))),
             opt(o.agents_out.map(|v| v.to_string())),
             opt(o.agents_remaining.map(|v| v.to_string())),
             opt(o.complete.map(|v| if v { "yes" } else { "no" }.to_string())),
-            csv_field(&o.warnings.join(CSV_WARNING_SEPARATOR)),
+            csv_cell(&o.warnings.join(CSV_WARNING_SEPARATOR)),
         ));
     }
     crate::io::write_bytes_atomic(&out.join(format!("summary{suffix}.csv")), csv.as_bytes())
 }
 
-/// Quotes a CSV field when it holds a comma, quote or line break.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_csv_writes_a_formula_like_map_name_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = MapOutcome {
+            map: "=HYPERLINK(\"http://x\",\"open\").json".to_string(),
+            status: "failed".to_string(),
+            error: Some("@SUM(1+1): no such map".to_string()),
+            seconds: 0.0,
+            evacuation_time: None,
+            agents_out: None,
+            agents_remaining: None,
+            complete: None,
+            warnings: vec!["-1 exits".to_string()],
+        };
+        write_summary(dir.path(), "", &[outcome]).unwrap();
+        let csv = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
+        let row = csv.lines().nth(1).unwrap();
+        assert!(
+            row.starts_with(
+                "\"'=HYPERLINK(\"\"http://x\"\",\"\"open\"\").json\",failed,'@SUM(1+1): no such map,"
+            ),
+            "{row}"
+        );
+        assert!(row.ends_with(",'-1 exits"), "{row}");
+    }
 
     #[test]
     fn shards_are_disjoint_and_cover_everything() {
@@ -645,12 +663,5 @@ mod tests {
         let maps = expand_inputs(&[deep.join("l0.txt")]).unwrap();
         assert_eq!(maps.len(), 1);
         assert!(t.elapsed().as_secs_f64() < 30.0, "expanded once each");
-    }
-
-    #[test]
-    fn csv_fields_are_quoted_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
     }
 }

@@ -5,8 +5,8 @@
 //! Map images use [`Layout`] (y up: grid row 0 is the bottom row of the map area).
 
 use crate::export::render::{
-    INK, LABEL_SIZE, LEGEND_ROW_H, Layout, MARGIN, OBSTACLE, SIDE_W, TICK_LEN, TITLE_H, WHITE, blank_canvas,
-    draw_legend_at, fill_rect, ticks,
+    INK, LABEL_SIZE, LEGEND_ROW_H, Layout, MARGIN, MIN_AGENT_PX, OBSTACLE, SIDE_W, TICK_LEN, TITLE_H, WHITE,
+    blank_canvas, disc, draw_legend_at, fill_rect, ticks,
 };
 use crate::export::text::{draw_text, text_width};
 use crate::export::{
@@ -48,8 +48,6 @@ const COUNT_TICKS: f64 = 6.0;
 const CURVE_W: u32 = 2;
 /// Colour of a group without a colour in the scene.
 const FALLBACK_GROUP_COLOR: [u8; 3] = [0, 0, 200];
-/// Smallest radius an agent is drawn with, px, so agents stay visible on large maps.
-const MIN_AGENT_PX: f64 = 1.5;
 /// Half-length of the peak cross's arms, in map pixels per cell (at least [`MIN_CROSS_ARM`]).
 const CROSS_ARM_CELLS: f64 = 2.0;
 /// Shortest arm of the peak cross, px.
@@ -301,18 +299,6 @@ pub fn frame_legend(scene: &Scene, field: FrameField) -> Vec<LegendEntry> {
 /// Whether some spawn area of `group` lets its walkers wait before walking.
 fn has_premovement(group: &crate::scene::Group) -> bool {
     group.spawns.iter().any(|s| s.premovement[1] > 0.0)
-}
-
-/// A filled disc of radius `r` px centred at map pixel `(cx, cy)`, clipped to the map area.
-fn disc(img: &mut RgbaImage, layout: &Layout, (cx, cy): (f64, f64), r: f64, c: [u8; 3]) {
-    for y in (cy - r).floor() as i64..=(cy + r).ceil() as i64 {
-        for x in (cx - r).floor() as i64..=(cx + r).ceil() as i64 {
-            let (dx, dy) = (x as f64 + 0.5 - cx, y as f64 + 0.5 - cy);
-            if dx * dx + dy * dy <= r * r {
-                layout.blend_map(img, x, y, c, 1.0);
-            }
-        }
-    }
 }
 
 /// The title of a frame: the time, the agents walking and, apart from them, those still

@@ -104,6 +104,64 @@ pub fn write_run(dir: &Path, sim: &Simulation) -> Result<crate::sim::Report> {
     Ok(report)
 }
 
+/// The steps between two trajectory samples of a run of time step `dt` seconds and time limit
+/// `max_time` seconds, from `every`: a whole number of steps (`"5"`) or of seconds of simulated
+/// time (`"0.5s"`, rounded to a whole number of steps, at least one). The one rule of
+/// `simulate --trajectory-every` and Python's `trajectory_every`.
+///
+/// # Errors
+/// [`Error::Invalid`] on [`crate::error::OPTIONS`] at `trajectory_every`, naming the value,
+/// for text that is neither; 0 steps; seconds that are not a positive finite number; and an
+/// interval longer than the whole run (more steps than `max_time` holds, `SimConfig.max_time`
+/// named), which would record the start alone.
+pub fn trajectory_every_steps(every: &str, dt: f64, max_time: f64) -> Result<usize> {
+    let bad = |why: String| {
+        Error::invalid(
+            crate::error::OPTIONS,
+            "trajectory_every",
+            format!("{}: {why}", crate::text::quoted(every)),
+        )
+    };
+    let form = "expected a whole number of steps (`5`) or of seconds (`0.5s`)";
+    let text = every.trim();
+    let steps = match text.strip_suffix('s') {
+        Some(seconds) => {
+            let v: f64 = seconds.trim().parse().map_err(|_| bad(form.to_string()))?;
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad("expected a positive number of seconds".to_string()));
+            }
+            (v / dt).round().max(1.0)
+        }
+        None => {
+            let n: u64 = text.parse().map_err(|_| bad(form.to_string()))?;
+            if n == 0 {
+                return Err(bad("expected at least 1 step".to_string()));
+            }
+            n as f64
+        }
+    };
+    // As many steps as the run may take (see `SimConfig.max_time`): a longer interval samples
+    // only the start.
+    let run_steps = (max_time / dt).ceil().max(1.0);
+    if steps > run_steps {
+        let count = |n: f64| {
+            if n < 1e15 {
+                format!("{}", n as u64)
+            } else {
+                crate::error::num(n)
+            }
+        };
+        return Err(bad(format!(
+            "{} steps of {} s: expected at most {} steps, the whole run (SimConfig.max_time {} s)",
+            count(steps),
+            crate::error::num(dt),
+            count(run_steps),
+            crate::error::num(max_time)
+        )));
+    }
+    Ok(steps as usize)
+}
+
 /// Trajectories as CSV (`t,id,group,x,y,vx,vy`), streamed to a temporary file step by step and
 /// put in place at the end.
 #[derive(Debug)]
@@ -173,4 +231,49 @@ pub fn write_frame_to(frames: &Path, index: usize, sim: &Simulation, field: Fram
         .strip_prefix("frames/")
         .expect("frame_file names a file in frames/");
     save_png(&frames.join(name), &draw::frame(sim, field))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sampling_interval_is_whole_steps_within_the_run() {
+        assert_eq!(trajectory_every_steps("5", 0.1, 60.0).unwrap(), 5);
+        assert_eq!(trajectory_every_steps(" 0.5s ", 0.1, 60.0).unwrap(), 5);
+        assert_eq!(
+            trajectory_every_steps("0.01s", 0.1, 60.0).unwrap(),
+            1,
+            "at least one step"
+        );
+        assert_eq!(
+            trajectory_every_steps("600", 0.1, 60.0).unwrap(),
+            600,
+            "the whole run"
+        );
+        let e = |every: &str| trajectory_every_steps(every, 0.1, 60.0).unwrap_err().to_string();
+        assert!(
+            e("0").starts_with(r#"trajectory_every: "0": expected at least 1 step"#),
+            "{}",
+            e("0")
+        );
+        for bad in ["0s", "-1s", "NaNs", "infs", "-infs"] {
+            assert!(
+                e(bad).contains("expected a positive number of seconds"),
+                "{}",
+                e(bad)
+            );
+        }
+        for bad in ["-1", "half", "1.5", "", "99999999999999999999999"] {
+            assert!(e(bad).contains("expected a whole number of steps"), "{}", e(bad));
+        }
+        let huge = e("1e300s");
+        assert!(
+            huge.starts_with(
+                r#"trajectory_every: "1e300s": 1e301 steps of 0.1 s: expected at most 600 steps"#
+            ) && huge.contains("SimConfig.max_time 60.0 s"),
+            "{huge}"
+        );
+        assert!(e("601").contains("expected at most 600 steps"), "{}", e("601"));
+    }
 }

@@ -16,6 +16,7 @@ use crate::run::draw::PlotLayout;
 use crate::scene::Scene;
 use crate::sim::Simulation;
 use crate::sim::levels::{LEVELS, NO_LEVEL, fruin_upper_bounds};
+use crate::text::csv_cell;
 use image::RgbaImage;
 use ndarray::{Array2, ArrayView2};
 use std::fmt::Write as _;
@@ -262,8 +263,8 @@ fn sample_times(dt: f64, end: f64) -> Vec<f64> {
 pub fn exit_usage_csv(curves: &[ExitCurve], dt: f64, end: f64) -> String {
     let mut s = String::from("time");
     for c in curves {
-        let name = c.name.replace([',', '"', '\n'], "_");
-        write!(s, ",n:{name},flow:{name}").expect("writing to a String");
+        let (n, flow) = (format!("n:{}", c.name), format!("flow:{}", c.name));
+        write!(s, ",{},{}", csv_cell(&n), csv_cell(&flow)).expect("writing to a String");
     }
     s.push('\n');
     for t in sample_times(dt, end) {
@@ -438,13 +439,12 @@ pub fn write_planner_outputs(dir: &Path, sim: &Simulation) -> Result<()> {
     for a in &sim.arrivals {
         let group = &scene.groups[a.group as usize];
         let exit = group.goals.get(a.exit).map_or("", |e| e.name.as_str());
-        let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
         writeln!(
             csv,
             "{},{},{},{:.3}",
             a.id,
-            quote(&group.name),
-            quote(exit),
+            csv_cell(&group.name),
+            csv_cell(exit),
             a.time
         )
         .expect("writing to a String");

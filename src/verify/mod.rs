@@ -160,12 +160,24 @@ pub struct GeneratedMap {
     pub map: MapFile,
 }
 
+/// Checks, before anything runs, that every map of the suite `options` asks for compiles: the
+/// maps carry `options.params` and `options.model`, so a `params` block out of range (`gamma`
+/// below 0) is refused here, in a moment, rather than by the first run. `verify` calls it
+/// before it touches its output folder; [`run_suite`] calls it first too.
+///
+/// # Errors
+/// The problems of the first map that does not compile, each naming the map's file
+/// (`rimea-1-corridor.json`), the JSON path (`params.gamma`) and the value.
+pub fn check(options: &VerifyOptions) -> Result<()> {
+    suite::check(options)
+}
+
 /// Runs every test. `progress(done, total)` is called after each simulation run (the CLI
 /// moves its progress bar with it). Returns the report and the maps that were run.
 ///
 /// # Errors
 /// A map the options make invalid (a `params` block out of range), named by the map and the
-/// field; a run that cannot be built.
+/// field, before any run ([`check`]); a run that cannot be built.
 pub fn run_suite(
     options: &VerifyOptions,
     progress: &(dyn Fn(usize, usize) + Sync),

@@ -1,11 +1,12 @@
 //! `verify`'s output folder: `verify.json`, `verify.md` (the table and the plots), the plots
 //! as PNG and every map the suite ran. The folder is an [`OwnedDir`]: a later run replaces
-//! only the files an earlier `verify` wrote.
+//! only the files an earlier `verify` wrote, and only once it has run the whole suite and
+//! written every new file.
 
 use super::criteria::{single_file_speed, weidmann_speed};
 use super::{GeneratedMap, Status, VerifyReport};
 use crate::error::{Error, Result};
-use crate::export::save_png;
+use crate::export::png_bytes;
 use crate::ownership::OwnedDir;
 use crate::run::draw::{PlotSeries, XyPlot, xy_plot};
 use std::fmt::Write as _;
@@ -31,39 +32,50 @@ const MEASURED_1D: [u8; 3] = [40, 90, 200];
 
 /// Opens the output folder `dir` (created when missing) before the suite runs, so a folder
 /// that cannot be written is refused at once. Without `force`, a folder holding files
-/// `verify` did not write is refused (see [`OwnedDir::open`]); the files an earlier `verify`
-/// wrote are removed.
+/// `verify` did not write is refused (see [`OwnedDir::open`]). The files an earlier `verify`
+/// wrote stay in place: [`write`] replaces them once the new run is complete, and a run that
+/// fails or is killed before then leaves them whole.
 ///
 /// # Errors
 /// The folder's refusal; a folder that cannot be read or written.
 pub fn open(dir: &Path, force: bool) -> Result<OwnedDir> {
-    OwnedDir::open(dir, "crowdfield verify", force)
+    OwnedDir::open_replacing(dir, "crowdfield verify", force)
 }
 
-/// Writes `report` and `maps` into the folder `out` ([`open`]).
+/// The files of a finished suite, each a name in the folder and its bytes: every map the
+/// suite ran, the plots, `verify.json` and `verify.md`.
 ///
 /// # Errors
-/// A file that cannot be written.
-pub fn write(out: &mut OwnedDir, report: &VerifyReport, maps: &[GeneratedMap]) -> Result<()> {
-    let dir = out.path().to_path_buf();
-    for m in maps {
-        let path = out.claim(&m.file)?;
-        m.map.save(&path)?;
-    }
+/// A report or plot that cannot be encoded.
+pub fn files(report: &VerifyReport, maps: &[GeneratedMap]) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut files: Vec<(String, Vec<u8>)> = maps
+        .iter()
+        .map(|m| (m.file.clone(), m.map.to_json().into_bytes()))
+        .collect();
     let plots = [
         (FUNDAMENTAL_DIAGRAM_PNG, fundamental_diagram_plot(report)),
         (BOTTLENECK_PNG, bottleneck_plot(report)),
         (ARRIVALS_PNG, arrivals_plot(report)),
     ];
     for (name, plot) in &plots {
-        let path = out.claim(name)?;
-        save_png(&path, &xy_plot(plot))?;
+        files.push((name.to_string(), png_bytes(&xy_plot(plot), name)?));
     }
     let mut json = serde_json::to_string_pretty(report)
-        .map_err(|e| Error::invalid(crate::text::show_path(&dir), JSON_FILE, e.to_string()))?;
+        .map_err(|e| Error::invalid(JSON_FILE, "(root)", e.to_string()))?;
     json.push('\n');
-    crate::io::write_bytes_atomic(&out.claim(JSON_FILE)?, json.as_bytes())?;
-    crate::io::write_bytes_atomic(&out.claim(MARKDOWN_FILE)?, markdown(report).as_bytes())?;
+    files.push((JSON_FILE.to_string(), json.into_bytes()));
+    files.push((MARKDOWN_FILE.to_string(), markdown(report).into_bytes()));
+    Ok(files)
+}
+
+/// Writes `report` and `maps` into the folder `out` ([`open`]) as one set
+/// ([`OwnedDir::write_all`]: every file complete beside its target before any is renamed over
+/// an earlier run's), then removes the earlier run's files this one did not write again.
+///
+/// # Errors
+/// A file that cannot be written; the earlier files are then left as they were.
+pub fn write(out: &mut OwnedDir, report: &VerifyReport, maps: &[GeneratedMap]) -> Result<()> {
+    out.write_all(&files(report, maps)?)?;
     out.finish()
 }
 

@@ -42,6 +42,7 @@ const WALKING_SPEED: f32 = 0.01;
 /// Shared state of a suite run: options, the progress count and the maps run.
 struct Ctx<'a> {
     options: &'a VerifyOptions,
+    scenarios: Scenarios,
     seeds: Vec<u64>,
     done: AtomicUsize,
     total: usize,
@@ -145,15 +146,270 @@ impl Sizes {
     }
 }
 
+/// RiMEA 6's corner: the corridor's width, m, and the walkers.
+const RIMEA6_CORNER: (f64, usize) = (2.0, 20);
+/// RiMEA 15's corner: the corridor's width, m (the walkers depend on the suite's size).
+const RIMEA15_WIDTH: f64 = 4.0;
+
+/// Every map the suite runs, built from the options before anything runs, so a `params` block
+/// or model the maps cannot carry is refused before the first run ([`Scenarios::check`]).
+struct Scenarios {
+    rimea1: MapFile,
+    rimea4: Vec<MapFile>,
+    rimea5: MapFile,
+    rimea6: MapFile,
+    rimea7: MapFile,
+    rimea9: [MapFile; 2],
+    rimea10: MapFile,
+    rimea11: MapFile,
+    rimea12: MapFile,
+    rimea15: MapFile,
+    rimea16: Vec<MapFile>,
+    bottleneck: Vec<MapFile>,
+}
+
+impl Scenarios {
+    /// The maps of a suite of `sizes` under `o`.
+    fn of(o: &VerifyOptions, sizes: &Sizes) -> Self {
+        Scenarios {
+            rimea1: rimea1_map(o),
+            rimea4: rimea4_maps(o, sizes),
+            rimea5: rimea5_map(o),
+            rimea6: corner_map(o, 6, RIMEA6_CORNER.0, RIMEA6_CORNER.1),
+            rimea7: rimea7_map(o),
+            rimea9: [rimea9_map(o, sizes, 4), rimea9_map(o, sizes, 2)],
+            rimea10: rimea10_map(o),
+            rimea11: rimea11_map(o, sizes),
+            rimea12: rimea12_map(o, sizes),
+            rimea15: corner_map(o, 15, RIMEA15_WIDTH, sizes.rimea15_persons),
+            rimea16: rimea16_maps(o, sizes),
+            bottleneck: bottleneck_maps(o, sizes),
+        }
+    }
+
+    /// Every map, in the order the tests run them.
+    fn all(&self) -> Vec<&MapFile> {
+        let mut all = vec![&self.rimea1];
+        all.extend(&self.rimea4);
+        all.extend([&self.rimea5, &self.rimea6, &self.rimea7]);
+        all.extend(&self.rimea9);
+        all.extend([&self.rimea10, &self.rimea11, &self.rimea12, &self.rimea15]);
+        all.extend(&self.rimea16);
+        all.extend(&self.bottleneck);
+        all
+    }
+
+    /// Compiles every map as a run would: the first map's problems (every map carries the same
+    /// `params` block and model), each named by the map's file and the JSON path.
+    fn check(&self) -> Result<()> {
+        for map in self.all() {
+            crate::map::compile(map, std::path::Path::new("."), &format!("{}.json", map.name))?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that every map of the suite `options` asks for compiles (see [`super::check`]).
+pub(super) fn check(options: &VerifyOptions) -> Result<()> {
+    Scenarios::of(options, &Sizes::of(options.quick)).check()
+}
+
+/// RiMEA 5's map: ten walkers with pre-movement times uniform in 10–100 s.
+fn rimea5_map(o: &VerifyOptions) -> MapFile {
+    let mut g = group("walkers", 1.34);
+    g.goals.push(goal("exit", rect(7.75, 2.0, 8.0, 3.0), 1.0));
+    g.spawns
+        .push(spawn_waiting("room", rect(0.5, 0.5, 4.5, 4.5), 10, 10.0, 100.0));
+    SceneBuilder::new("rimea-5-premovement", 8.0, 5.0, CELL)
+        .group(g)
+        .params(o.params.clone())
+        .model(o.model)
+        .build()
+}
+
+/// The map of RiMEA 6 or 15 (`number`): `persons` walkers round a left turn of a corridor
+/// `width` metres wide.
+fn corner_map(o: &VerifyOptions, number: u32, width: f64, persons: usize) -> MapFile {
+    // The leg walked first runs along x; the second turns left (up) at its end.
+    let (leg, up) = (6.0 * width, 6.0 * width);
+    let size = leg + width;
+    let mut g = group("walkers", 1.34);
+    g.goals
+        .push(goal("top", rect(leg, up + width - 0.25, size, up + width), width));
+    g.spawns
+        .push(spawn("start", rect(0.0, 0.0, 0.6 * leg, width), persons));
+    SceneBuilder::new(&format!("rimea-{number}-corner"), size, up + width, CELL)
+        .wall(rect(0.0, width, leg, up + width))
+        .group(g)
+        .params(o.params.clone())
+        .model(o.model)
+        .build()
+}
+
+/// RiMEA 7's map: 50 adults of RiMEA's walking speeds by age on one line across a wide hall.
+fn rimea7_map(o: &VerifyOptions) -> MapFile {
+    let mut g = group("adults", 1.34);
+    g.speed = SpeedRange {
+        rimea: Some(RimeaPopulation::Adults.name().to_string()),
+        ..Default::default()
+    };
+    // Everyone starts on one line across a wide hall, so a walker never catches up with a
+    // slower one ahead of it: each crosses the lines at its own free speed.
+    g.goals.push(goal("end", rect(49.5, 0.0, 50.0, 60.0), 60.0));
+    g.spawns.push(spawn("start", rect(0.5, 0.0, 1.5, 60.0), 50));
+    SceneBuilder::new("rimea-7-age-groups", 50.0, 60.0, 0.5)
+        .group(g)
+        .params(o.params.clone())
+        .model(o.model)
+        .build()
+}
+
+/// RiMEA 9's map with `n` exits (4 or 2): the room inside a 0.5 m wall with 1 m doors; each
+/// exit's goal is a strip 2 m long, 1 m past its door (a goal on the map's edge with no wall
+/// around it is no door: docs/model.md).
+fn rimea9_map(o: &VerifyOptions, sizes: &Sizes, n: usize) -> MapFile {
+    let (w, h, persons) = sizes.rimea9_room;
+    const WALL: f64 = 0.5;
+    const OUTSIDE: f64 = 1.0;
+    let m = WALL + OUTSIDE;
+    let (width, height) = (w + 2.0 * m, h + 2.0 * m);
+    let mut g = group("crowd", 1.34);
+    // (x of the door's centre, on the bottom wall)
+    let spots = [
+        (0.2 * w, true),
+        (0.8 * w, false),
+        (0.8 * w, true),
+        (0.2 * w, false),
+    ];
+    let mut scene = SceneBuilder::new(&format!("rimea-9-{n}-exits"), width, height, CELL)
+        .wall(rect(OUTSIDE, OUTSIDE, width - OUTSIDE, m))
+        .wall(rect(OUTSIDE, height - m, width - OUTSIDE, height - OUTSIDE))
+        .wall(rect(OUTSIDE, OUTSIDE, m, height - OUTSIDE))
+        .wall(rect(width - m, OUTSIDE, width - OUTSIDE, height - OUTSIDE));
+    for (k, &(x, bottom)) in spots.iter().take(n).enumerate() {
+        let x = m + x;
+        let (door, strip) = if bottom {
+            (
+                rect(x - 0.5, OUTSIDE, x + 0.5, m),
+                rect(x - 1.0, 0.0, x + 1.0, 0.25),
+            )
+        } else {
+            (
+                rect(x - 0.5, height - m, x + 0.5, height - OUTSIDE),
+                rect(x - 1.0, height - 0.25, x + 1.0, height),
+            )
+        };
+        scene = scene.opening(door);
+        g.goals.push(goal(&format!("exit {}", k + 1), strip, 1.0));
+    }
+    g.spawns.push(spawn(
+        "room",
+        rect(m + 0.5, m + 0.5, m + w - 0.5, m + h - 0.5),
+        persons,
+    ));
+    scene.group(g).params(o.params.clone()).model(o.model).build()
+}
+
+/// RiMEA 10's map: two groups, each assigned to the exit farther from it.
+fn rimea10_map(o: &VerifyOptions) -> MapFile {
+    let mut east = group("to the east exit", 1.34);
+    east.goals.push(goal("east", rect(19.75, 4.5, 20.0, 5.5), 1.0));
+    east.spawns.push(spawn("west half", rect(2.0, 1.0, 8.0, 9.0), 20));
+    let mut west = group("to the west exit", 1.34);
+    west.goals.push(goal("west", rect(0.0, 4.5, 0.25, 5.5), 1.0));
+    west.spawns
+        .push(spawn("east half", rect(12.0, 1.0, 18.0, 9.0), 20));
+    SceneBuilder::new("rimea-10-assigned-exits", 20.0, 10.0, CELL)
+        .group(east)
+        .group(west)
+        .params(o.params.clone())
+        .model(o.model)
+        .build()
+}
+
+/// RiMEA 11's map: a crowd near one of two exits.
+fn rimea11_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
+    let mut g = group("crowd", 1.34);
+    g.goals.push(goal("near", rect(1.0, 9.75, 2.0, 10.0), 1.0));
+    g.goals.push(goal("far", rect(18.0, 9.75, 19.0, 10.0), 1.0));
+    g.spawns
+        .push(spawn("left end", rect(0.5, 0.5, 8.0, 9.0), sizes.rimea11_persons));
+    SceneBuilder::new("rimea-11-exit-choice", 20.0, 10.0, CELL)
+        .group(g)
+        .params(o.params.clone())
+        .model(o.model)
+        .build()
+}
+
+/// RiMEA 12's map: room, 1 m door, corridor, second room with its exit.
+fn rimea12_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
+    let mut g = group("crowd", 1.34);
+    g.goals.push(goal("exit", rect(29.75, 4.0, 30.0, 6.0), 2.0));
+    g.spawns.push(spawn(
+        "first room",
+        rect(0.5, 0.5, 8.0, 9.5),
+        sizes.rimea12_persons,
+    ));
+    SceneBuilder::new("rimea-12-room-corridor-room", 30.0, 10.0, CELL)
+        .wall(rect(10.0, 0.0, 10.5, 10.0))
+        .opening(rect(10.0, 4.5, 10.5, 5.5))
+        .wall(rect(10.5, 0.0, 20.0, 4.0))
+        .wall(rect(10.5, 6.0, 20.0, 10.0))
+        .group(g)
+        .params(o.params.clone())
+        .model(o.model)
+        .build()
+}
+
+/// RiMEA 16's maps: a corridor 0.5 m wide at each line density.
+fn rimea16_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
+    const WIDTH: f64 = 0.5;
+    sizes
+        .line_densities
+        .iter()
+        .map(|&rho| {
+            let count = (rho * 30.0).round() as usize;
+            crowded_corridor(o, &format!("rimea-16-line-density-{}", tag(rho)), WIDTH, count)
+        })
+        .collect()
+}
+
+/// The bottleneck series' maps: a room emptying through one door of each width.
+fn bottleneck_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
+    let persons = sizes.bottleneck_persons;
+    sizes
+        .widths
+        .iter()
+        .map(|&w| {
+            // The door spans whole cells: its edges sit 0.01 m below cell boundaries, so float
+            // rounding never adds or drops a row of cells.
+            let (y0, y1) = (4.0 - w / 2.0 - 0.01, 4.0 + w / 2.0 - 0.01);
+            let mut g = group("crowd", 1.34);
+            g.goals.push(goal("door", rect(8.4, y0, 8.6, y1), w));
+            g.spawns.push(spawn("room", rect(0.5, 0.5, 6.0, 7.5), persons));
+            SceneBuilder::new(&format!("bottleneck-{}-m", tag(w)), 9.0, 8.0, BOTTLENECK_CELL)
+                .wall(rect(8.0, 0.0, 8.4, 8.0))
+                .opening(rect(8.0, y0, 8.4, y1))
+                .group(g)
+                .params(o.params.clone())
+                .model(o.model)
+                .build()
+        })
+        .collect()
+}
+
 /// Runs the suite (see [`super::run_suite`]).
 pub(super) fn run(
     options: &VerifyOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(VerifyReport, Vec<GeneratedMap>)> {
     let sizes = Sizes::of(options.quick);
+    let scenarios = Scenarios::of(options, &sizes);
+    scenarios.check()?;
     let seeds: Vec<u64> = (0..options.seeds.max(1)).collect();
     let ctx = Ctx {
         options,
+        scenarios,
         total: sizes.runs_per_seed() * seeds.len(),
         seeds,
         done: AtomicUsize::new(0),
@@ -163,10 +419,10 @@ pub(super) fn run(
     let mut tests = vec![rimea1(&ctx)?];
     tests.push(stairs(2, "up"));
     tests.push(stairs(3, "down"));
-    let (t4, fundamental_diagram) = rimea4(&ctx, &sizes)?;
+    let (t4, fundamental_diagram) = rimea4(&ctx)?;
     tests.push(t4);
     tests.push(rimea5(&ctx)?);
-    tests.push(corner(&ctx, 6, 2.0, 20)?);
+    tests.push(corner(&ctx, 6, RIMEA6_CORNER.0, RIMEA6_CORNER.1)?);
     tests.push(rimea7(&ctx)?);
     let (t9, overlap, arrival_curves) = rimea9(&ctx, &sizes)?;
     tests.push(t9);
@@ -174,8 +430,8 @@ pub(super) fn run(
     tests.push(rimea11(&ctx, &sizes)?);
     tests.push(rimea12(&ctx, &sizes)?);
     tests.push(stairs(13, "up and down (with a corridor)"));
-    tests.push(corner(&ctx, 15, 4.0, sizes.rimea15_persons)?);
-    let (t16, single_file) = rimea16(&ctx, &sizes)?;
+    tests.push(corner(&ctx, 15, RIMEA15_WIDTH, sizes.rimea15_persons)?);
+    let (t16, single_file) = rimea16(&ctx)?;
     tests.push(t16);
     let (tb, bottleneck) = bottleneck_series(&ctx, &sizes)?;
     tests.push(tb);
@@ -264,16 +520,21 @@ fn speed_result(
     (test, points)
 }
 
-/// RiMEA 1: one walker at 1.33 m/s along a 40 m corridor 2 m wide.
-fn rimea1(ctx: &Ctx) -> Result<TestResult> {
+/// RiMEA 1's map: one walker at 1.33 m/s along a 40 m corridor 2 m wide.
+fn rimea1_map(o: &VerifyOptions) -> MapFile {
     let mut g = group("walker", 1.33);
     g.goals.push(goal("end", rect(39.75, 0.0, 40.0, 2.0), 2.0));
     g.spawns.push(spawn("start", rect(0.0, 0.75, 0.5, 1.25), 1));
-    let map = SceneBuilder::new("rimea-1-corridor", 40.0, 2.0, CELL)
+    SceneBuilder::new("rimea-1-corridor", 40.0, 2.0, CELL)
         .group(g)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
-        .build();
+        .params(o.params.clone())
+        .model(o.model)
+        .build()
+}
+
+/// RiMEA 1: one walker at 1.33 m/s along a 40 m corridor 2 m wide.
+fn rimea1(ctx: &Ctx) -> Result<TestResult> {
+    let map = ctx.scenarios.rimea1.clone();
     let file = ctx.keep(&map);
     let times = ctx.each(&[map], |map, seed| {
         let sim = simulate(map, seed, ctx.options, 120.0, |_| {})?;
@@ -363,31 +624,39 @@ fn corridor_measure(ctx: &Ctx, map: &MapFile, seed: u64, box_size: f64) -> Resul
 }
 
 /// A corridor of `width` metres and 50 m with `count` walkers over its first 30 m.
-fn crowded_corridor(ctx: &Ctx, name: &str, width: f64, count: usize) -> MapFile {
+fn crowded_corridor(o: &VerifyOptions, name: &str, width: f64, count: usize) -> MapFile {
     let mut g = group("walkers", super::criteria::WEIDMANN_FREE_SPEED);
     g.radius = DENSE_RADIUS;
     g.goals.push(goal("end", rect(49.75, 0.0, 50.0, width), width));
     g.spawns.push(spawn("crowd", rect(0.0, 0.0, 30.0, width), count));
     SceneBuilder::new(name, 50.0, width, CELL)
         .group(g)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
+        .params(o.params.clone())
+        .model(o.model)
         .build()
 }
 
-/// RiMEA 4: speed against density in a corridor 4 m wide, against Weidmann's diagram.
-fn rimea4(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
-    const WIDTH: f64 = 4.0;
-    let maps: Vec<MapFile> = sizes
+/// The width of RiMEA 4's corridor, m.
+const RIMEA4_WIDTH: f64 = 4.0;
+
+/// RiMEA 4's maps: a corridor 4 m wide at each starting density.
+fn rimea4_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
+    sizes
         .densities
         .iter()
         .map(|&rho| {
-            let count = (rho * 30.0 * WIDTH).round() as usize;
-            crowded_corridor(ctx, &format!("rimea-4-density-{}", tag(rho)), WIDTH, count)
+            let count = (rho * 30.0 * RIMEA4_WIDTH).round() as usize;
+            crowded_corridor(o, &format!("rimea-4-density-{}", tag(rho)), RIMEA4_WIDTH, count)
         })
-        .collect();
+        .collect()
+}
+
+/// RiMEA 4: speed against density in a corridor 4 m wide, against Weidmann's diagram.
+fn rimea4(ctx: &Ctx) -> Result<(TestResult, Vec<Point>)> {
+    const WIDTH: f64 = RIMEA4_WIDTH;
+    let maps = &ctx.scenarios.rimea4;
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
-    let measured = ctx.each(&maps, |map, seed| corridor_measure(ctx, map, seed, 6.0 * WIDTH))?;
+    let measured = ctx.each(maps, |map, seed| corridor_measure(ctx, map, seed, 6.0 * WIDTH))?;
     let judged = judge_speeds(&measured, &ctx.seeds, "m²", "Weidmann", weidmann_speed);
     Ok(speed_result(
         [
@@ -405,15 +674,7 @@ fn rimea4(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
 
 /// RiMEA 5: ten walkers with pre-movement times uniform in 10–100 s.
 fn rimea5(ctx: &Ctx) -> Result<TestResult> {
-    let mut g = group("walkers", 1.34);
-    g.goals.push(goal("exit", rect(7.75, 2.0, 8.0, 3.0), 1.0));
-    g.spawns
-        .push(spawn_waiting("room", rect(0.5, 0.5, 4.5, 4.5), 10, 10.0, 100.0));
-    let map = SceneBuilder::new("rimea-5-premovement", 8.0, 5.0, CELL)
-        .group(g)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
-        .build();
+    let map = ctx.scenarios.rimea5.clone();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
         let mut start: HashMap<u32, (f32, f32, f64)> = HashMap::new();
@@ -479,20 +740,11 @@ fn rimea5(ctx: &Ctx) -> Result<TestResult> {
 /// RiMEA 6 (20 walkers, corridor 2 m wide) and 15 (a large crowd, 4 m wide): round a left
 /// turn, no wall crossed.
 fn corner(ctx: &Ctx, number: u32, width: f64, persons: usize) -> Result<TestResult> {
-    // The leg walked first runs along x; the second turns left (up) at its end.
-    let (leg, up) = (6.0 * width, 6.0 * width);
-    let size = leg + width;
-    let mut g = group("walkers", 1.34);
-    g.goals
-        .push(goal("top", rect(leg, up + width - 0.25, size, up + width), width));
-    g.spawns
-        .push(spawn("start", rect(0.0, 0.0, 0.6 * leg, width), persons));
-    let map = SceneBuilder::new(&format!("rimea-{number}-corner"), size, up + width, CELL)
-        .wall(rect(0.0, width, leg, up + width))
-        .group(g)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
-        .build();
+    let map = if number == 6 {
+        ctx.scenarios.rimea6.clone()
+    } else {
+        ctx.scenarios.rimea15.clone()
+    };
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
         let mut crossings = 0usize;
@@ -572,20 +824,7 @@ fn judge_speeds(
 /// RiMEA 7: 50 adults of RiMEA's walking speeds by age; their free speeds measured.
 fn rimea7(ctx: &Ctx) -> Result<TestResult> {
     const LINES: (f64, f64) = (22.0, 47.0);
-    let mut g = group("adults", 1.34);
-    g.speed = SpeedRange {
-        rimea: Some(RimeaPopulation::Adults.name().to_string()),
-        ..Default::default()
-    };
-    // Everyone starts on one line across a wide hall, so a walker never catches up with a
-    // slower one ahead of it: each crosses the lines at its own free speed.
-    g.goals.push(goal("end", rect(49.5, 0.0, 50.0, 60.0), 60.0));
-    g.spawns.push(spawn("start", rect(0.5, 0.0, 1.5, 60.0), 50));
-    let map = SceneBuilder::new("rimea-7-age-groups", 50.0, 60.0, 0.5)
-        .group(g)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
-        .build();
+    let map = ctx.scenarios.rimea7.clone();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
         let mut assigned: HashMap<u32, f64> = HashMap::new();
@@ -672,57 +911,9 @@ fn rimea7(ctx: &Ctx) -> Result<TestResult> {
 /// four-exit runs.
 fn rimea9(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, TestResult, Vec<ArrivalCurve>)> {
     let (w, h, persons) = sizes.rimea9_room;
-    // The room stands inside a 0.5 m wall with 1 m doors; each exit's goal is a strip 2 m
-    // long, 1 m past its door (a goal on the map's edge with no wall around it is no door:
-    // docs/model.md).
-    const WALL: f64 = 0.5;
-    const OUTSIDE: f64 = 1.0;
-    let m = WALL + OUTSIDE;
-    let (width, height) = (w + 2.0 * m, h + 2.0 * m);
-    let exits = |n: usize| {
-        let mut g = group("crowd", 1.34);
-        // (x of the door's centre, on the bottom wall)
-        let spots = [
-            (0.2 * w, true),
-            (0.8 * w, false),
-            (0.8 * w, true),
-            (0.2 * w, false),
-        ];
-        let mut scene = SceneBuilder::new(&format!("rimea-9-{n}-exits"), width, height, CELL)
-            .wall(rect(OUTSIDE, OUTSIDE, width - OUTSIDE, m))
-            .wall(rect(OUTSIDE, height - m, width - OUTSIDE, height - OUTSIDE))
-            .wall(rect(OUTSIDE, OUTSIDE, m, height - OUTSIDE))
-            .wall(rect(width - m, OUTSIDE, width - OUTSIDE, height - OUTSIDE));
-        for (k, &(x, bottom)) in spots.iter().take(n).enumerate() {
-            let x = m + x;
-            let (door, strip) = if bottom {
-                (
-                    rect(x - 0.5, OUTSIDE, x + 0.5, m),
-                    rect(x - 1.0, 0.0, x + 1.0, 0.25),
-                )
-            } else {
-                (
-                    rect(x - 0.5, height - m, x + 0.5, height - OUTSIDE),
-                    rect(x - 1.0, height - 0.25, x + 1.0, height),
-                )
-            };
-            scene = scene.opening(door);
-            g.goals.push(goal(&format!("exit {}", k + 1), strip, 1.0));
-        }
-        g.spawns.push(spawn(
-            "room",
-            rect(m + 0.5, m + 0.5, m + w - 0.5, m + h - 0.5),
-            persons,
-        ));
-        scene
-            .group(g)
-            .params(ctx.options.params.clone())
-            .model(ctx.options.model)
-            .build()
-    };
-    let maps = [exits(4), exits(2)];
+    let maps = &ctx.scenarios.rimea9;
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
-    let runs = ctx.each(&maps, |map, seed| {
+    let runs = ctx.each(maps, |map, seed| {
         let sim = simulate(map, seed, ctx.options, 600.0, |_| {})?;
         let report = sim.report();
         Ok((
@@ -807,19 +998,7 @@ fn rimea9(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, TestResult, Vec<Arriv
 
 /// RiMEA 10: two groups assigned to the exit farther from them.
 fn rimea10(ctx: &Ctx) -> Result<TestResult> {
-    let mut east = group("to the east exit", 1.34);
-    east.goals.push(goal("east", rect(19.75, 4.5, 20.0, 5.5), 1.0));
-    east.spawns.push(spawn("west half", rect(2.0, 1.0, 8.0, 9.0), 20));
-    let mut west = group("to the west exit", 1.34);
-    west.goals.push(goal("west", rect(0.0, 4.5, 0.25, 5.5), 1.0));
-    west.spawns
-        .push(spawn("east half", rect(12.0, 1.0, 18.0, 9.0), 20));
-    let map = SceneBuilder::new("rimea-10-assigned-exits", 20.0, 10.0, CELL)
-        .group(east)
-        .group(west)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
-        .build();
+    let map = ctx.scenarios.rimea10.clone();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
         let sim = simulate(map, seed, ctx.options, 300.0, |_| {})?;
@@ -846,16 +1025,7 @@ fn rimea10(ctx: &Ctx) -> Result<TestResult> {
 /// RiMEA 11: a crowd near one of two exits; most take the nearer.
 fn rimea11(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
     let persons = sizes.rimea11_persons;
-    let mut g = group("crowd", 1.34);
-    g.goals.push(goal("near", rect(1.0, 9.75, 2.0, 10.0), 1.0));
-    g.goals.push(goal("far", rect(18.0, 9.75, 19.0, 10.0), 1.0));
-    g.spawns
-        .push(spawn("left end", rect(0.5, 0.5, 8.0, 9.0), persons));
-    let map = SceneBuilder::new("rimea-11-exit-choice", 20.0, 10.0, CELL)
-        .group(g)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
-        .build();
+    let map = ctx.scenarios.rimea11.clone();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
         let sim = simulate(map, seed, ctx.options, 600.0, |_| {})?;
@@ -913,19 +1083,7 @@ impl RegionPeaks {
 /// only.
 fn rimea12(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
     let persons = sizes.rimea12_persons;
-    let mut g = group("crowd", 1.34);
-    g.goals.push(goal("exit", rect(29.75, 4.0, 30.0, 6.0), 2.0));
-    g.spawns
-        .push(spawn("first room", rect(0.5, 0.5, 8.0, 9.5), persons));
-    let map = SceneBuilder::new("rimea-12-room-corridor-room", 30.0, 10.0, CELL)
-        .wall(rect(10.0, 0.0, 10.5, 10.0))
-        .opening(rect(10.0, 4.5, 10.5, 5.5))
-        .wall(rect(10.5, 0.0, 20.0, 4.0))
-        .wall(rect(10.5, 6.0, 20.0, 10.0))
-        .group(g)
-        .params(ctx.options.params.clone())
-        .model(ctx.options.model)
-        .build();
+    let map = ctx.scenarios.rimea12.clone();
     let file = ctx.keep(&map);
     let runs = ctx.each(&[map], |map, seed| {
         // In front of the door, in the corridor, in front of the exit.
@@ -977,18 +1135,10 @@ fn rimea12(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
 }
 
 /// RiMEA 16: single file, speed against line density, against Seyfried et al. 2005.
-fn rimea16(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
-    const WIDTH: f64 = 0.5;
-    let maps: Vec<MapFile> = sizes
-        .line_densities
-        .iter()
-        .map(|&rho| {
-            let count = (rho * 30.0).round() as usize;
-            crowded_corridor(ctx, &format!("rimea-16-line-density-{}", tag(rho)), WIDTH, count)
-        })
-        .collect();
+fn rimea16(ctx: &Ctx) -> Result<(TestResult, Vec<Point>)> {
+    let maps = &ctx.scenarios.rimea16;
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
-    let measured = ctx.each(&maps, |map, seed| corridor_measure(ctx, map, seed, 6.0))?;
+    let measured = ctx.each(maps, |map, seed| corridor_measure(ctx, map, seed, 6.0))?;
     let judged = judge_speeds(&measured, &ctx.seeds, "m", "reference", single_file_speed);
     Ok(speed_result(
         [
@@ -1007,27 +1157,9 @@ fn rimea16(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
 /// The bottleneck series: a room emptying through one door of each width.
 fn bottleneck_series(ctx: &Ctx, sizes: &Sizes) -> Result<(TestResult, Vec<Point>)> {
     let persons = sizes.bottleneck_persons;
-    let maps: Vec<MapFile> = sizes
-        .widths
-        .iter()
-        .map(|&w| {
-            // The door spans whole cells: its edges sit 0.01 m below cell boundaries, so float
-            // rounding never adds or drops a row of cells.
-            let (y0, y1) = (4.0 - w / 2.0 - 0.01, 4.0 + w / 2.0 - 0.01);
-            let mut g = group("crowd", 1.34);
-            g.goals.push(goal("door", rect(8.4, y0, 8.6, y1), w));
-            g.spawns.push(spawn("room", rect(0.5, 0.5, 6.0, 7.5), persons));
-            SceneBuilder::new(&format!("bottleneck-{}-m", tag(w)), 9.0, 8.0, BOTTLENECK_CELL)
-                .wall(rect(8.0, 0.0, 8.4, 8.0))
-                .opening(rect(8.0, y0, 8.4, y1))
-                .group(g)
-                .params(ctx.options.params.clone())
-                .model(ctx.options.model)
-                .build()
-        })
-        .collect();
+    let maps = &ctx.scenarios.bottleneck;
     let files: Vec<String> = maps.iter().map(|m| ctx.keep(m)).collect();
-    let runs = ctx.each(&maps, |map, seed| {
+    let runs = ctx.each(maps, |map, seed| {
         let sim = simulate(map, seed, ctx.options, 400.0, |_| {})?;
         let times: Vec<f64> = sim.arrivals().iter().map(|a| a.time).collect();
         let width = map.groups[0].goals[0].width.unwrap_or(1.0);
