@@ -202,7 +202,7 @@ fn the_map_image_shows_the_goals_the_spawn_areas_and_every_person() {
         assert!(!agents.is_empty(), "{name}");
         for group in &scene.groups {
             for goal in &group.goals {
-                let inside = pixels_in(&img, &layout, goal.mask.view());
+                let inside = pixels_in(&img, &layout, goal.mask.to_dense().view());
                 let filled = inside.iter().filter(|&&p| p == goal_fill()).count();
                 let outlined = inside.iter().filter(|&&p| p == GOAL).count();
                 assert!(
@@ -212,7 +212,7 @@ fn the_map_image_shows_the_goals_the_spawn_areas_and_every_person() {
                 );
             }
             for spawn in &group.spawns {
-                let inside = pixels_in(&img, &layout, spawn.area.mask.view());
+                let inside = pixels_in(&img, &layout, spawn.area.mask.to_dense().view());
                 let tinted = inside.iter().filter(|&&p| p == spawn_fill(group.color)).count();
                 let people = inside.iter().filter(|&&p| p == group.color).count();
                 assert!(

@@ -593,21 +593,15 @@ pub fn map_image_with(
     let mut fill = Array2::from_elem((rows, cols), FLOOR);
     for group in &scene.groups {
         for spawn in &group.spawns {
-            ndarray::Zip::from(&mut fill)
-                .and(&spawn.area.mask)
-                .for_each(|f, &m| {
-                    if m {
-                        *f = spawn_fill(group.color);
-                    }
-                });
+            for rc in spawn.area.mask.cells() {
+                fill[rc] = spawn_fill(group.color);
+            }
         }
     }
     for goal in scene.groups.iter().flat_map(|g| &g.goals) {
-        ndarray::Zip::from(&mut fill).and(&goal.mask).for_each(|f, &m| {
-            if m {
-                *f = goal_fill();
-            }
-        });
+        for rc in goal.mask.cells() {
+            fill[rc] = goal_fill();
+        }
     }
     layout.fill_map(&mut img, |r, c, _, _| {
         if scene.obstacle[[r, c]] {
@@ -618,11 +612,11 @@ pub fn map_image_with(
     });
     for group in &scene.groups {
         for spawn in &group.spawns {
-            draw_area_outline(&mut img, &layout, spawn.area.mask.view(), group.color);
+            draw_area_outline(&mut img, &layout, &spawn.area.mask, group.color);
         }
     }
     for goal in scene.groups.iter().flat_map(|g| &g.goals) {
-        draw_area_outline(&mut img, &layout, goal.mask.view(), GOAL);
+        draw_area_outline(&mut img, &layout, &goal.mask, GOAL);
     }
     let ppm = layout.scale as f64 / scene.grid.cell_size;
     for i in 0..agents.len() {
@@ -640,7 +634,7 @@ pub fn map_image_with(
     for goal in scene.groups.iter().flat_map(|g| &g.goals) {
         if !named.contains(&goal.name.as_str()) {
             named.push(&goal.name);
-            label_area(&mut img, &layout, goal.mask.view(), &goal.name);
+            label_area(&mut img, &layout, &goal.mask, &goal.name);
         }
     }
     draw_frame(
@@ -659,8 +653,8 @@ pub fn map_image_with(
 /// Writes `name` on white in a goal-coloured frame just above the cells of `area` (below them
 /// when there is no room above), centred on them and kept inside the map area, so the label
 /// leaves the area itself in view.
-fn label_area(img: &mut RgbaImage, layout: &Layout, area: ArrayView2<bool>, name: &str) {
-    let mut cells = area.indexed_iter().filter(|&(_, &m)| m).map(|(rc, _)| rc);
+fn label_area(img: &mut RgbaImage, layout: &Layout, area: &CellMask, name: &str) {
+    let mut cells = area.cells();
     let Some(first) = cells.next() else { return };
     let (mut r0, mut r1, mut c0, mut c1) = (first.0, first.0, first.1, first.1);
     for (r, c) in cells {
