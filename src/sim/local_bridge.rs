@@ -39,19 +39,10 @@ pub struct LocalBridge {
 impl LocalBridge {
     /// A bridge running `mode` on `backend`.
     pub fn new(mode: LocalMode, backend: LocalBackend) -> crate::Result<Self> {
-        Ok(Self {
-            layer: crate::gpu::open_local_layer(mode, backend)?,
-            scratch: Agents::default(),
-            flock_scratch: Agents::default(),
-            preferred: Vec::new(),
-            infeasible: 0,
-            fallback: None,
-            steps: 0,
-        })
+        Ok(Self::with_layer(crate::gpu::open_local_layer(mode, backend)?))
     }
 
-    /// A bridge running `layer` as it is (a test's layer on a device of its own).
-    #[cfg(test)]
+    /// A bridge running `layer` as it is.
     fn with_layer(layer: LocalLayer) -> Self {
         Self {
             layer,
