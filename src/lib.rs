@@ -53,6 +53,7 @@ pub mod run;
 pub mod scene;
 pub mod sim;
 pub mod speeds;
+pub mod stages;
 #[cfg(test)]
 mod test_rng;
 pub mod text;

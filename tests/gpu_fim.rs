@@ -233,7 +233,7 @@ fn backend_gpu_reports_the_adapter() {
     let Some(ctx) = gpu() else { return };
     let mut goal = Array2::from_elem((8, 8), false);
     goal[(0, 0)] = true;
-    let (sols, used) = gpu::solve_eikonal(
+    let (sols, used) = crowdfield::plan::solve_eikonal(
         gpu::Backend::Gpu,
         Some(ctx),
         uniform(8, 8, 1.0).view(),
@@ -283,11 +283,11 @@ fn twin_and_gpu_agree_with_fast_marching_on_random_fields_with_walls() {
 fn auto_passes_over_software_adapters() {
     let Some(any) = gpu() else { return };
     let n = 512;
-    assert_eq!(n * n, gpu::AUTO_GPU_MIN_CELLS);
+    assert_eq!(n * n, crowdfield::plan::AUTO_GPU_MIN_CELLS);
     let cost = uniform(n, n, 1.0);
     let mut goal = Array2::from_elem((n, n), false);
     goal[(4, 4)] = true;
-    let (sols, used) = gpu::solve_eikonal(
+    let (sols, used) = crowdfield::plan::solve_eikonal(
         gpu::Backend::Auto,
         None,
         cost.view(),
@@ -336,11 +336,24 @@ fn solving_from_speeds_matches_solving_from_the_cost() {
     let cases: [Vec<Array2<bool>>; 2] = [vec![a.clone()], vec![a, b]];
     for goals in &cases {
         for order in [Order::First, Order::Second] {
-            let (want, _) =
-                gpu::solve_eikonal(gpu::Backend::Cpu, None, isotropic(cost.view()), goals, 0.5, order)
-                    .unwrap();
-            let (got, used) =
-                gpu::solve_eikonal_speed(gpu::Backend::Cpu, None, speed.clone(), goals, 0.5, order).unwrap();
+            let (want, _) = crowdfield::plan::solve_eikonal(
+                gpu::Backend::Cpu,
+                None,
+                isotropic(cost.view()),
+                goals,
+                0.5,
+                order,
+            )
+            .unwrap();
+            let (got, used) = crowdfield::plan::solve_eikonal_speed(
+                gpu::Backend::Cpu,
+                None,
+                speed.clone(),
+                goals,
+                0.5,
+                order,
+            )
+            .unwrap();
             assert!(used.starts_with("cpu: fast marching"), "{used}");
             assert_eq!(
                 (want.len(), got.len()),
@@ -356,8 +369,15 @@ fn solving_from_speeds_matches_solving_from_the_cost() {
                         .all(|(x, y)| x.to_bits() == y.to_bits())
                 );
             }
-            let (auto, used) =
-                gpu::solve_eikonal_speed(gpu::Backend::Auto, None, speed.clone(), goals, 0.5, order).unwrap();
+            let (auto, used) = crowdfield::plan::solve_eikonal_speed(
+                gpu::Backend::Auto,
+                None,
+                speed.clone(),
+                goals,
+                0.5,
+                order,
+            )
+            .unwrap();
             assert_eq!(auto.len(), goals.len(), "{used}");
             if used.starts_with("cpu:") {
                 for (w, g) in want.iter().zip(&auto) {
@@ -372,7 +392,7 @@ fn solving_from_speeds_matches_solving_from_the_cost() {
             }
         }
         if let Some(ctx) = gpu() {
-            let (want, _) = gpu::solve_eikonal(
+            let (want, _) = crowdfield::plan::solve_eikonal(
                 gpu::Backend::Gpu,
                 Some(ctx),
                 isotropic(cost.view()),
@@ -381,7 +401,7 @@ fn solving_from_speeds_matches_solving_from_the_cost() {
                 Order::First,
             )
             .unwrap();
-            let (got, used) = gpu::solve_eikonal_speed(
+            let (got, used) = crowdfield::plan::solve_eikonal_speed(
                 gpu::Backend::Gpu,
                 Some(ctx),
                 speed.clone(),
@@ -418,14 +438,21 @@ fn inputs_beyond_the_gpus_f32_range_are_refused_or_go_to_the_cpu() {
     let mut slow = ones.clone();
     slow[(3, 3)] = 1e-30;
     for (speed, cell) in [(&ones, 1e39), (&slow, 1.0), (&ones, 1e-300)] {
-        let e = gpu::solve_eikonal_speed(gpu::Backend::Gpu, None, speed.clone(), &goals, cell, Order::First)
-            .unwrap_err()
-            .to_string();
+        let e = crowdfield::plan::solve_eikonal_speed(
+            gpu::Backend::Gpu,
+            None,
+            speed.clone(),
+            &goals,
+            cell,
+            Order::First,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("backend") && e.contains("f32 range") || e.contains("above the GPU's limit"),
             "{e}"
         );
-        let (sols, used) = gpu::solve_eikonal_speed(
+        let (sols, used) = crowdfield::plan::solve_eikonal_speed(
             gpu::Backend::Auto,
             None,
             speed.clone(),
@@ -444,7 +471,9 @@ fn inputs_beyond_the_gpus_f32_range_are_refused_or_go_to_the_cpu() {
         );
     }
     // Ordinary inputs are not refused (whether a GPU opens here or not).
-    if let Err(e) = gpu::solve_eikonal_speed(gpu::Backend::Gpu, None, ones, &goals, 0.5, Order::First) {
+    if let Err(e) =
+        crowdfield::plan::solve_eikonal_speed(gpu::Backend::Gpu, None, ones, &goals, 0.5, Order::First)
+    {
         assert!(!e.to_string().contains("f32 range"), "{e}");
     }
 }
@@ -563,7 +592,7 @@ fn a_small_workgroup_memory_falls_back_to_the_small_tile() {
     let (cost, _) = random_case(21, 90, 70);
     let mut goal = Array2::from_elem((90, 70), false);
     goal[(45, 3)] = true;
-    let (sols, used) = gpu::solve_eikonal(
+    let (sols, used) = crowdfield::plan::solve_eikonal(
         gpu::Backend::Gpu,
         Some(&ctx),
         cost.view(),

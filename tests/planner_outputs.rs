@@ -138,7 +138,10 @@ fn the_sqlite_file_has_jupedsims_schema_and_the_csvs_rows() {
 fn one_walkers_clear_time_is_when_it_left_each_cell() {
     let scene = crowdfield::map::load(map("corridor.json")).unwrap();
     let grid = scene.grid;
-    let mut sim = Simulation::new(scene, SimConfig::default()).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(SimConfig::default())
+        .build()
+        .unwrap();
     // The time each cell was left: the first sample at which the walker is elsewhere.
     let mut left = std::collections::HashMap::new();
     let mut cell = grid
@@ -174,7 +177,10 @@ fn names_that_a_spreadsheet_would_run_are_written_to_the_csvs_as_text() {
     let mut scene = crowdfield::map::load(map("corridor.json")).unwrap();
     scene.groups[0].name = "=HYPERLINK(\"http://x\")".to_string();
     scene.groups[0].goals[0].name = "+exit".to_string();
-    let mut sim = Simulation::new(scene, SimConfig::default()).unwrap();
+    let mut sim = Simulation::builder(scene)
+        .config(SimConfig::default())
+        .build()
+        .unwrap();
     while !sim.finished() {
         sim.step();
     }
@@ -198,14 +204,13 @@ fn names_that_a_spreadsheet_would_run_are_written_to_the_csvs_as_text() {
 #[test]
 fn exit_usage_sums_to_the_arrivals() {
     let scene = crowdfield::map::load(map("four_exits.json")).unwrap();
-    let mut sim = Simulation::new(
-        scene,
-        SimConfig {
+    let mut sim = Simulation::builder(scene)
+        .config(SimConfig {
             max_time: 40.0,
             ..SimConfig::default()
-        },
-    )
-    .unwrap();
+        })
+        .build()
+        .unwrap();
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
     let curves = exit_usage(&sim);

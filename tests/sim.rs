@@ -899,7 +899,11 @@ fn frames_show_agents_in_their_group_colour_at_their_positions() {
     for (id, (x, y)) in [(3.0, 0.4), (6.0, 1.6), (9.0, 1.0)].into_iter().enumerate() {
         agents.push(id as u32, x, y, 0, 0.2, 1.34);
     }
-    let mut sim = Simulation::with_agents(corridor(0, 1.34), config(10.0, 1), agents).unwrap();
+    let mut sim = Simulation::builder(corridor(0, 1.34))
+        .config(config(10.0, 1))
+        .agents(agents)
+        .build()
+        .unwrap();
     for _ in 0..5 {
         sim.step();
     }
@@ -1226,7 +1230,11 @@ fn a_push_between_bodies_does_not_carry_one_through_a_wall() {
         agents.push(0, 7.6, 8.0, 0, 1.0, 1.3);
         agents.push(1, 6.9, 8.0, 0, 1.0, 1.3);
         agents.start_time.iter_mut().for_each(|t| *t = 100.0);
-        let mut sim = Simulation::with_agents(scene, config(5.0, 1), agents).unwrap();
+        let mut sim = Simulation::builder(scene)
+            .config(config(5.0, 1))
+            .agents(agents)
+            .build()
+            .unwrap();
         sim.run(|_| Ok(())).unwrap();
         let a = sim.agents();
         assert!(a.x[0] < 8.0, "{model:?}: ({}, {})", a.x[0], a.y[0]);

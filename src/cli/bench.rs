@@ -256,7 +256,7 @@ fn eikonal(
         for _ in 0..repeats {
             let t = Instant::now();
             let (mut sols, used) =
-                crowdfield::gpu::solve_eikonal(backend, ctx.as_ref(), cost.view(), &goals, 1.0, order_kind)?;
+                crowdfield::plan::solve_eikonal(backend, ctx.as_ref(), cost.view(), &goals, 1.0, order_kind)?;
             best = best.min(t.elapsed().as_secs_f64());
             last = Some((sols.remove(0), used));
         }

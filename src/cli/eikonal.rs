@@ -4,8 +4,9 @@
 
 use anyhow::{Context, bail};
 use crowdfield::eikonal::{FMM_CPU, PhiGrid, SpeedGrid};
-use crowdfield::gpu::{Backend, GpuContext, describe_cpu, solve_eikonal_speed};
+use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::io::{read_npy_f64, read_npy_f64_with, write_npy};
+use crowdfield::plan::{describe_cpu, solve_eikonal_speed};
 use ndarray::{Array2, ArrayView2};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -123,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let order = super::order(args.order);
     let backend = Backend::from(args.backend);
     // Before the speeds are read.
-    crowdfield::gpu::check_order(backend, order)?;
+    crowdfield::plan::check_order(backend, order)?;
     crowdfield::io::check_output_file(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;
     // On the CPU (the default) the speeds are read straight into the memory the march solves
     // over (`SpeedGrid`: no grid-sized array allocated by the solve); the other backends go
@@ -183,7 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Backend::Cpu => None,
         Backend::Gpu => GpuContext::new().ok(),
         // A grid `Auto` keeps on the CPU opens no adapter.
-        Backend::Auto if crowdfield::gpu::auto_keeps_on_cpu(goal.len()).is_some() => None,
+        Backend::Auto if crowdfield::plan::auto_keeps_on_cpu(goal.len()).is_some() => None,
         Backend::Auto => GpuContext::for_auto().ok(),
     };
     let start = Instant::now();

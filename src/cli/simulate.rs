@@ -289,7 +289,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.frames == Some(0) {
         anyhow::bail!("--frames 0: expected a number of steps of at least 1");
     }
-    crowdfield::gpu::check_order(Backend::from(args.backend), super::order(args.order))?;
+    crowdfield::plan::check_order(Backend::from(args.backend), super::order(args.order))?;
     let mut scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     let model_source = crowdfield::sim::report::model_source(
         &crowdfield::map::MapFile::from_path(&args.map)?,

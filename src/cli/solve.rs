@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let order = super::order(args.order);
-    crowdfield::gpu::check_order(Backend::from(args.backend), order)?;
+    crowdfield::plan::check_order(Backend::from(args.backend), order)?;
     let scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     log(&format!(
         "loaded {} in {:.3} s",

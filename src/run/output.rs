@@ -98,7 +98,7 @@ pub fn write_run(dir: &Path, sim: &Simulation) -> Result<crate::sim::Report> {
     let peak = (report.total.peak_density.x, report.total.peak_density.y);
     save_png(
         &dir.join("peak_density.png"),
-        &draw::peak_density_map(&sim.scene, &sim.density_log.peak_map, peak),
+        &draw::peak_density_map(&sim.scene, &sim.logs.density.peak_map, peak),
     )?;
     crate::run::planner::write_planner_outputs(dir, sim)?;
     Ok(report)

@@ -19,13 +19,23 @@
 //! ```
 
 use super::local_bridge::LocalBridge;
-use super::{LocalHook, SimConfig, Simulation, spawn};
+use super::logs::{AgentLog, DensityLog, QualityLog, RunLogs};
+use super::walk::WalkState;
+use super::{
+    AUTO_DT_CFL, DEFAULT_DT, LocalHook, MAX_STEPS, SEPARATION_SLACK, SimConfig, Simulation, levels,
+    pedestrian, spawn,
+};
 use crate::agents::Agents;
+use crate::collision::walls::FreeRuns;
 use crate::eikonal::Order;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{Backend, GpuContext};
+use crate::local::quality::{CollisionCounter, JamTracker};
 use crate::local::{LocalBackend, LocalMode};
+use crate::neighbors::NeighborGrid;
+use crate::plan::{PlanOptions, Planner};
 use crate::scene::Scene;
+use crate::stages::StageTimes;
 use std::sync::Arc;
 
 /// Collects what a run needs and builds the [`Simulation`]; made by [`Simulation::builder`].
@@ -196,7 +206,7 @@ impl SimulationBuilder {
             gpu,
             model_source,
         } = self;
-        crate::gpu::check_order(backend, config.order)?;
+        crate::plan::check_order(backend, config.order)?;
         scene.check()?;
         let agents = match agents {
             Some(agents) => agents,
@@ -213,43 +223,210 @@ impl SimulationBuilder {
             &format!("a run of {}", size.describe()),
         )?;
         let seed = config.seed;
-        let order = config.order;
-        let mut sim = Simulation::with_agents_on_checked(scene, config, agents)?;
-        sim.model_source = model_source;
-        sim.model_warnings = crate::map::warnings(&sim.scene);
-        if let Some(w) = model_warning(&sim.scene) {
-            sim.model_warnings.push(w);
+        let dt = checked_time_step(&scene, &config, &agents)?;
+        // A march may stop past the walkers only when every step replans.
+        let whole_marches = config.full_potentials || config.replan_every > 1;
+        let plan_options = PlanOptions {
+            order: config.order,
+            backend,
+            gpu,
+        };
+        let planner = Planner::for_run(&scene, &plan_options, whole_marches)?;
+        let mut model_warnings = crate::map::warnings(&scene);
+        if let Some(w) = model_warning(&scene) {
+            model_warnings.push(w);
         }
-        // Why `Auto` keeps to the CPU before any adapter is looked for, if it does.
-        let auto_on_cpu = match backend {
-            Backend::Auto if order == Order::Second => Some("auto: second order runs on the CPU".to_string()),
-            Backend::Auto => crate::gpu::auto_keeps_on_cpu(sim.scene.grid.len()),
-            _ => None,
-        };
-        sim.solver_description = match (backend, auto_on_cpu, gpu) {
-            (Backend::Cpu, _, _) => "cpu: fast marching".to_string(),
-            (_, Some(why), _) => format!("cpu: fast marching ({why})"),
-            (_, None, Some(ctx)) => sim.use_gpu(ctx),
-            (Backend::Gpu, None, None) => sim.use_gpu(Arc::new(GpuContext::new()?)),
-            (Backend::Auto, None, None) => match GpuContext::for_auto() {
-                Ok(ctx) => sim.use_gpu(Arc::new(ctx)),
-                Err(e) => format!("cpu: fast marching (auto: {e})"),
-            },
-        };
-        if let Some(hook) = hook {
-            sim.local_description = Some("a caller's local hook".to_string());
-            sim.local = Some(hook);
-        } else if local != LocalMode::None {
-            sim.local_mode = local;
-            if let Some(w) = local_layer_warning(&sim.scene, local) {
-                sim.model_warnings.push(w);
+        let (local_hook, local_description, local_mode): (Option<Box<dyn LocalHook>>, _, _) = match hook {
+            Some(hook) => (
+                Some(hook),
+                Some("a caller's local hook".to_string()),
+                LocalMode::None,
+            ),
+            None if local != LocalMode::None => {
+                if let Some(w) = local_layer_warning(&scene, local) {
+                    model_warnings.push(w);
+                }
+                let mut bridge = LocalBridge::new(local, local_backend)?;
+                bridge.set_seed(seed);
+                let description = bridge.layer().backend_description();
+                (Some(Box::new(bridge)), Some(description), local)
             }
-            let mut bridge = LocalBridge::new(local, local_backend)?;
-            bridge.set_seed(seed);
-            sim.local_description = Some(bridge.layer().backend_description());
-            sim.local = Some(Box::new(bridge));
+            None => (None, None, LocalMode::None),
+        };
+        let walk = walk_state(&scene, &agents, local_hook);
+        let mut spawned = vec![0usize; scene.groups.len()];
+        for &g in &agents.group {
+            spawned[g as usize] += 1;
         }
-        Ok(sim)
+        let logs = run_logs(&scene, &agents, dt);
+        Ok(Simulation {
+            scene,
+            agents,
+            config,
+            dt,
+            time: 0.0,
+            steps: 0,
+            spawned,
+            arrivals: Vec::new(),
+            planner,
+            walk,
+            logs,
+            times: StageTimes::default(),
+            local_description,
+            model_warnings,
+            model_source,
+            local_mode,
+        })
+    }
+}
+
+/// Checks a run's agents on `scene` (checked already) and its configuration, and returns the
+/// time step: the given one, or the automatic one.
+fn checked_time_step(scene: &Scene, config: &SimConfig, agents: &Agents) -> Result<f64> {
+    agents.check_on(scene, true)?;
+    let grid = scene.grid;
+    if config.replan_every == 0 {
+        return Err(Error::invalid(
+            crate::error::OPTIONS,
+            "SimConfig.replan_every",
+            "0: expected at least 1",
+        ));
+    }
+    if !(config.max_time.is_finite() && config.max_time > 0.0) {
+        return Err(Error::invalid(
+            crate::error::OPTIONS,
+            "SimConfig.max_time",
+            format!(
+                "{}: expected a positive, finite number of seconds",
+                config.max_time
+            ),
+        ));
+    }
+    if agents.id.iter().enumerate().any(|(i, &id)| id as usize != i) {
+        return Err(Error::invalid(
+            "<agents>",
+            "id",
+            "agent ids must be 0..n in order",
+        ));
+    }
+    let v_max = agents
+        .max_speed
+        .iter()
+        .fold(scene.params.f_max, |m, &v| m.max(v as f64));
+    let dt = match config.dt {
+        None => DEFAULT_DT.min(AUTO_DT_CFL * grid.cell_size / v_max),
+        Some(dt) => {
+            if !(dt.is_finite() && dt > 0.0) {
+                return Err(Error::invalid(
+                    crate::error::OPTIONS,
+                    "SimConfig.dt",
+                    format!("{dt}: expected a positive time step"),
+                ));
+            }
+            if dt * v_max > grid.cell_size {
+                return Err(Error::invalid(
+                    crate::error::OPTIONS,
+                    "SimConfig.dt",
+                    format!(
+                        "{dt} s lets the fastest walker ({v_max:.3} m/s) move {:.3} m per step, more than \
+                         one cell ({} m): use SimConfig.dt <= {:.4} (or leave SimConfig.dt unset to pick it \
+                         automatically)",
+                        dt * v_max,
+                        grid.cell_size,
+                        grid.cell_size / v_max
+                    ),
+                ));
+            }
+            dt
+        }
+    };
+    if config.max_time + 1e-9 < dt {
+        // No whole step fits: the run would either do nothing or end past the limit.
+        return Err(Error::invalid(
+            crate::error::OPTIONS,
+            "SimConfig.max_time",
+            format!(
+                "{} s is shorter than one time step ({dt} s): expected at least the step; raise \
+                 SimConfig.max_time or lower SimConfig.dt",
+                config.max_time
+            ),
+        ));
+    }
+    let steps = (config.max_time / dt).ceil();
+    if steps > MAX_STEPS {
+        // The automatic step is already within 10 % of the largest the map allows (one cell
+        // per step for the fastest walker): only a shorter run helps.
+        let remedy = if config.dt.is_some() {
+            "lower SimConfig.max_time or raise SimConfig.dt".to_string()
+        } else {
+            format!(
+                "lower SimConfig.max_time (the time step is this map's automatic one: {} of the {} m \
+                 cells per step for its fastest walker, {v_max:.3} m/s, at most {DEFAULT_DT} s)",
+                AUTO_DT_CFL, grid.cell_size
+            )
+        };
+        return Err(Error::invalid(
+            crate::error::OPTIONS,
+            "SimConfig.max_time",
+            format!(
+                "{:e} s at a time step of {dt:e} s is {steps:e} steps: expected at most {MAX_STEPS:e} \
+                 steps; {remedy}",
+                config.max_time
+            ),
+        ));
+    }
+    Ok(dt)
+}
+
+/// The walk's state at time 0: the free floor per cell, the separation's and the pedestrian
+/// model's neighbour grids (bins as wide as the largest body and as far as a walker looks).
+fn walk_state(scene: &Scene, agents: &Agents, local: Option<Box<dyn LocalHook>>) -> WalkState {
+    let grid = scene.grid;
+    let v_max = agents
+        .max_speed
+        .iter()
+        .fold(scene.params.f_max, |m, &v| m.max(v as f64));
+    let pedestrian_rule = pedestrian::SpeedRule::default();
+    let pedestrian_floor = if scene.params.model == crate::params::Model::Pedestrian {
+        pedestrian::Floor::new(scene, pedestrian_rule.density_radius)
+    } else {
+        pedestrian::Floor::default()
+    };
+    let max_radius = agents.radius.iter().fold(0.05f32, |m, &r| m.max(r));
+    // The headway looks as far ahead as the longest time gap the floor asks for.
+    let pedestrian_time_gap = if pedestrian_floor.has_single_file(&grid, max_radius) {
+        pedestrian_rule.single_file_time_gap
+    } else {
+        pedestrian_rule.time_gap
+    };
+    WalkState {
+        spans: FreeRuns::new(scene.obstacle.view()).span(),
+        neighbors: NeighborGrid::new(grid.width() as f32, grid.height() as f32, 2.0 * max_radius),
+        pedestrian_grid: NeighborGrid::new(
+            grid.width() as f32,
+            grid.height() as f32,
+            pedestrian::look_radius(v_max as f32, max_radius, pedestrian_time_gap),
+        ),
+        pedestrian_rule,
+        pedestrian_floor,
+        local,
+        preferred: Vec::new(),
+    }
+}
+
+/// The run's logs at time 0 (the occupancy of the starting positions recorded).
+fn run_logs(scene: &Scene, agents: &Agents, dt: f64) -> RunLogs {
+    let grid = scene.grid;
+    let mut places = levels::PlaceLog::new(&grid, dt);
+    places.record_occupancy(&grid, &agents.x, &agents.y, 0.0);
+    RunLogs {
+        quality: QualityLog::default(),
+        agents: AgentLog::new(agents),
+        density: DensityLog::new(&grid, scene.groups.len()),
+        places,
+        // Pairs within the separation's slack are in contact, not colliding.
+        collisions: CollisionCounter::with_slack(SEPARATION_SLACK),
+        jams: JamTracker::default(),
     }
 }
 
@@ -300,15 +477,5 @@ impl Simulation {
     /// [builder's example](super::builder).
     pub fn builder(scene: Scene) -> SimulationBuilder {
         SimulationBuilder::new(scene)
-    }
-
-    /// Runs on `ctx` and returns the description of the potentials' solver.
-    fn use_gpu(&mut self, ctx: Arc<GpuContext>) -> String {
-        let note = format!(
-            "gpu: splat, fields, block FIM, gradients and walking velocities on {}",
-            ctx.adapter()
-        );
-        self.gpu = Some(ctx);
-        note
     }
 }

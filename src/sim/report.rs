@@ -160,7 +160,7 @@ fn inputs(sim: &Simulation) -> Inputs {
         cell_size: scene.grid.cell_size,
         dt: sim.dt,
         seed: sim.config.seed,
-        local: if sim.local.is_some() && sim.local_mode == crate::local::LocalMode::None {
+        local: if sim.walk.local.is_some() && sim.local_mode == crate::local::LocalMode::None {
             "a caller's local hook".to_string()
         } else {
             sim.local_mode.name().to_string()
@@ -444,7 +444,7 @@ impl Simulation {
     /// The collision and jam figures of the run so far (the report's `quality`), cheap enough
     /// to read after every step.
     pub fn quality(&self) -> Quality {
-        let q = &self.quality;
+        let q = &self.logs.quality;
         Quality {
             collisions_per_step: if q.steps > 0 {
                 q.pairs as f64 / q.steps as f64
@@ -529,7 +529,7 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
     }
 
     // Density.
-    let dl = &sim.density_log;
+    let dl = &sim.logs.density;
     let (rho, (r, c), t) = match g {
         Some(g) => dl.group_peak[g],
         None => dl.peak,
@@ -554,12 +554,12 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
     let mean_speed = if count > 0 { sum / count as f64 } else { 0.0 };
     let group_of_id = spawned_groups(sim);
     let mut min_speed = f64::INFINITY;
-    for (id, &walked) in sim.log.walked.iter().enumerate() {
+    for (id, &walked) in sim.logs.agents.walked.iter().enumerate() {
         if !in_group(group_of_id[id]) {
             continue;
         }
         // Time on the move: from the end of its pre-movement time to its arrival (or now).
-        let alive = sim.log.left_at[id].unwrap_or(sim.time) - sim.log.start_at[id];
+        let alive = sim.logs.agents.left_at[id].unwrap_or(sim.time) - sim.logs.agents.start_at[id];
         if alive > 0.0 {
             min_speed = min_speed.min(walked / alive);
         }
@@ -590,7 +590,7 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
             remaining.unreachable += 1;
         } else if sim.is_waiting(i) {
             remaining.waiting += 1;
-        } else if sim.time - sim.log.anchor[a.id[i] as usize].2 >= STUCK_TIME {
+        } else if sim.time - sim.logs.agents.anchor[a.id[i] as usize].2 >= STUCK_TIME {
             remaining.stuck += 1;
         } else {
             remaining.walking += 1;
@@ -614,7 +614,7 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
 
 /// The group of every agent id ever spawned (ids are `0..n`).
 fn spawned_groups(sim: &Simulation) -> Vec<u32> {
-    let mut groups = vec![0u32; sim.log.walked.len()];
+    let mut groups = vec![0u32; sim.logs.agents.walked.len()];
     for a in &sim.arrivals {
         groups[a.id as usize] = a.group;
     }

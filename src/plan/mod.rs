@@ -19,17 +19,23 @@
 //! # Ok::<(), crowdfield::Error>(())
 //! ```
 
+pub mod device;
+mod planner;
+
+pub use device::{
+    AUTO_GPU_MIN_CELLS, auto_keeps_on_cpu, check_order, describe_cpu, solve_eikonal, solve_eikonal_speed,
+};
+pub use planner::{ContinuumStep, GpuReadBacks, Planner};
+
 use crate::agents::Agents;
 use crate::eikonal::{Order, Solution};
 use crate::error::Result;
 use crate::fields::Fields;
 use crate::gpu::{Backend, GpuContext};
-use crate::gradient::{Gradient, gradient};
+use crate::gradient::Gradient;
 use crate::scene::Scene;
 use ndarray::Array2;
-use rayon::prelude::*;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// How [`plan`] solves: the order of the update and where the solve runs.
 ///
@@ -110,7 +116,7 @@ impl Plan {
 /// # Errors
 /// The scene's problems ([`Scene::check`]: masks of another shape than the grid, a goal
 /// without a free cell, a grid without cells or with a cell size that is not positive and
-/// finite). Then as [`crate::gpu::solve_eikonal`]: with [`Backend::Gpu`],
+/// finite). Then as [`solve_eikonal`]: with [`Backend::Gpu`],
 /// [`crate::Error::Gpu`] when no adapter opens, and [`crate::Error::Invalid`] for second order
 /// or costs beyond the GPU's range; the CPU backend does not fail.
 pub fn plan(scene: &Scene, options: &PlanOptions) -> Result<Plan> {
@@ -134,43 +140,5 @@ pub fn plan(scene: &Scene, options: &PlanOptions) -> Result<Plan> {
 /// # Errors
 /// As [`plan`].
 pub fn plan_with_crowd(scene: &Scene, crowd: &Agents, options: &PlanOptions) -> Result<Plan> {
-    scene.check()?;
-    let grid = scene.grid;
-    let t = Instant::now();
-    let fields = Fields::compute(scene, crowd);
-    let fields_seconds = t.elapsed().as_secs_f64();
-    let goals: Vec<Array2<bool>> = scene.groups.iter().map(|g| g.goal_mask(&grid)).collect();
-    let t = Instant::now();
-    let (solutions, solver) = crate::gpu::solve_eikonal(
-        options.backend,
-        options.gpu.as_deref(),
-        fields.cost.view(),
-        &goals,
-        grid.cell_size,
-        options.order,
-    )?;
-    let solve_seconds = t.elapsed().as_secs_f64();
-    let h = grid.cell_size;
-    let gradients: Vec<Gradient> = solutions
-        .par_iter()
-        .map(|s| gradient(s.phi.view(), fields.cost.view(), h))
-        .collect();
-    let groups = goals
-        .into_iter()
-        .zip(solutions)
-        .zip(gradients)
-        .map(|((goal, solution), gradient)| GroupPlan {
-            goal,
-            solution,
-            gradient,
-        })
-        .collect();
-    Ok(Plan {
-        fields,
-        groups,
-        solver,
-        order: options.order,
-        fields_seconds,
-        solve_seconds,
-    })
+    Planner::new(scene, options)?.plan(scene, crowd)
 }

@@ -1,0 +1,486 @@
+//! [`Planner`]: the one way from a scene and a crowd to what the walkers follow. It makes the
+//! one-off [`Plan`]s of `solve`, `batch` and the editor, and runs the simulation's continuum
+//! stage step after step (density, fields, potentials, gradients; or all of it on a GPU), with
+//! the CPU/GPU choice of [`super::device`].
+
+use super::device::{self, solve_eikonal};
+use super::{GroupPlan, Plan, PlanOptions};
+use crate::agents::Agents;
+use crate::eikonal::{self, Order};
+use crate::error::Result;
+use crate::fields::{self, Fields, SceneFaces};
+use crate::gpu::{Backend, ContinuumRun, ContinuumVelocities, GpuContext, ReadBacks};
+use crate::gradient::{Gradient, gradient};
+use crate::scene::Scene;
+use crate::stages::{Stage, StageTimer};
+use ndarray::{Array2, Array3};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// How far around each walker's cell (chessboard distance, cells) a march that stops past the
+/// walkers must have accepted every cell; see `Planner::needed_cells`.
+const NEEDED_REACH: usize = 2;
+
+/// What the host read back of the continuum step on the GPU
+/// ([`crate::sim::Simulation::gpu_read_backs`]; `timings.json`'s `gpu_read_backs`). Counts,
+/// not times: the same on any adapter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct GpuReadBacks {
+    /// Steps whose continuum step ran on the GPU.
+    pub steps: usize,
+    /// Read-backs those steps made: one for the walking velocities (with the pedestrian
+    /// model, each walker's potentials too), and on replanning steps one per batch of solver
+    /// passes (its 32-byte convergence state).
+    pub step_read_backs: u64,
+    /// Bytes those read-backs moved: 8 per walker per step (plus 4 per walker and group with
+    /// the pedestrian model), 32 per solver state.
+    pub step_bytes: u64,
+    /// Read-backs of fields and potentials asked for between steps (frames, the report).
+    pub on_demand_read_backs: u64,
+    /// Bytes of those.
+    pub on_demand_bytes: u64,
+}
+
+impl GpuReadBacks {
+    /// Bytes read back per step, the steps' own and those asked for together.
+    pub fn bytes_per_step(&self) -> f64 {
+        if self.steps == 0 {
+            0.0
+        } else {
+            (self.step_bytes + self.on_demand_bytes) as f64 / self.steps as f64
+        }
+    }
+
+    fn add_on_demand(&mut self, r: ReadBacks) {
+        self.on_demand_read_backs += r.count;
+        self.on_demand_bytes += r.bytes;
+    }
+}
+
+/// The continuum step on the device: the run's device buffers ([`ContinuumRun`]), and what was
+/// read back of it since.
+struct DeviceRun {
+    run: ContinuumRun,
+    /// The fields of the last step, read back on first need (`None` when that read failed).
+    fields: OnceLock<Option<Fields>>,
+    /// The potentials of the last solve, read back on first need.
+    potentials: OnceLock<Vec<Array2<f64>>>,
+    /// The run's read-backs made by its steps (the rest were asked for between steps).
+    step_reads: ReadBacks,
+}
+
+impl DeviceRun {
+    /// The run's read-backs asked for between steps.
+    fn on_demand(&self) -> ReadBacks {
+        let all = self.run.read_backs();
+        ReadBacks {
+            count: all.count - self.step_reads.count,
+            bytes: all.bytes - self.step_reads.bytes,
+        }
+    }
+}
+
+/// What a continuum step gives the walk: the fields and gradients on the CPU (read them
+/// through [`Planner::fields`] and [`Planner::gradients`]), or every walker's field velocity
+/// sampled on the device.
+pub enum ContinuumStep {
+    /// The CPU computed this step's fields and (when due) gradients.
+    Cpu,
+    /// The device sampled every walker's field velocity (and, with the pedestrian model, its
+    /// potentials).
+    Device(ContinuumVelocities),
+}
+
+/// Plans a scene's potentials: fields from a crowd, one Eikonal solve per group, the gradients.
+///
+/// [`Planner::new`] makes one for one-off [`Plan`]s ([`super::plan`], [`super::plan_with_crowd`]:
+/// `solve`, `batch`, the editor); the simulation builder makes one for a run, which keeps the
+/// last step's fields, potentials and gradients (on the CPU, or on a GPU until it fails) and
+/// steps them with the crowd.
+pub struct Planner {
+    /// Order of the fast-marching update.
+    order: Order,
+    /// Where one-off plans solve.
+    backend: Backend,
+    /// The GPU: the context one-off plans reuse, or the one a run's continuum step runs on
+    /// (until a GPU error).
+    gpu: Option<Arc<GpuContext>>,
+    /// Per group, its goal cells (the union of its goals).
+    goal_masks: Vec<Array2<bool>>,
+    /// The scene's part of the speed and cost fields, computed once.
+    faces: SceneFaces,
+    /// What a run's continuum step runs on, in words.
+    description: String,
+    /// Whether a run's marches cover the whole grid (else they stop past the walkers).
+    whole_marches: bool,
+    /// Fields of the last CPU step (`None` before the first step and after a GPU step).
+    fields: Option<Fields>,
+    /// Potential of each group from the last CPU solve.
+    potentials: Vec<Array2<f64>>,
+    /// Whether the last solve stopped its marches past the walkers.
+    potentials_partial: bool,
+    /// Per group, the whole-grid march of the last solve, solved on first need.
+    whole_potentials: Vec<OnceLock<Array2<f64>>>,
+    /// Per group, the upwind gradient of the last CPU solve.
+    gradients: Vec<Gradient>,
+    /// The continuum step on the device (from the first GPU step until a GPU error).
+    device_run: Option<DeviceRun>,
+    /// The read-backs of the continuum step on the GPU so far.
+    reads: GpuReadBacks,
+    /// Why the GPU was given up for the CPU, when it was.
+    fallback: Option<String>,
+}
+
+impl Planner {
+    /// A planner for one-off plans of `scene` solved as `options` say (the GPU, if any, opened
+    /// on each [`Planner::plan`] unless `options.gpu` gives one).
+    ///
+    /// # Errors
+    /// The scene's problems ([`Scene::check`]).
+    pub fn new(scene: &Scene, options: &PlanOptions) -> Result<Self> {
+        scene.check()?;
+        let grid = scene.grid;
+        Ok(Self {
+            order: options.order,
+            backend: options.backend,
+            gpu: options.gpu.clone(),
+            goal_masks: scene.groups.iter().map(|g| g.goal_mask(&grid)).collect(),
+            faces: SceneFaces::new(scene),
+            description: device::describe_cpu(options.order),
+            whole_marches: true,
+            fields: None,
+            potentials: Vec::new(),
+            potentials_partial: false,
+            whole_potentials: Vec::new(),
+            gradients: Vec::new(),
+            device_run: None,
+            reads: GpuReadBacks::default(),
+            fallback: None,
+        })
+    }
+
+    /// A planner for a run of `scene` (checked already): the GPU opened now as `options.backend`
+    /// says ([`device::device_for_run`]), marches over the whole grid when `whole_marches`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Gpu`] when [`Backend::Gpu`] finds no adapter; second order on the GPU.
+    pub(crate) fn for_run(scene: &Scene, options: &PlanOptions, whole_marches: bool) -> Result<Self> {
+        let (gpu, description) = device::device_for_run(
+            options.backend,
+            options.order,
+            scene.grid.len(),
+            options.gpu.clone(),
+        )?;
+        let grid = scene.grid;
+        Ok(Self {
+            order: options.order,
+            backend: options.backend,
+            gpu,
+            goal_masks: scene.groups.iter().map(|g| g.goal_mask(&grid)).collect(),
+            faces: SceneFaces::new(scene),
+            description,
+            whole_marches,
+            fields: None,
+            potentials: Vec::new(),
+            potentials_partial: false,
+            whole_potentials: Vec::new(),
+            gradients: Vec::new(),
+            device_run: None,
+            reads: GpuReadBacks::default(),
+            fallback: None,
+        })
+    }
+
+    /// The plan of `scene` with the density of `crowd` shaping the speed and cost fields: the
+    /// fields, then one potential and gradient per group. See [`super::plan_with_crowd`].
+    ///
+    /// # Errors
+    /// As [`solve_eikonal`]: with [`Backend::Gpu`], [`crate::Error::Gpu`] when no adapter
+    /// opens, and [`crate::Error::Invalid`] for second order or costs beyond the GPU's range.
+    pub fn plan(&self, scene: &Scene, crowd: &Agents) -> Result<Plan> {
+        let grid = scene.grid;
+        let t = Instant::now();
+        let fields = self.fields_of(scene, crowd);
+        let fields_seconds = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let (solutions, solver) = solve_eikonal(
+            self.backend,
+            self.gpu.as_deref(),
+            fields.cost.view(),
+            &self.goal_masks,
+            grid.cell_size,
+            self.order,
+        )?;
+        let solve_seconds = t.elapsed().as_secs_f64();
+        let h = grid.cell_size;
+        let gradients: Vec<Gradient> = solutions
+            .par_iter()
+            .map(|s| gradient(s.phi.view(), fields.cost.view(), h))
+            .collect();
+        let groups = self
+            .goal_masks
+            .iter()
+            .cloned()
+            .zip(solutions)
+            .zip(gradients)
+            .map(|((goal, solution), gradient)| GroupPlan {
+                goal,
+                solution,
+                gradient,
+            })
+            .collect();
+        Ok(Plan {
+            fields,
+            groups,
+            solver,
+            order: self.order,
+            fields_seconds,
+            solve_seconds,
+        })
+    }
+
+    /// Density, speed and unit cost of `scene` under `crowd` (SPEC §2–3), the same values
+    /// [`Fields::compute`] gives, from the scene's faces computed once.
+    fn fields_of(&self, scene: &Scene, crowd: &Agents) -> Fields {
+        let density = fields::splat(&scene.grid, scene.params.lambda, crowd);
+        let speed = fields::speed_with(scene, &self.faces, &density);
+        let cost = fields::unit_cost_with(scene, &self.faces, speed.view());
+        Fields { density, speed, cost }
+    }
+
+    /// The continuum stage of a simulation step for `agents`: on the GPU, every walker's field
+    /// velocity (new potentials when `replan` or none are on the device yet); on the CPU (or
+    /// after a GPU error, which it records and which turns the GPU off for the rest of the
+    /// run), the splat, the fields and, when `replan` or none exist yet, the potentials and
+    /// gradients. Laps `timer` once per stage (the GPU's whole step under potentials).
+    pub(crate) fn continuum_step(
+        &mut self,
+        scene: &Scene,
+        agents: &Agents,
+        replan: bool,
+        timer: &mut StageTimer,
+    ) -> ContinuumStep {
+        if let Some(sampled) = self.device_step(scene, agents, replan) {
+            timer.lap(Stage::Potentials);
+            self.fields = None;
+            return ContinuumStep::Device(sampled);
+        }
+        let replan = replan || self.gradients.is_empty();
+        let grid = scene.grid;
+        // 1. Splat (all groups together).
+        let density = fields::splat(&grid, scene.params.lambda, agents);
+        timer.lap(Stage::Splat);
+        // 2. Speed and cost.
+        let speed = fields::speed_with(scene, &self.faces, &density);
+        let cost = fields::unit_cost_with(scene, &self.faces, speed.view());
+        timer.lap(Stage::Fields);
+        // 3. Potentials and gradients.
+        if replan {
+            let h = grid.cell_size;
+            self.potentials_partial = !self.whole_marches;
+            let solutions = if self.whole_marches {
+                eikonal::solve_groups(cost.view(), &self.goal_masks, h, self.order)
+            } else {
+                let needed = self.needed_cells(scene, agents);
+                eikonal::solve_groups_near(cost.view(), &self.goal_masks, &needed, h, self.order)
+            };
+            self.adopt_potentials(solutions, &cost, h);
+        }
+        timer.lap(Stage::Potentials);
+        self.fields = Some(Fields { density, speed, cost });
+        ContinuumStep::Cpu
+    }
+
+    /// The GPU's continuum step, or `None` without a GPU or after a GPU error (recorded in
+    /// [`Planner::fallback`]; the GPU is off for the rest of the run).
+    fn device_step(&mut self, scene: &Scene, agents: &Agents, replan: bool) -> Option<ContinuumVelocities> {
+        let ctx = self.gpu.clone()?;
+        match open_device_step(
+            &ctx,
+            &mut self.device_run,
+            scene,
+            agents,
+            &self.goal_masks,
+            replan,
+        ) {
+            Ok(sampled) => {
+                self.reads.steps += 1;
+                self.reads.step_read_backs += sampled.read_backs.count;
+                self.reads.step_bytes += sampled.read_backs.bytes;
+                Some(sampled)
+            }
+            Err(e) => {
+                self.fallback = Some(e.to_string());
+                self.gpu = None;
+                if let Some(run) = self.device_run.take() {
+                    self.reads.add_on_demand(run.on_demand());
+                }
+                None
+            }
+        }
+    }
+
+    /// Per group, the cells whose potential (and upwind gradient) its walkers read in this
+    /// step: the cells within [`NEEDED_REACH`] cells (chessboard distance) of each walker's
+    /// cell. A walker reads the direction of its cell and of the four cell centres around it,
+    /// one cell away at most; the second cell is a margin for rounding at cell edges.
+    fn needed_cells(&self, scene: &Scene, a: &Agents) -> Vec<Array2<bool>> {
+        let grid = scene.grid;
+        let reach = NEEDED_REACH;
+        let mut needed = vec![Array2::from_elem(grid.shape(), false); scene.groups.len()];
+        if grid.is_empty() {
+            return needed;
+        }
+        let h = grid.cell_size;
+        for i in 0..a.len() {
+            // The containing cell as `velocity_at` finds it (NaN and negatives go to 0).
+            let r = ((a.y[i] as f64 / h) as usize).min(grid.rows - 1);
+            let c = ((a.x[i] as f64 / h) as usize).min(grid.cols - 1);
+            let mask = &mut needed[a.group[i] as usize];
+            let (r0, r1) = (r.saturating_sub(reach), (r + reach).min(grid.rows - 1));
+            let (c0, c1) = (c.saturating_sub(reach), (c + reach).min(grid.cols - 1));
+            mask.slice_mut(ndarray::s![r0..=r1, c0..=c1]).fill(true);
+        }
+        needed
+    }
+
+    /// Takes new potentials: their upwind gradients on `cost`, groups in parallel.
+    fn adopt_potentials(&mut self, solutions: Vec<eikonal::Solution>, cost: &Array3<f32>, h: f64) {
+        self.gradients = solutions
+            .par_iter()
+            .map(|s| gradient(s.phi.view(), cost.view(), h))
+            .collect();
+        self.potentials = solutions.into_iter().map(|s| s.phi).collect();
+        self.whole_potentials = self.potentials.iter().map(|_| OnceLock::new()).collect();
+    }
+
+    /// Per group, its goal cells.
+    pub fn goal_masks(&self) -> &[Array2<bool>] {
+        &self.goal_masks
+    }
+
+    /// The scene's part of the speed and cost fields.
+    pub fn faces(&self) -> &SceneFaces {
+        &self.faces
+    }
+
+    /// Per group, the upwind gradient of the last CPU solve (empty before it).
+    pub fn gradients(&self) -> &[Gradient] {
+        &self.gradients
+    }
+
+    /// The potentials of the last CPU solve (empty before it), without reading the device.
+    pub fn cpu_potentials(&self) -> &[Array2<f64>] {
+        &self.potentials
+    }
+
+    /// The fields of the last step (`None` before the first step). After a step on the GPU
+    /// they are read back from the device on the first call (`None` if that read fails).
+    pub fn fields(&self) -> Option<&Fields> {
+        match (&self.gpu, &self.device_run) {
+            (Some(ctx), Some(run)) if self.fields.is_none() && run.run.groups().is_some() => run
+                .fields
+                .get_or_init(|| ctx.continuum_fields(&run.run).ok())
+                .as_ref(),
+            _ => self.fields.as_ref(),
+        }
+    }
+
+    /// The potential of each group from the last solve: the CPU's, or the device's read back
+    /// on first need (empty before the first solve or if that read fails).
+    pub fn potentials(&self) -> &[Array2<f64>] {
+        match (&self.gpu, &self.device_run) {
+            (Some(ctx), Some(run)) if run.run.groups().is_some() => run
+                .potentials
+                .get_or_init(|| ctx.continuum_potentials(&run.run).unwrap_or_default()),
+            _ => &self.potentials,
+        }
+    }
+
+    /// The potential of `group` at cell `rc` as a whole-grid march of the last solve gives it
+    /// (see [`crate::sim::Simulation::whole_potential_at`]).
+    pub fn whole_potential_at(&self, scene: &Scene, group: usize, rc: (usize, usize)) -> f64 {
+        let Some(&value) = self.potentials().get(group).and_then(|phi| phi.get(rc)) else {
+            return f64::INFINITY;
+        };
+        if value.is_finite() || !self.potentials_partial {
+            return value;
+        }
+        let (Some(fields), Some(cache)) = (&self.fields, self.whole_potentials.get(group)) else {
+            return value;
+        };
+        let whole = cache.get_or_init(|| {
+            eikonal::solve_fmm(
+                fields.cost.view(),
+                self.goal_masks[group].view(),
+                scene.grid.cell_size,
+                self.order,
+            )
+            .phi
+        });
+        whole[rc]
+    }
+
+    /// What the host read back of the continuum step on the GPU so far (`None` when no step
+    /// ran there).
+    pub fn gpu_read_backs(&self) -> Option<GpuReadBacks> {
+        if self.reads.steps == 0 {
+            return None;
+        }
+        let mut r = self.reads;
+        if let Some(run) = &self.device_run {
+            r.add_on_demand(run.on_demand());
+        }
+        Some(r)
+    }
+
+    /// Why the GPU was given up for the CPU mid-run, when it was.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// What a run's continuum step runs on, in words.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Whether the continuum step runs on a GPU (until a GPU error).
+    pub fn on_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+}
+
+/// One continuum step on the device, opening the run's device buffers on the first: new
+/// potentials when `replan` or when none are on the device yet.
+fn open_device_step(
+    ctx: &GpuContext,
+    run: &mut Option<DeviceRun>,
+    scene: &Scene,
+    agents: &Agents,
+    goal_masks: &[Array2<bool>],
+    replan: bool,
+) -> Result<ContinuumVelocities> {
+    if run.is_none() {
+        *run = Some(DeviceRun {
+            run: ctx.continuum_run(scene)?,
+            fields: OnceLock::new(),
+            potentials: OnceLock::new(),
+            step_reads: ReadBacks::default(),
+        });
+    }
+    let run = run.as_mut().expect("the device run was just opened");
+    // The pedestrian model reads each walker's potential and its neighbours'.
+    run.run
+        .set_sample_potentials(scene.params.model == crate::params::Model::Pedestrian);
+    let replan = replan || run.run.groups().is_none();
+    let sampled = ctx.continuum_velocities(&mut run.run, agents, replan.then_some(goal_masks))?;
+    run.fields = OnceLock::new();
+    if replan {
+        run.potentials = OnceLock::new();
+    }
+    run.step_reads.count += sampled.read_backs.count;
+    run.step_reads.bytes += sampled.read_backs.bytes;
+    Ok(sampled)
+}
