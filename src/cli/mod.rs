@@ -11,6 +11,7 @@ mod eikonal;
 mod image;
 mod simulate;
 mod solve;
+mod study;
 mod validate;
 mod verify;
 
@@ -36,6 +37,9 @@ enum Command {
     Simulate(simulate::Args),
     /// Solve (and simulate) many maps in parallel.
     Batch(batch::Args),
+    /// Run many seeds of a map, with each exit blocked in turn and with scenario files, and
+    /// state the spread of the evacuation times.
+    Study(study::Args),
     /// Measure the solvers and the simulation step.
     Bench(bench::Args),
     /// Run the verification suite (RiMEA tests, bottleneck experiments) and report each test.
@@ -76,6 +80,7 @@ pub fn main() -> ExitCode {
         Command::Validate(a) => validate::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Batch(a) => batch::run(a),
+        Command::Study(a) => study::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Verify(a) => verify::run(a),
     };
