@@ -130,6 +130,14 @@ pub fn worst_level(report: &Report) -> String {
         .map_or_else(|| LEVELS[0].to_string(), |l| l.level.clone())
 }
 
+/// The script by which a page checks its own images once loaded: a console error names any
+/// that did not decode, and `data-images-loaded` on the body says how many did (the browser
+/// tests read it).
+pub const IMAGE_CHECK_SCRIPT: &str = "<script>window.addEventListener('load',function(){var im=document.images,n=0;\
+for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0){n++;}\
+else{console.error('image did not load: '+im[i].alt);}}\
+document.body.setAttribute('data-images-loaded',n+' of '+im.length);});</script>\n";
+
 /// The report page of one run.
 pub fn report_page(report: &Report, input: &PageInput) -> String {
     let mut h = String::new();
@@ -308,14 +316,7 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
             escape(caption)
         );
     }
-    // The page checks its own images once loaded: a console error names any that did not
-    // decode, and `data-images-loaded` on the body says how many did (the browser test reads it).
-    h.push_str(
-        "<script>window.addEventListener('load',function(){var im=document.images,n=0;\
-         for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0){n++;}\
-         else{console.error('image did not load: '+im[i].alt);}}\
-         document.body.setAttribute('data-images-loaded',n+' of '+im.length);});</script>\n",
-    );
+    h.push_str(IMAGE_CHECK_SCRIPT);
     h.push_str("</body></html>\n");
     h
 }

@@ -268,7 +268,9 @@ fn study_page(out: &Path, study: &Study, scenarios: &[Scenario], base_dir: &Path
             );
         }
     }
-    h.push_str("</tbody></table>\n</body></html>\n");
+    h.push_str("</tbody></table>\n");
+    h.push_str(crate::export::html::IMAGE_CHECK_SCRIPT);
+    h.push_str("</body></html>\n");
     Ok(h)
 }
 
@@ -288,7 +290,12 @@ fn scenario_plan(
     base_dir: &Path,
     seed: u64,
 ) -> Result<image::RgbaImage> {
-    let scene = crate::map::compile(&scenario.map, base_dir, &scenario.name);
+    // A scenario that cannot run (a group without an exit) is shown on the map as drawn.
+    let shown = match (&scenario.cannot_run, as_drawn) {
+        (Some(_), Some(d)) => d,
+        _ => scenario,
+    };
+    let scene = crate::map::compile(&shown.map, base_dir, &scenario.name);
     let opts = ImageOptions {
         min_map_width: 320,
         max_map_height: 320,

@@ -1,0 +1,354 @@
+//! `crowdfield study`: the statistics against numpy on the runs' own results, a blocked exit
+//! never faster than the map as drawn, shards merged equal to one machine, scenario files and
+//! their errors, and the page in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn crowdfield(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A 12 m x 8 m room with a 1 m exit on each side ("west", "east") and 40 people.
+fn two_exit_room(dir: &Path) -> PathBuf {
+    let map = serde_json::json!({
+        "version": 1,
+        "name": "two exits",
+        "model": "pedestrian",
+        "grid": {"cols": 48, "rows": 32, "cell_size": 0.25},
+        "layers": {"obstacles": {"shapes": [
+            {"rect": {"min": [0, 0], "max": [12, 0.25]}},
+            {"rect": {"min": [0, 7.75], "max": [12, 8]}},
+            {"rect": {"min": [0, 0], "max": [0.25, 8]}},
+            {"rect": {"min": [11.75, 0], "max": [12, 8]}},
+            {"rect": {"min": [0, 3.5], "max": [0.25, 4.5]}, "value": 0},
+            {"rect": {"min": [11.75, 3.5], "max": [12, 4.5]}, "value": 0}
+        ]}},
+        "groups": [{
+            "name": "occupants",
+            "goals": [
+                {"rect": {"min": [0, 3.5], "max": [0.25, 4.5]}, "name": "west", "width": 1},
+                {"rect": {"min": [11.75, 3.5], "max": [12, 4.5]}, "name": "east", "width": 1}
+            ],
+            "spawns": [{"rect": {"min": [2, 1], "max": [6, 7]}, "count": 40, "name": "hall",
+                        "premovement": {"min": 0, "max": 10}}]
+        }]
+    });
+    let path = dir.join("two_exits.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&map).unwrap()).unwrap();
+    path
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn study(args: &[&str]) -> String {
+    let o = crowdfield(args);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{err}");
+    err
+}
+
+fn scenario<'a>(study: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    study["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+#[test]
+fn statistics_match_numpy_and_blocking_an_exit_never_helps() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = two_exit_room(dir.path());
+    let out = dir.path().join("study");
+    let err = study(&[
+        "study",
+        s(&map),
+        "--seeds",
+        "5",
+        "--discount-exits",
+        "--aset",
+        "60",
+        "--quiet",
+        "--out",
+        s(&out),
+    ]);
+    assert!(
+        err.contains(&format!("study: {}", out.join("study.json").display())),
+        "{err}"
+    );
+    let got = read_json(&out.join("study.json"));
+    let names: Vec<&str> = got["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["as drawn", "exit \"west\" blocked", "exit \"east\" blocked"]
+    );
+    assert_eq!(got["seeds"], serde_json::json!([1, 2, 3, 4, 5]));
+    // numpy recomputes every scenario's figures from the runs' result.json files.
+    let check = r#"
+import json, pathlib, sys
+import numpy as np
+out = pathlib.Path(sys.argv[1])
+study = json.loads((out / "study.json").read_text())
+for sc in study["scenarios"]:
+    runs = [json.loads((out / e["folder"] / "result.json").read_text()) for e in sc["seeds"]]
+    t = np.array([r["evacuation_time"] for r in runs if r["complete"]], dtype=float)
+    want = dict(mean=t.mean(), sd=t.std(ddof=1), min=t.min(), p50=np.percentile(t, 50),
+                p95=np.percentile(t, 95), max=t.max())
+    for k, v in want.items():
+        got = sc["evacuation_time"][k]
+        assert abs(got - v) <= 1e-9 * max(1.0, abs(v)), (sc["name"], k, got, v)
+    pre = np.array([r["premovement"] for r in runs], dtype=float)
+    assert abs(sc["premovement"]["mean"] - pre.mean()) <= 1e-9 * max(1.0, pre.mean())
+    assert abs(sc["margin"] - (60 - want["p95"])) <= 1e-9
+print("ok", len(study["scenarios"]))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", check, s(&out)])
+        .output()
+        .expect("python3 runs (the test command installs numpy with PedPy)");
+    assert!(
+        o.status.success(),
+        "numpy check failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "ok 3");
+    // One exit instead of two: never faster, seed by seed.
+    let drawn = scenario(&got, "as drawn");
+    for blocked in ["exit \"west\" blocked", "exit \"east\" blocked"] {
+        let b = scenario(&got, blocked);
+        assert_eq!(b["complete_runs"], 5, "{b}");
+        for (x, y) in drawn["seeds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(b["seeds"].as_array().unwrap())
+        {
+            let (tx, ty) = (
+                x["evacuation_time"].as_f64().unwrap(),
+                y["evacuation_time"].as_f64().unwrap(),
+            );
+            assert!(
+                ty >= tx,
+                "{blocked}, seed {}: {ty} s against {tx} s as drawn",
+                x["seed"]
+            );
+        }
+        // Everyone leaves through the exit left open.
+        let exits = b["exits"].as_array().unwrap();
+        let used: Vec<&serde_json::Value> = exits
+            .iter()
+            .filter(|e| e["arrivals"]["mean"].as_f64().unwrap() > 0.0)
+            .collect();
+        assert_eq!(used.len(), 1, "{exits:?}");
+        assert_eq!(used[0]["arrivals"]["mean"], 40.0);
+    }
+    // Each run has its report page, linked from the study's page.
+    let page = std::fs::read_to_string(out.join("study.html")).unwrap();
+    for e in drawn["seeds"].as_array().unwrap() {
+        let folder = e["folder"].as_str().unwrap();
+        assert!(out.join(folder).join("report.html").is_file(), "{folder}");
+        assert!(page.contains(&format!("./{folder}/report.html")), "{folder}");
+    }
+}
+
+#[test]
+fn shards_merged_give_one_machines_study_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = two_exit_room(dir.path());
+    let one = dir.path().join("one");
+    let spread = dir.path().join("spread");
+    let common = ["--seeds", "3", "--discount-exits", "--quiet"];
+    study(&[&["study", s(&map)][..], &common, &["--out", s(&one)]].concat());
+    for shard in ["0/2", "1/2"] {
+        let err = study(
+            &[
+                &["study", s(&map)][..],
+                &common,
+                &["--shard", shard, "--out", s(&spread)],
+            ]
+            .concat(),
+        );
+        assert!(err.contains("--merge"), "{err}");
+        assert!(!spread.join("study.json").exists(), "a shard writes no study");
+    }
+    study(
+        &[
+            &["study", s(&map)][..],
+            &common,
+            &["--merge", "--out", s(&spread)],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        std::fs::read(one.join("study.json")).unwrap(),
+        std::fs::read(spread.join("study.json")).unwrap()
+    );
+    // A merge with no runs says what to do.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(empty.join("runs")).unwrap();
+    let o = crowdfield(&[&["study", s(&map)][..], &common, &["--merge", "--out", s(&empty)]].concat());
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("run the shards"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn scenario_files_change_the_map_and_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = two_exit_room(dir.path());
+    let file = dir.path().join("more.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "more people, east closed", "closed_exits": ["east"], "population": 1.5, "aset": 90}"#,
+    )
+    .unwrap();
+    let alone = dir.path().join("alone.json");
+    std::fs::write(&alone, r#"{"name": "no exit", "closed_exits": ["east", "west"]}"#).unwrap();
+    let out = dir.path().join("study");
+    let err = study(&[
+        "study",
+        s(&map),
+        "--seeds",
+        "2",
+        "--scenario",
+        s(&file),
+        "--scenario",
+        s(&alone),
+        "--quiet",
+        "--out",
+        s(&out),
+    ]);
+    assert!(err.contains("scenario \"no exit\" is not run"), "{err}");
+    let got = read_json(&out.join("study.json"));
+    let more = scenario(&got, "more people, east closed");
+    assert_eq!(more["blocked"], serde_json::json!(["east"]));
+    assert_eq!(more["aset"], 90.0);
+    let result = read_json(
+        &out.join(more["seeds"][0]["folder"].as_str().unwrap())
+            .join("result.json"),
+    );
+    assert_eq!(result["agents"], 60);
+    let none = scenario(&got, "no exit");
+    assert_eq!(none["runs"], 0);
+    assert!(
+        none["cannot_run"].as_str().unwrap().contains("no exit left"),
+        "{none}"
+    );
+
+    // Errors name the file, the key and the value.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"name": "x", "closed_exits": ["north"]}"#).unwrap();
+    let o = crowdfield(&["study", s(&map), "--scenario", s(&bad), "--out", s(&out)]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("bad.json")
+            && e.contains("closed_exits[0]")
+            && e.contains("\"north\"")
+            && e.contains("west, east"),
+        "{e}"
+    );
+    std::fs::write(&bad, r#"{"name": "x", "populaton": 2}"#).unwrap();
+    let o = crowdfield(&["study", s(&map), "--scenario", s(&bad), "--out", s(&out)]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && e.contains("bad.json") && e.contains("populaton"),
+        "{e}"
+    );
+    let o = crowdfield(&["study", s(&map), "--seeds", "0", "--out", s(&out)]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--seeds 0"), "{o:?}");
+}
+
+/// Whether the browser test must run (the test command installs Chromium and sets this).
+fn browser_required() -> bool {
+    std::env::var("CROWDFIELD_REQUIRE_BROWSER").is_ok_and(|v| v == "1")
+}
+
+#[test]
+fn the_study_page_renders_in_headless_chromium() {
+    let browser = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    let Some(browser) = browser else {
+        assert!(
+            !browser_required(),
+            "no Chromium, and CROWDFIELD_REQUIRE_BROWSER=1"
+        );
+        eprintln!("skipped: no Chromium (scripts/test.sh installs it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let map = two_exit_room(dir.path());
+    let out = dir.path().join("study");
+    study(&[
+        "study",
+        s(&map),
+        "--seeds",
+        "2",
+        "--discount-exits",
+        "--quiet",
+        "--out",
+        s(&out),
+    ]);
+    let profile = dir.path().join("profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", out.join("study.html").display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let log = String::from_utf8_lossy(&o.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    // The arrival curves and one plan per scenario, all decoded.
+    assert!(
+        dom.contains("data-images-loaded=\"4 of 4\""),
+        "{}",
+        &dom[..dom.len().min(400)]
+    );
+    // The worst scenario is highlighted: one of the blocked exits.
+    let worst = dom
+        .split("<tr class=\"worst\"><td>")
+        .nth(1)
+        .expect("a highlighted row");
+    assert!(worst.starts_with("exit \""), "{}", &worst[..80.min(worst.len())]);
+}
