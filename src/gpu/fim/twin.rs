@@ -43,7 +43,16 @@ pub fn local_update(pe: f32, pn: f32, pw: f32, ps: f32, ce: f32, cn: f32, cw: f3
 /// The SPEC §4 update from all four neighbours as given (no downwind filter): per axis the
 /// neighbour with the smaller `phi_M + C`, then the quadratic or the one-sided value.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn update_from_neighbours(pe: f32, pn: f32, pw: f32, ps: f32, ce: f32, cn: f32, cw: f32, cs: f32) -> f32 {
+pub(super) fn update_from_neighbours(
+    pe: f32,
+    pn: f32,
+    pw: f32,
+    ps: f32,
+    ce: f32,
+    cn: f32,
+    cw: f32,
+    cs: f32,
+) -> f32 {
     let mut a = PHI_INF;
     let mut p = 0.0;
     if ce > 0.0 && pe < PHI_INF {
