@@ -1,5 +1,5 @@
-//! The FIM's device side: its buffers (kept by the context and reused while large enough, or
-//! owned by a [`crate::gpu::ContinuumRun`]), and [`GpuContext::solve_fim`], the host loop that
+//! The FIM's device side: its buffers (kept in the context's slot for them and reused while
+//! large enough, or owned by a [`crate::gpu::ContinuumRun`]), and [`GpuContext::solve_fim`], the host loop that
 //! encodes the passes in batches and reads the state back after each batch.
 
 use super::{
@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::gpu::context::{GpuContext, bind_group};
 use crate::gpu::types::{GpuFimParams, GpuFimStep};
 use ndarray::{Array2, ArrayView3};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 /// The device buffers of the FIM solver, kept in the context and reused while they are large
@@ -160,7 +161,8 @@ impl GpuContext {
         if pr.groups == 0 || pr.cols == 0 || pr.rows == 0 {
             return Ok(solutions(&[], &input, "fim-gpu", self.empty_counters(), 0.0));
         }
-        let guard = self.fim_buffers(&input)?;
+        let slot = self.buffers.slot::<FimBuffers>()?;
+        let guard = self.fim_buffers(&slot, &input)?;
         let buf = guard.as_ref().expect("FIM buffers were just created");
         self.write_buffer_parallel(&buf.cost, 0, &input.cost);
         let encoder = self
@@ -189,12 +191,12 @@ impl GpuContext {
 
     /// The FIM buffers, (re)built when too small for `input`, with everything but the cost
     /// uploaded (parameters, sources, initial potentials, every tile on the first list).
-    pub(crate) fn fim_buffers(
+    pub(crate) fn fim_buffers<'s>(
         &self,
+        slot: &'s Mutex<Option<FimBuffers>>,
         input: &FimInput,
-    ) -> Result<std::sync::MutexGuard<'_, Option<FimBuffers>>> {
-        let mut guard = self
-            .fim
+    ) -> Result<MutexGuard<'s, Option<FimBuffers>>> {
+        let mut guard = slot
             .lock()
             .map_err(|_| Error::Gpu("FIM buffers poisoned".into()))?;
         self.prepare_fim(&mut guard, input)?;
