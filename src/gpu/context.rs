@@ -28,6 +28,16 @@ pub(crate) enum Slot {
     ReadWrite,
 }
 
+/// Read-backs so far (of a [`crate::gpu::ContinuumRun`], or of a whole context): how many
+/// times the host waited for device memory, and how many bytes it read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadBacks {
+    /// Read-backs (one per buffer read).
+    pub count: u64,
+    /// Bytes read back.
+    pub bytes: u64,
+}
+
 /// The adapter a context runs on, as reported to the user.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdapterReport {
@@ -332,9 +342,9 @@ impl GpuContext {
 
     /// Every read-back this context made so far, by any method and any caller: how many
     /// times the host waited for device memory, and how many bytes came back.
-    pub fn read_back_totals(&self) -> crate::gpu::ReadBacks {
+    pub fn read_back_totals(&self) -> ReadBacks {
         use std::sync::atomic::Ordering::Relaxed;
-        crate::gpu::ReadBacks {
+        ReadBacks {
             count: self.read_log[0].load(Relaxed),
             bytes: self.read_log[1].load(Relaxed),
         }
