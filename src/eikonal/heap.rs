@@ -18,8 +18,9 @@
 //! | `levelset::band::Heap` | scikit-fmm's level-set march | 8 | any smallest child | keys rise as well as fall; handles; `\|value\|` keys |
 //!
 //! - The general march cannot take the 8-ary heap: an anisotropic march is not causal, and the
-//!   order equal keys leave the heap in moves its values (by up to 0.3 % on the GPU-chain test
-//!   scene), so its values would change.
+//!   order equal keys leave the heap in moves its values (another order moved them by up to
+//!   0.3 % on the GPU-chain test scene, see `IndexedHeap::sift_down`), so its values would
+//!   change.
 //! - The isotropic march cannot take the 4-ary one without losing what its heap is for: eight
 //!   keys to a cache line and a third fewer levels per pop (4 % at 2048², BENCHMARKS.md). Its
 //!   order is `IndexedHeap::<8>`'s, ties included (tested), and its values are the general
