@@ -8,14 +8,16 @@
 //!
 //! # Three heaps, on purpose
 //!
-//! Each march pops cells in an order its results depend on, so each keeps the heap whose order
-//! its results were validated with; what they can share, they share (the two parts above).
+//! Each march keeps the heap its results and its speed were validated with; what the heaps can
+//! share, they share (the two parts above).
 //!
-//! | heap | march | children | ties | what else it does |
+//! | heap | march | children | ties go to | besides |
 //! |---|---|---|---|---|
-//! | [`IndexedHeap`] | the general (anisotropic) march, `fmm` | 4 | the first smallest child | carries a tag per entry |
-//! | [`SplitHeap`](super::split_heap::SplitHeap) | the packed isotropic march | 8 | the first smallest child | keys apart from cells |
-//! | `levelset::band::Heap` | scikit-fmm's level-set march | 8 | any smallest child | keys rise as well as fall; handles; `\|value\|` keys |
+//! | [`IndexedHeap`] | general (`fmm`) | 4 | the first smallest child | a tag per entry |
+//! | [`SplitHeap`](super::split_heap::SplitHeap) | packed isotropic | 8 | the first smallest child | keys apart |
+//! | `levelset::band::Heap` | level set | 8 | any smallest child | keys rise; handles |
+//!
+//! One heap for all three would change the general march's values or slow the other two:
 //!
 //! - The general march cannot take the 8-ary heap: an anisotropic march is not causal, and the
 //!   order equal keys leave the heap in moves its values (another order moved them by up to

@@ -1,6 +1,6 @@
 //! The FIM's device side: its buffers (kept in the context's slot for them and reused while
-//! large enough, or owned by a [`crate::gpu::ContinuumRun`]), and [`GpuContext::solve_fim`], the host loop that
-//! encodes the passes in batches and reads the state back after each batch.
+//! large enough, or owned by a [`crate::gpu::ContinuumRun`]), and [`GpuContext::solve_fim`],
+//! the host loop that encodes the passes in batches and reads the state back after each batch.
 
 use super::{
     DISPATCHES_PER_PASS, FIRST_PASSES_PER_SUBMIT, FimInput, PASSES_PER_SUBMIT, STATE_COUNT, STATE_PASSES,

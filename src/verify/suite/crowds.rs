@@ -9,10 +9,10 @@ use crate::verify::criteria::{describe, grows, packing_limit, steady_specific_fl
 use crate::verify::{ArrivalCurve, Point, TestResult, simulate};
 
 /// The bottleneck experiments' band of specific flow, persons/(m·s).
-pub(super) const FLOW_BAND: (f64, f64) = (1.3, 1.9);
+const FLOW_BAND: (f64, f64) = (1.3, 1.9);
 
 /// RiMEA 9's band of the ratio of the evacuation times with two and with four exits.
-pub(super) const RIMEA9_RATIO: (f64, f64) = (1.6, 2.4);
+const RIMEA9_RATIO: (f64, f64) = (1.6, 2.4);
 
 /// RiMEA 6 (20 walkers, corridor 2 m wide) and 15 (a large crowd, 4 m wide): round a left
 /// turn, no wall crossed.
@@ -210,13 +210,13 @@ pub(super) fn rimea11(ctx: &Ctx, sizes: &Sizes) -> Result<TestResult> {
 }
 
 /// Peak density over time in rectangles (by persons in them over their area).
-pub(super) struct RegionPeaks {
-    pub(super) regions: Vec<(f64, f64, f64, f64)>,
-    pub(super) peaks: Vec<f64>,
+struct RegionPeaks {
+    regions: Vec<(f64, f64, f64, f64)>,
+    peaks: Vec<f64>,
 }
 
 impl RegionPeaks {
-    pub(super) fn new(regions: Vec<(f64, f64, f64, f64)>) -> Self {
+    fn new(regions: Vec<(f64, f64, f64, f64)>) -> Self {
         let n = regions.len();
         Self {
             regions,
@@ -224,7 +224,7 @@ impl RegionPeaks {
         }
     }
 
-    pub(super) fn add(&mut self, sim: &crate::sim::Simulation) {
+    fn add(&mut self, sim: &crate::sim::Simulation) {
         let (xs, ys) = sim.positions();
         for (k, &(x0, y0, x1, y1)) in self.regions.iter().enumerate() {
             let n = xs

@@ -10,13 +10,13 @@ use crate::verify::criteria::WEIDMANN_FREE_SPEED;
 use crate::verify::scenarios::{SceneBuilder, goal, group, rect, spawn, spawn_waiting};
 
 /// Cell edge of most scenes, m: doors of 1 m are four cells wide.
-pub(super) const CELL: f64 = 0.25;
+const CELL: f64 = 0.25;
 /// Cell edge of the bottleneck scenes, m: every width of the series is a whole number of cells.
-pub(super) const BOTTLENECK_CELL: f64 = 0.1;
+const BOTTLENECK_CELL: f64 = 0.1;
 
 /// The body radius of the fundamental-diagram crowds, m: a hexagonal packing of discs of
 /// 0.2 m holds 7.2 persons/m², so RiMEA 4's 5 persons/m² can be placed.
-pub(super) const DENSE_RADIUS: f64 = 0.2;
+const DENSE_RADIUS: f64 = 0.2;
 
 /// The scene sizes of a suite.
 pub(super) struct Sizes {
@@ -138,7 +138,7 @@ impl Scenarios {
 }
 
 /// RiMEA 1's map: one walker at 1.33 m/s along a 40 m corridor 2 m wide.
-pub(super) fn rimea1_map(o: &VerifyOptions) -> MapFile {
+fn rimea1_map(o: &VerifyOptions) -> MapFile {
     let mut g = group("walker", 1.33);
     g.goals.push(goal("end", rect(39.75, 0.0, 40.0, 2.0), 2.0));
     g.spawns.push(spawn("start", rect(0.0, 0.75, 0.5, 1.25), 1));
@@ -150,7 +150,7 @@ pub(super) fn rimea1_map(o: &VerifyOptions) -> MapFile {
 }
 
 /// RiMEA 5's map: ten walkers with pre-movement times uniform in 10–100 s.
-pub(super) fn rimea5_map(o: &VerifyOptions) -> MapFile {
+fn rimea5_map(o: &VerifyOptions) -> MapFile {
     let mut g = group("walkers", 1.34);
     g.goals.push(goal("exit", rect(7.75, 2.0, 8.0, 3.0), 1.0));
     g.spawns
@@ -164,7 +164,7 @@ pub(super) fn rimea5_map(o: &VerifyOptions) -> MapFile {
 
 /// The map of RiMEA 6 or 15 (`number`): `persons` walkers round a left turn of a corridor
 /// `width` metres wide.
-pub(super) fn corner_map(o: &VerifyOptions, number: u32, width: f64, persons: usize) -> MapFile {
+fn corner_map(o: &VerifyOptions, number: u32, width: f64, persons: usize) -> MapFile {
     // The leg walked first runs along x; the second turns left (up) at its end.
     let (leg, up) = (6.0 * width, 6.0 * width);
     let size = leg + width;
@@ -182,7 +182,7 @@ pub(super) fn corner_map(o: &VerifyOptions, number: u32, width: f64, persons: us
 }
 
 /// RiMEA 7's map: 50 adults of RiMEA's walking speeds by age on one line across a wide hall.
-pub(super) fn rimea7_map(o: &VerifyOptions) -> MapFile {
+fn rimea7_map(o: &VerifyOptions) -> MapFile {
     let mut g = group("adults", 1.34);
     g.speed = SpeedRange {
         rimea: Some(RimeaPopulation::Adults.name().to_string()),
@@ -202,7 +202,7 @@ pub(super) fn rimea7_map(o: &VerifyOptions) -> MapFile {
 /// RiMEA 9's map with `n` exits (4 or 2): the room inside a 0.5 m wall with 1 m doors; each
 /// exit's goal is a strip 2 m long, 1 m past its door (a goal on the map's edge with no wall
 /// around it is no door: docs/model.md).
-pub(super) fn rimea9_map(o: &VerifyOptions, sizes: &Sizes, n: usize) -> MapFile {
+fn rimea9_map(o: &VerifyOptions, sizes: &Sizes, n: usize) -> MapFile {
     let (w, h, persons) = sizes.rimea9_room;
     const WALL: f64 = 0.5;
     const OUTSIDE: f64 = 1.0;
@@ -246,7 +246,7 @@ pub(super) fn rimea9_map(o: &VerifyOptions, sizes: &Sizes, n: usize) -> MapFile 
 }
 
 /// RiMEA 10's map: two groups, each assigned to the exit farther from it.
-pub(super) fn rimea10_map(o: &VerifyOptions) -> MapFile {
+fn rimea10_map(o: &VerifyOptions) -> MapFile {
     let mut east = group("to the east exit", 1.34);
     east.goals.push(goal("east", rect(19.75, 4.5, 20.0, 5.5), 1.0));
     east.spawns.push(spawn("west half", rect(2.0, 1.0, 8.0, 9.0), 20));
@@ -263,7 +263,7 @@ pub(super) fn rimea10_map(o: &VerifyOptions) -> MapFile {
 }
 
 /// RiMEA 11's map: a crowd near one of two exits.
-pub(super) fn rimea11_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
+fn rimea11_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
     let mut g = group("crowd", 1.34);
     g.goals.push(goal("near", rect(1.0, 9.75, 2.0, 10.0), 1.0));
     g.goals.push(goal("far", rect(18.0, 9.75, 19.0, 10.0), 1.0));
@@ -277,7 +277,7 @@ pub(super) fn rimea11_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
 }
 
 /// RiMEA 12's map: room, 1 m door, corridor, second room with its exit.
-pub(super) fn rimea12_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
+fn rimea12_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
     let mut g = group("crowd", 1.34);
     g.goals.push(goal("exit", rect(29.75, 4.0, 30.0, 6.0), 2.0));
     g.spawns.push(spawn(
@@ -297,7 +297,7 @@ pub(super) fn rimea12_map(o: &VerifyOptions, sizes: &Sizes) -> MapFile {
 }
 
 /// A corridor of `width` metres and 50 m with `count` walkers over its first 30 m.
-pub(super) fn crowded_corridor(o: &VerifyOptions, name: &str, width: f64, count: usize) -> MapFile {
+fn crowded_corridor(o: &VerifyOptions, name: &str, width: f64, count: usize) -> MapFile {
     let mut g = group("walkers", WEIDMANN_FREE_SPEED);
     g.radius = DENSE_RADIUS;
     g.goals.push(goal("end", rect(49.75, 0.0, 50.0, width), width));
@@ -313,7 +313,7 @@ pub(super) fn crowded_corridor(o: &VerifyOptions, name: &str, width: f64, count:
 pub(super) const RIMEA4_WIDTH: f64 = 4.0;
 
 /// RiMEA 4's maps: a corridor 4 m wide at each starting density.
-pub(super) fn rimea4_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
+fn rimea4_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
     sizes
         .densities
         .iter()
@@ -325,7 +325,7 @@ pub(super) fn rimea4_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
 }
 
 /// RiMEA 16's maps: a corridor 0.5 m wide at each line density.
-pub(super) fn rimea16_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
+fn rimea16_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
     const WIDTH: f64 = 0.5;
     sizes
         .line_densities
@@ -338,7 +338,7 @@ pub(super) fn rimea16_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
 }
 
 /// The bottleneck series' maps: a room emptying through one door of each width.
-pub(super) fn bottleneck_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
+fn bottleneck_maps(o: &VerifyOptions, sizes: &Sizes) -> Vec<MapFile> {
     let persons = sizes.bottleneck_persons;
     sizes
         .widths

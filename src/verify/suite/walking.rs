@@ -13,16 +13,16 @@ use crate::verify::{Point, Status, TestResult, simulate};
 use std::collections::HashMap;
 
 /// RiMEA 1's band of travel times, s.
-pub(super) const RIMEA1_BAND: (f64, f64) = (26.0, 34.0);
+const RIMEA1_BAND: (f64, f64) = (26.0, 34.0);
 
 /// Tolerance of a measured free speed against its age group's range, m/s: the crossing times
 /// are read at whole steps (0.1 s over some 17 s of walking, under 0.01 m/s) and paths bend
 /// round slower walkers.
-pub(super) const FREE_SPEED_TOLERANCE: f64 = 0.05;
+const FREE_SPEED_TOLERANCE: f64 = 0.05;
 
 /// Speed from which RiMEA 5 counts a walker as walking, m/s (a waiting walker's velocity is 0;
 /// being pushed aside by a passer-by moves it without a velocity of its own).
-pub(super) const WALKING_SPEED: f32 = 0.01;
+const WALKING_SPEED: f32 = 0.01;
 
 /// RiMEA 1: one walker at 1.33 m/s along a 40 m corridor 2 m wide.
 pub(super) fn rimea1(ctx: &Ctx) -> Result<TestResult> {
@@ -68,15 +68,15 @@ pub(super) fn stairs(number: u32, what: &str) -> TestResult {
 
 /// Mean density and speed in a measurement box during a time window.
 #[derive(Default)]
-pub(super) struct BoxMeasure {
-    pub(super) persons: f64,
-    pub(super) speed_sum: f64,
-    pub(super) samples: usize,
+struct BoxMeasure {
+    persons: f64,
+    speed_sum: f64,
+    samples: usize,
 }
 
 impl BoxMeasure {
     /// Adds the walkers inside `[x0, x1] x [y0, y1]` of `sim` at this step.
-    pub(super) fn add(&mut self, sim: &crate::sim::Simulation, (x0, x1): (f64, f64)) {
+    fn add(&mut self, sim: &crate::sim::Simulation, (x0, x1): (f64, f64)) {
         let (xs, _) = sim.positions();
         let (vx, vy) = sim.velocities();
         for i in 0..xs.len() {
@@ -90,7 +90,7 @@ impl BoxMeasure {
     }
 
     /// `(persons per unit of the box's size, mean speed)`.
-    pub(super) fn result(&self, size: f64) -> (f64, f64) {
+    fn result(&self, size: f64) -> (f64, f64) {
         let density = self.persons / self.samples.max(1) as f64 / size;
         let speed = if self.persons > 0.0 {
             self.speed_sum / self.persons
@@ -101,10 +101,10 @@ impl BoxMeasure {
     }
 }
 
-/// Runs a corridor of [`crowded_corridor`] and measures the box from 12 m to 18 m between
-/// 2 s and 10 s: `(persons per unit of box_size (its area, or its length in single file),
-/// mean speed)`.
-pub(super) fn corridor_measure(ctx: &Ctx, map: &MapFile, seed: u64, box_size: f64) -> Result<(f64, f64)> {
+/// Runs a corridor of [`super::maps::crowded_corridor`] and measures the box from 12 m to
+/// 18 m between 2 s and 10 s: `(persons per unit of box_size (its area, or its length in single
+/// file), mean speed)`.
+fn corridor_measure(ctx: &Ctx, map: &MapFile, seed: u64, box_size: f64) -> Result<(f64, f64)> {
     const WINDOW: (f64, f64) = (2.0, 10.0);
     let mut m = BoxMeasure::default();
     simulate(map, seed, ctx.options, WINDOW.1, |sim| {
