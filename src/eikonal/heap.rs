@@ -1,8 +1,38 @@
-//! An indexed 4-ary min-heap of `(key, cell, tag)` with decrease-key, for fast marching.
+//! An indexed 4-ary min-heap of `(key, cell, tag)` with decrease-key, for fast marching, and
+//! the parts every heap of the Eikonal solvers shares: [`HeapLines`] (a node's children's keys
+//! in one cache line) and [`first_smallest`] (the tournament that finds the first smallest).
 //!
 //! The heap position of every cell is kept in a slice owned by the caller (`slot`), which the
 //! marcher also uses as the cell's state: values below [`FAR`] are heap positions, and the
 //! constants [`FAR`], [`SOURCE`] and [`FROZEN`] mark cells not in the heap.
+//!
+//! # Three heaps, on purpose
+//!
+//! Each march keeps the heap its results and its speed were validated with; what the heaps can
+//! share, they share (the two parts above).
+//!
+//! | heap | march | children | ties go to | besides |
+//! |---|---|---|---|---|
+//! | [`IndexedHeap`] | general (`fmm`) | 4 | the first smallest child | a tag per entry |
+//! | [`SplitHeap`](super::split_heap::SplitHeap) | packed isotropic | 8 | the first smallest child | keys apart |
+//! | `levelset::band::Heap` | level set | 8 | any smallest child | keys rise; handles |
+//!
+//! One heap for all three would change the general march's values or slow the other two:
+//!
+//! - The general march cannot take the 8-ary heap: an anisotropic march is not causal, and the
+//!   order equal keys leave the heap in moves its values (another order moved them by up to
+//!   0.3 % on the GPU-chain test scene, see `IndexedHeap::sift_down`), so its values would
+//!   change.
+//! - The isotropic march cannot take the 4-ary one without losing what its heap is for: eight
+//!   keys to a cache line and a third fewer levels per pop (4 % at 2048², BENCHMARKS.md). Its
+//!   order is `IndexedHeap::<8>`'s, ties included (tested), and its values are the general
+//!   march's bit for bit (tested): an isotropic march does not depend on the order of ties.
+//! - The level-set band raises keys as well as lowering them (scikit-fmm's updates can raise a
+//!   narrow-band value), finds entries through reused handles rather than cell slots, and lets
+//!   equal keys out in any order (the march freezes equal values together), which lets its
+//!   tournament compare a node's children as vector lanes (`levelset`'s module documentation
+//!   has the measurements). The other two need neither the handles nor the raised keys, and
+//!   the general march cannot take its tie rule.
 
 /// The cell has no tentative value yet.
 pub const FAR: u32 = u32::MAX - 2;

@@ -35,7 +35,7 @@ mod fmm;
 pub mod grids;
 mod heap;
 pub mod levelset;
-mod packed;
+
 pub mod quadratic;
 mod scratch;
 mod speed_grid;

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::gpu::context::{GpuContext, LINEAR_WORKGROUP, MAX_GROUPS_X, bind_group, dispatch_linear};
 use crate::gpu::types::{GpuBinParams, GpuScanParams};
 use crate::neighbors::NeighborGrid;
+use std::sync::{Mutex, MutexGuard};
 
 /// Elements per scan block. Sync: `SCAN_BLOCK` in `shaders/common.wgsl`.
 const SCAN_BLOCK: u32 = 256;
@@ -150,14 +151,19 @@ impl GpuContext {
     /// and the read replaces what the read returns. [`GpuContext::neighbor_grid`] holds the
     /// buffers across both steps and is the call to use from concurrent code.
     pub fn rebuild_neighbor_grid(&self, grid: &NeighborGrid, xs: &[f32], ys: &[f32]) -> Result<()> {
-        let mut guard = self.lock_bins()?;
+        let slot = self.buffers.slot::<BinBuffers>()?;
+        let mut guard = self.lock_bins(&slot)?;
         self.rebuild_locked(&mut guard, grid, xs, ys)
     }
 
-    /// The neighbour-grid buffers, locked.
-    fn lock_bins(&self) -> Result<std::sync::MutexGuard<'_, Option<BinBuffers>>> {
-        self.bins
-            .lock()
+    /// The neighbour-grid buffers in `slot` (this context's, [`BufferSlots`]), locked.
+    ///
+    /// [`BufferSlots`]: crate::gpu::context::BufferSlots
+    fn lock_bins<'s>(
+        &self,
+        slot: &'s Mutex<Option<BinBuffers>>,
+    ) -> Result<MutexGuard<'s, Option<BinBuffers>>> {
+        slot.lock()
             .map_err(|_| Error::Gpu("neighbour-grid buffers poisoned".into()))
     }
 
@@ -308,7 +314,8 @@ impl GpuContext {
     /// # Errors
     /// [`Error::Gpu`] when nothing was built yet or the read-back fails.
     pub fn read_neighbor_grid(&self, grid: &mut NeighborGrid) -> Result<()> {
-        let guard = self.lock_bins()?;
+        let slot = self.buffers.slot::<BinBuffers>()?;
+        let guard = self.lock_bins(&slot)?;
         self.read_locked(&guard, grid)
     }
 
@@ -330,7 +337,8 @@ impl GpuContext {
     /// Holds the buffers across both, so concurrent callers sharing one context each get their
     /// own grid.
     pub fn neighbor_grid(&self, grid: &mut NeighborGrid, xs: &[f32], ys: &[f32]) -> Result<()> {
-        let mut guard = self.lock_bins()?;
+        let slot = self.buffers.slot::<BinBuffers>()?;
+        let mut guard = self.lock_bins(&slot)?;
         self.rebuild_locked(&mut guard, grid, xs, ys)?;
         self.read_locked(&guard, grid)
     }

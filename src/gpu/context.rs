@@ -1,8 +1,13 @@
-//! The GPU context: adapter selection, every pipeline and bind-group layout (built once), the
-//! reusable buffer sets of each solver, and the small helpers that dispatch and read back.
+//! The GPU context: adapter selection, the device and queue, every pipeline and bind-group
+//! layout (built once), and the small helpers that dispatch and read back.
+//!
+//! The context knows no solver's buffers: each solver defines the type of the buffers it
+//! reuses between calls and keeps them in the context's [`BufferSlots`], one slot per type;
+//! a [`crate::gpu::ContinuumRun`] owns its buffers outright.
 
 use crate::error::{Error, Result};
 use crate::gpu::shaders;
+use std::any::{Any, TypeId};
 use std::sync::{Arc, Mutex};
 
 /// Workgroup size of the one-dimensional passes (`bin_count`, `splat`, scans).
@@ -21,6 +26,16 @@ pub(crate) enum Slot {
     Read,
     /// A read-write storage buffer.
     ReadWrite,
+}
+
+/// Read-backs so far (of a [`crate::gpu::ContinuumRun`], or of a whole context): how many
+/// times the host waited for device memory, and how many bytes it read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadBacks {
+    /// Read-backs (one per buffer read).
+    pub count: u64,
+    /// Bytes read back.
+    pub bytes: u64,
 }
 
 /// The adapter a context runs on, as reported to the user.
@@ -82,6 +97,40 @@ pub(crate) struct Pipelines {
     pub continuum_potential: wgpu::ComputePipeline,
 }
 
+/// The buffers each solver keeps between calls on one device, one slot per buffer type: the
+/// solver that defines the type finds its slot by it ([`BufferSlots::slot`]), so the context
+/// holds every solver's buffers without naming them.
+#[derive(Default)]
+pub(crate) struct BufferSlots {
+    slots: Mutex<Vec<(TypeId, Arc<dyn Any + Send + Sync>)>>,
+}
+
+impl BufferSlots {
+    /// The slot of the buffers of type `B`, empty until the solver first fills it; every call
+    /// with the same `B` gives the same slot.
+    ///
+    /// # Errors
+    /// [`Error::Gpu`] when a thread panicked while looking a slot up.
+    pub(crate) fn slot<B: Send + 'static>(&self) -> Result<Arc<Mutex<Option<B>>>> {
+        let mut slots = self
+            .slots
+            .lock()
+            .map_err(|_| Error::Gpu("buffer slots poisoned".into()))?;
+        let id = TypeId::of::<B>();
+        let slot = match slots.iter().find(|(t, _)| *t == id) {
+            Some((_, slot)) => slot.clone(),
+            None => {
+                let slot: Arc<dyn Any + Send + Sync> = Arc::new(Mutex::new(None::<B>));
+                slots.push((id, slot.clone()));
+                slot
+            }
+        };
+        Ok(slot
+            .downcast::<Mutex<Option<B>>>()
+            .expect("a slot holds the type it is found by"))
+    }
+}
+
 /// A GPU device with the crowdfield pipelines, ready to run solves.
 ///
 /// Build one with [`GpuContext::new`] and keep it: pipelines are compiled once, and the buffers
@@ -101,10 +150,8 @@ pub struct GpuContext {
     staging: Mutex<Option<wgpu::Buffer>>,
     /// Every read-back through [`GpuContext::read_back`] so far: count, bytes.
     read_log: [std::sync::atomic::AtomicU64; 2],
-    pub(crate) fim: Mutex<Option<crate::gpu::fim::FimBuffers>>,
-    pub(crate) bins: Mutex<Option<crate::gpu::bins::BinBuffers>>,
-    pub(crate) splat: Mutex<Option<crate::gpu::splat::SplatBuffers>>,
-    pub(crate) fields: Mutex<Option<crate::gpu::fields::FieldBuffers>>,
+    /// The buffers each solver reuses between calls, by the solver's buffer type.
+    pub(crate) buffers: BufferSlots,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -284,10 +331,7 @@ impl GpuContext {
             errors,
             staging: Mutex::new(None),
             read_log: Default::default(),
-            fim: Mutex::new(None),
-            bins: Mutex::new(None),
-            splat: Mutex::new(None),
-            fields: Mutex::new(None),
+            buffers: BufferSlots::default(),
         })
     }
 
@@ -298,9 +342,9 @@ impl GpuContext {
 
     /// Every read-back this context made so far, by any method and any caller: how many
     /// times the host waited for device memory, and how many bytes came back.
-    pub fn read_back_totals(&self) -> crate::gpu::ReadBacks {
+    pub fn read_back_totals(&self) -> ReadBacks {
         use std::sync::atomic::Ordering::Relaxed;
-        crate::gpu::ReadBacks {
+        ReadBacks {
             count: self.read_log[0].load(Relaxed),
             bytes: self.read_log[1].load(Relaxed),
         }
@@ -706,4 +750,26 @@ pub(crate) fn bind_group(
         layout,
         entries: &entries,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_buffer_type_has_one_slot_of_its_own() {
+        let slots = BufferSlots::default();
+        *slots.slot::<Vec<u32>>().unwrap().lock().unwrap() = Some(vec![7]);
+        *slots.slot::<String>().unwrap().lock().unwrap() = Some("kept".to_string());
+        assert_eq!(*slots.slot::<Vec<u32>>().unwrap().lock().unwrap(), Some(vec![7]));
+        assert_eq!(
+            slots.slot::<String>().unwrap().lock().unwrap().as_deref(),
+            Some("kept")
+        );
+        assert!(slots.slot::<Vec<u64>>().unwrap().lock().unwrap().is_none());
+        assert!(Arc::ptr_eq(
+            &slots.slot::<String>().unwrap(),
+            &slots.slot::<String>().unwrap()
+        ));
+    }
 }

@@ -22,7 +22,7 @@ use crate::agents::Agents;
 use crate::eikonal::SolveCounters;
 use crate::error::{Error, Result};
 use crate::fields::Fields;
-use crate::gpu::context::{GpuContext, bind_group, encode_linear_pass};
+use crate::gpu::context::{GpuContext, ReadBacks, bind_group, encode_linear_pass};
 use crate::gpu::fields::{FieldBuffers, field_params};
 use crate::gpu::fim::{FimBuffers, FimInput, PHI_INF, STATE_SLOTS, potential_value, prepare_goals};
 use crate::gpu::splat::{SplatBuffers, splat_params};
@@ -35,16 +35,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes of one read of the FIM's convergence state.
 const FIM_STATE_BYTES: u64 = (STATE_SLOTS * 4) as u64;
-
-/// The read-backs of a [`ContinuumRun`] so far: how many times the host waited for device
-/// memory, and how many bytes it read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ReadBacks {
-    /// Read-backs (one per buffer read).
-    pub count: u64,
-    /// Bytes read back.
-    pub bytes: u64,
-}
 
 /// Device buffers of the gradient and velocity passes.
 struct StepBuffers {

@@ -24,13 +24,14 @@ use crate::error::{Error, Result};
 use crate::fields::window::DensityWindow;
 use crate::fields::{Density, Fields, lookahead_cells};
 use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
-use crate::gpu::fim::{FIM_COST_MAX, prepare_goals, solutions};
-use crate::gpu::splat::{density_from, splat_params};
+use crate::gpu::fim::{FIM_COST_MAX, FimBuffers, prepare_goals, solutions};
+use crate::gpu::splat::{SplatBuffers, density_from, splat_params};
 use crate::gpu::types::{GpuFieldParams, GpuWindowParams};
 use crate::grid::Grid;
 use crate::params::SpeedLaw;
 use crate::scene::Scene;
 use ndarray::{Array2, Array3};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 /// `FieldParams.speed_law` for the linear blend. Sync: `SPEED_LAW_LINEAR` in `common.wgsl`.
@@ -203,9 +204,13 @@ impl GpuContext {
         if cells == 0 {
             return Ok(empty_fields(scene));
         }
-        let splat_guard = self.splat_buffers(agents.len(), cells)?;
+        let (splat_slot, field_slot) = (
+            self.buffers.slot::<SplatBuffers>()?,
+            self.buffers.slot::<FieldBuffers>()?,
+        );
+        let splat_guard = self.splat_buffers(&splat_slot, agents.len(), cells)?;
         let splat = splat_guard.as_ref().expect("splat buffers were just created");
-        let field_guard = self.field_buffers(scene, &fp)?;
+        let field_guard = self.field_buffers(&field_slot, scene, &fp)?;
         let fb = field_guard.as_ref().expect("field buffers were just created");
         let mut encoder = self
             .device
@@ -257,11 +262,16 @@ impl GpuContext {
                 fields,
             });
         }
-        let splat_guard = self.splat_buffers(agents.len(), cells)?;
+        let (splat_slot, field_slot, fim_slot) = (
+            self.buffers.slot::<SplatBuffers>()?,
+            self.buffers.slot::<FieldBuffers>()?,
+            self.buffers.slot::<FimBuffers>()?,
+        );
+        let splat_guard = self.splat_buffers(&splat_slot, agents.len(), cells)?;
         let splat = splat_guard.as_ref().expect("splat buffers were just created");
-        let field_guard = self.field_buffers(scene, &fp)?;
+        let field_guard = self.field_buffers(&field_slot, scene, &fp)?;
         let fb = field_guard.as_ref().expect("field buffers were just created");
-        let fim_guard = self.fim_buffers(&input)?;
+        let fim_guard = self.fim_buffers(&fim_slot, &input)?;
         let fim = fim_guard.as_ref().expect("FIM buffers were just created");
         let mut encoder = self
             .device
@@ -285,13 +295,13 @@ impl GpuContext {
 
     /// The field buffers, (re)built when too small, with the parameters and the scene's layers
     /// uploaded.
-    fn field_buffers(
+    fn field_buffers<'s>(
         &self,
+        slot: &'s Mutex<Option<FieldBuffers>>,
         scene: &Scene,
         fp: &GpuFieldParams,
-    ) -> Result<std::sync::MutexGuard<'_, Option<FieldBuffers>>> {
-        let mut guard = self
-            .fields
+    ) -> Result<MutexGuard<'s, Option<FieldBuffers>>> {
+        let mut guard = slot
             .lock()
             .map_err(|_| Error::Gpu("field buffers poisoned".into()))?;
         self.prepare_fields(&mut guard, scene, fp)?;

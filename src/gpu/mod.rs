@@ -37,10 +37,8 @@ mod splat;
 pub mod types;
 
 pub use bins::{radix_passes, scan_levels};
-pub use context::{AdapterReport, GpuContext};
-pub use continuum::{
-    ContinuumRun, ContinuumVelocities, ReadBacks, gradient_twin, potential_twin, velocity_twin,
-};
+pub use context::{AdapterReport, GpuContext, ReadBacks};
+pub use continuum::{ContinuumRun, ContinuumVelocities, gradient_twin, potential_twin, velocity_twin};
 pub use fields::{GpuStep, field_params, window_params};
 pub use fim::{
     DISPATCHES_PER_PASS, FIM_COST_MAX, FIM_EPS_REL, FIM_LANES, FIM_MAX_SWEEPS_PER_EDGE, FIM_TILE_LARGE,

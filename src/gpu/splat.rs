@@ -13,6 +13,7 @@ use crate::gpu::context::{GpuContext, bind_group, dispatch_linear};
 use crate::gpu::types::GpuSplatParams;
 use crate::grid::Grid;
 use ndarray::Array2;
+use std::sync::{Mutex, MutexGuard};
 
 /// Fixed-point scale of the splat accumulators: 2^16 resolves 1.5e-5 of a person per
 /// contribution, and an i32 cell total holds up to 32768 persons (or person·m/s), far above
@@ -136,7 +137,8 @@ impl GpuContext {
         if cells == 0 {
             return Ok(density_from(grid, &[]));
         }
-        let guard = self.splat_buffers(agents.len(), cells)?;
+        let slot = self.buffers.slot::<SplatBuffers>()?;
+        let guard = self.splat_buffers(&slot, agents.len(), cells)?;
         let buf = guard.as_ref().expect("splat buffers were just created");
         let mut encoder = self
             .device
@@ -150,13 +152,13 @@ impl GpuContext {
     }
 
     /// The splat buffers, (re)built when smaller than `agents` agents or `cells` cells.
-    pub(crate) fn splat_buffers(
+    pub(crate) fn splat_buffers<'s>(
         &self,
+        slot: &'s Mutex<Option<SplatBuffers>>,
         agents: usize,
         cells: usize,
-    ) -> Result<std::sync::MutexGuard<'_, Option<SplatBuffers>>> {
-        let mut guard = self
-            .splat
+    ) -> Result<MutexGuard<'s, Option<SplatBuffers>>> {
+        let mut guard = slot
             .lock()
             .map_err(|_| Error::Gpu("splat buffers poisoned".into()))?;
         self.prepare_splat(&mut guard, agents, cells)?;

@@ -14,13 +14,17 @@
 //! (tested against the general path), with eight cells to a cache line where the separate
 //! arrays hold one to two (BENCHMARKS.md has the figures).
 
+mod packed;
+
 use super::heap::{FAR, FROZEN, IndexedHeap, SOURCE};
-use super::packed;
 use super::quadratic::{Upwind, solve_two_axes};
 use super::scratch::Scratch;
 use super::widest::with_widest_instructions;
 use crate::grid::Dir;
 use ndarray::{Array2, ArrayView2, ArrayView3, Axis};
+use packed::{copy_out, pack_and_march};
+
+pub(crate) use packed::{march_speed_over, packed_fits};
 
 /// Padding around the grid: two cells, so that the second-order stencil's `phi_2` (two cells
 /// upwind) is always in bounds.
@@ -303,12 +307,6 @@ pub(crate) fn march_speed_in_place(
     copy_out(cells.as_slice(), rows, cols, memory)
 }
 
-/// Whether a grid of `rows x cols` cells fits the packed layout's 32-bit heap slots.
-pub(crate) fn packed_fits(rows: usize, cols: usize) -> bool {
-    let padded_len = (cols + 2 * PAD).saturating_mul(rows + 2 * PAD);
-    padded_len < (u32::MAX as usize) / 4
-}
-
 /// [`march`] that stops as soon as every cell where `needed` is true has its value (or when
 /// the heap runs empty: a needed cell that cannot be reached keeps the march going to the end).
 ///
@@ -493,170 +491,6 @@ fn march_on(
         out.extend_from_slice(&marcher.phi[row_base..row_base + cols]);
     }
     let unreachable = out.iter().filter(|&&v| v == INF).count();
-    let phi = Array2::from_shape_vec((rows, cols), out).expect("rows * cols values");
-    Marched { phi, unreachable }
-}
-
-/// The isotropic march on the packed layout ([`packed`]) up to its accepted cells (padded,
-/// one word each; [`copy_out`] takes the values): the same values as [`Marcher`] with `ISO`
-/// (tested), fewer cache lines per cell. `cost` holds one value per cell, which `unit_cost`
-/// turns into the cell's unit cost (the identity for costs, `1 / speed` for speeds: the
-/// conversion happens as the cells are packed, with no cost array in between).
-fn pack_and_march<T: Copy>(
-    goal: &[bool],
-    cost: &[T],
-    unit_cost: impl Fn(T) -> f32,
-    rows: usize,
-    cols: usize,
-    cell_size: f64,
-    second: bool,
-) -> Scratch<u64> {
-    let padded_len = (cols + 2 * PAD) * (rows + 2 * PAD);
-    let mut cells_buf = packed::zeroed_cells(padded_len);
-    let cells = cells_buf.as_mut_slice();
-    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |_, i| unit_cost(cost[i]));
-    march_cells(cells, &sources, rows, cols, cell_size, second);
-    cells_buf
-}
-
-/// [`march_speed`] on speeds that sit at the front of the march's own `cells` (row-major, the
-/// first `rows * cols` words as `f64`; `cells` holds the padded grid): the cells are laid out
-/// over the speeds, and the values written back over the front of `cells` (as `f64` bits, row-
-/// major) when the march is done, the same values as [`march_speed`] (tested). Returns the
-/// number of unreachable cells. The grid must fit the packed layout ([`packed_fits`]).
-///
-/// # Panics
-/// If `goal` does not hold `rows * cols` cells or `cells` not the padded grid's.
-pub(crate) fn march_speed_over(
-    cells: &mut [u64],
-    goal: &[bool],
-    unit_cost: impl Fn(f64) -> f32,
-    rows: usize,
-    cols: usize,
-    cell_size: f64,
-    second: bool,
-) -> usize {
-    debug_assert!(packed_fits(rows, cols));
-    let sources = lay_out_cells(cells, goal, rows, cols, cell_size, |before, i| {
-        unit_cost(f64::from_bits(before[i]))
-    });
-    march_cells(cells, &sources, rows, cols, cell_size, second);
-    // Front to back: value `o` lands at or before the padded word it comes from, which is read
-    // first, and every word still to be read lies after it.
-    let width = cols + 2 * PAD;
-    let mut unreachable = 0;
-    for r in 0..rows {
-        let row_base = (r + PAD) * width + PAD;
-        for c in 0..cols {
-            let v = packed::value(cells[row_base + c]);
-            unreachable += usize::from(v == INF);
-            cells[r * cols + c] = v.to_bits();
-        }
-    }
-    unreachable
-}
-
-/// Writes the packed words of a `rows x cols` grid, padding included, into `cells` (the padded
-/// grid), and returns the sources' padded indices in row-major order. `unit_of(before, i)` is
-/// the unit cost of cell `i` (row-major), `before` being the words of `cells` before the padded
-/// words of `i`'s row. The rows are written from the last to the first, and cell
-/// `i = r * cols + c` lands at padded index `(r + PAD) * width + PAD + c`, which is
-/// `i + 2 * PAD * r + PAD * width + PAD`: after `i`, and after the whole of row `r`'s values
-/// (`PAD * width > cols`). So every word written lies after every value still to be read, and
-/// the cells may be laid out over per-cell values at the front of `cells` itself
-/// ([`march_speed_over`]).
-///
-/// # Panics
-/// If `goal` does not hold `rows * cols` cells or `cells` not the padded grid's.
-fn lay_out_cells(
-    cells: &mut [u64],
-    goal: &[bool],
-    rows: usize,
-    cols: usize,
-    cell_size: f64,
-    unit_of: impl Fn(&[u64], usize) -> f32,
-) -> Vec<usize> {
-    let width = cols + 2 * PAD;
-    assert_eq!(
-        cells.len(),
-        width * (rows + 2 * PAD),
-        "cells hold the padded grid"
-    );
-    assert_eq!(goal.len(), rows * cols, "one goal flag per cell");
-    let marching = cell_size > 0.0 && cell_size.is_finite();
-    let padding = packed::fixed(INF);
-    // The bottom padding rows, then each row from the last (its right padding, its cells, its
-    // left padding), then the top padding rows.
-    cells[(rows + PAD) * width..].fill(padding);
-    for r in (0..rows).rev() {
-        let row_start = (r + PAD) * width;
-        let row_base = row_start + PAD;
-        let (before, row) = cells.split_at_mut(row_base);
-        let (row, right) = row[..cols + PAD].split_at_mut(cols);
-        right.fill(padding);
-        let goal_row = &goal[r * cols..(r + 1) * cols];
-        for (c, (word, &is_goal)) in row.iter_mut().zip(goal_row).enumerate() {
-            let unit = unit_of(before, r * cols + c);
-            let passable = marching & (step(cell_size, unit) < INF);
-            let open = if passable { packed::open(unit) } else { padding };
-            *word = if is_goal { packed::fixed(0.0) } else { open };
-        }
-        before[row_start..].fill(padding);
-    }
-    cells[..PAD * width].fill(padding);
-    let mut sources = Vec::new();
-    if cols > 0 {
-        for (r, goal_row) in goal.chunks_exact(cols).enumerate() {
-            if goal_row.contains(&true) {
-                let row_base = (r + PAD) * width + PAD;
-                sources.extend(
-                    goal_row
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, g)| **g)
-                        .map(|(c, _)| row_base + c),
-                );
-            }
-        }
-    }
-    sources
-}
-
-/// Runs the packed march on cells laid out by [`lay_out_cells`].
-fn march_cells(cells: &mut [u64], sources: &[usize], rows: usize, cols: usize, cell_size: f64, second: bool) {
-    let mut marcher = packed::Packed {
-        cells,
-        heap: super::split_heap::SplitHeap::with_capacity(4 * (rows + cols)),
-        cell_size,
-        width: cols + 2 * PAD,
-    };
-    with_widest_instructions(
-        #[inline(always)]
-        || {
-            if second {
-                marcher.run::<true>(sources);
-            } else {
-                marcher.run::<false>(sources);
-            }
-        },
-    );
-}
-
-/// The values of the packed march's `cells` (padded), written into `out` (cleared first; its
-/// memory is reused where it has room: see [`march_speed_in_place`]).
-fn copy_out(cells: &[u64], rows: usize, cols: usize, mut out: Vec<f64>) -> Marched {
-    let width = cols + 2 * PAD;
-    out.clear();
-    out.reserve(rows * cols);
-    let mut unreachable = 0;
-    for r in 0..rows {
-        let row_base = (r + PAD) * width + PAD;
-        out.extend(cells[row_base..row_base + cols].iter().map(|&w| {
-            let v = packed::value(w);
-            unreachable += usize::from(v == INF);
-            v
-        }));
-    }
     let phi = Array2::from_shape_vec((rows, cols), out).expect("rows * cols values");
     Marched { phi, unreachable }
 }
