@@ -30,6 +30,11 @@ export CROWDFIELD_REQUIRE_PEDPY="${CROWDFIELD_REQUIRE_PEDPY:-1}"
 export CROWDFIELD_REQUIRE_BROWSER="${CROWDFIELD_REQUIRE_BROWSER:-1}"
 # == end of report clients
 
+# == Cluster: a one-node Slurm (Debian's slurm-wlm with munge) for the study run as a Slurm job
+# array (tests/study.rs); scripts/slurm_local.sh installs and starts it when none answers.
+bash scripts/slurm_local.sh
+export CROWDFIELD_REQUIRE_SLURM="${CROWDFIELD_REQUIRE_SLURM:-1}"
+
 export CROWDFIELD_REQUIRE_GPU="${CROWDFIELD_REQUIRE_GPU:-1}"
 export RUST_BACKTRACE=1
 # Headless machines have no XDG_RUNTIME_DIR; the Vulkan driver's Wayland library then prints a

@@ -147,6 +147,12 @@ fn expected_files(dir: &Path, line: &str) -> Vec<PathBuf> {
                 }
             }
         }
+        "study" => {
+            if value_of(&words, "--shard").is_none() {
+                files.push(out.join("study.json"));
+                files.push(out.join("study.html"));
+            }
+        }
         // eikonal and image: `--out` is the file itself.
         _ => files.push(out),
     }
@@ -252,6 +258,7 @@ fn the_guide_names_every_option_of_every_command() {
         &["solve"],
         &["simulate"],
         &["batch"],
+        &["study"],
         &["validate"],
         &["eikonal"],
         &["image"],
@@ -301,6 +308,9 @@ fn the_outputs_document_lists_every_file_checked() {
             "potential_<g>.npy",
             "summary.csv",
             "trajectories.csv",
+            "result.json",
+            "study.json",
+            "study.html",
         ])
         .chain(&["frames/frame_NNNNN.png", "summary-shard-I-of-N.json"]);
     for name in names {

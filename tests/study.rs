@@ -352,3 +352,117 @@ fn the_study_page_renders_in_headless_chromium() {
         .expect("a highlighted row");
     assert!(worst.starts_with("exit \""), "{}", &worst[..80.min(worst.len())]);
 }
+
+/// The scenario file docs/guide.md shows is one the study reads.
+#[test]
+fn the_guides_scenario_example_is_a_scenario_file() {
+    let guide = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide.md")).unwrap();
+    let section = guide.split("## study").nth(1).expect("a study section");
+    let json = section
+        .split("```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a json block in the study section");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.json");
+    std::fs::write(&path, json).unwrap();
+    let file = crowdfield::run::study::ScenarioFile::read(&path).unwrap();
+    assert_eq!(file.name, "late alarm, more people");
+    assert_eq!(file.closed_exits, ["east exit"]);
+    assert_eq!(file.aset, Some(300.0));
+    // It applies to the bundled hall, whose exits and spawn areas it names.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/hall.json");
+    let map = crowdfield::map::format::MapFile::from_path(&path).unwrap();
+    let scenarios =
+        crowdfield::run::study::scenarios(&map, false, &[("late.json".into(), file)], None).unwrap();
+    let late = &scenarios[1];
+    assert!(late.cannot_run.is_none());
+    assert_eq!(late.blocked, ["east exit"]);
+    let spawns: Vec<(String, usize)> = late.map.groups[0]
+        .spawns
+        .iter()
+        .map(|s| (s.name.clone().unwrap(), s.count))
+        .collect();
+    let before: Vec<usize> = map.groups[0].spawns.iter().map(|s| s.count).collect();
+    assert_eq!(spawns[0], ("front floor".to_string(), 300));
+    assert_eq!(spawns[1].1, (before[1] as f64 * 1.5).round() as usize);
+    assert!(
+        late.map.groups[0]
+            .goals
+            .iter()
+            .all(|g| g.name.as_deref() != Some("east exit"))
+    );
+    crowdfield::map::compile(&late.map, path.parent().unwrap(), "late").unwrap();
+}
+
+/// Whether the Slurm test must run (the test command starts a one-node Slurm and sets this).
+fn slurm_required() -> bool {
+    std::env::var("CROWDFIELD_REQUIRE_SLURM").is_ok_and(|v| v == "1")
+}
+
+/// A study spread over a real Slurm job array (`deploy/slurm_study.sh`), merged, gives one
+/// machine's `study.json` bit for bit.
+#[test]
+fn a_study_on_slurm_merges_to_one_machines_numbers() {
+    let up = Command::new("sinfo")
+        .args(["-h", "-o", "%T"])
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("idle"));
+    if !up {
+        assert!(
+            !slurm_required(),
+            "no idle Slurm node (sinfo), and CROWDFIELD_REQUIRE_SLURM=1: scripts/slurm_local.sh starts one"
+        );
+        eprintln!("skipped: no Slurm (scripts/test.sh starts one with scripts/slurm_local.sh)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let map = two_exit_room(dir.path());
+    let one = dir.path().join("one");
+    let spread = dir.path().join("spread");
+    let options = ["--seeds", "3", "--discount-exits"];
+    study(&[&["study", s(&map)][..], &options, &["--quiet", "--out", s(&one)]].concat());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/slurm_study.sh");
+    let log = dir.path().join("slurm-%a.out");
+    let o = Command::new("sbatch")
+        .args([
+            "--wait",
+            "--array=0-2",
+            "--cpus-per-task=1",
+            "--mem=1G",
+            "--time=00:10:00",
+        ])
+        .arg(format!("--output={}", log.display()))
+        .arg(format!(
+            "--export=ALL,CROWDFIELD={}",
+            env!("CARGO_BIN_EXE_crowdfield")
+        ))
+        .arg(&script)
+        .args([s(&map), s(&spread)])
+        .args(options)
+        .output()
+        .unwrap();
+    let logs: String = (0..3)
+        .map(|i| std::fs::read_to_string(dir.path().join(format!("slurm-{i}.out"))).unwrap_or_default())
+        .collect();
+    assert!(
+        o.status.success(),
+        "sbatch: {}{}\ntask logs:\n{logs}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!spread.join("study.json").exists(), "the tasks write runs only");
+    study(
+        &[
+            &["study", s(&map)][..],
+            &options,
+            &["--merge", "--quiet", "--out", s(&spread)],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        std::fs::read(one.join("study.json")).unwrap(),
+        std::fs::read(spread.join("study.json")).unwrap(),
+        "task logs:\n{logs}"
+    );
+}
