@@ -117,6 +117,11 @@ for sc in study["scenarios"]:
     pre = np.array([r["premovement"] for r in runs], dtype=float)
     assert abs(sc["premovement"]["mean"] - pre.mean()) <= 1e-9 * max(1.0, pre.mean())
     assert abs(sc["margin"] - (60 - want["p95"])) <= 1e-9
+    for ex in sc["exits"]:
+        last = np.array([e["last_arrival"] for r in runs for e in r["exits"]
+                         if e["name"] == ex["name"] and e["last_arrival"] is not None], dtype=float)
+        if len(last):
+            assert abs(ex["last_arrival"]["p95"] - np.percentile(last, 95)) <= 1e-9 * max(1.0, last.max())
 print("ok", len(study["scenarios"]))
 "#;
     let o = Command::new("python3")

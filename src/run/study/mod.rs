@@ -67,6 +67,8 @@ pub struct ExitResult {
     pub name: String,
     /// Persons who left through it.
     pub arrivals: usize,
+    /// When the last of them left, s (`null` when none did).
+    pub last_arrival: Option<f64>,
     /// Mean flow, persons/s (`null` with fewer than two arrivals).
     pub flow: Option<f64>,
 }
@@ -110,6 +112,9 @@ pub struct ExitStats {
     pub name: String,
     /// Persons out through it.
     pub arrivals: Option<Summary>,
+    /// When the last person left through it (the exit's own evacuation time), s, over the
+    /// runs where someone did.
+    pub last_arrival: Option<Summary>,
     /// Mean flow, persons/s, over the runs where it has one.
     pub flow: Option<Summary>,
 }
@@ -240,6 +245,7 @@ pub fn run_one(
         .map(|e| ExitResult {
             name: e.name.clone(),
             arrivals: e.arrivals,
+            last_arrival: e.last_arrival,
             flow: e.flow,
         })
         .collect();
@@ -297,9 +303,14 @@ pub fn summarize(
                         .map(|r| of(r).map_or(0.0, |e| e.arrivals as f64))
                         .collect();
                     let flows: Vec<f64> = runs.iter().filter_map(|r| of(r).and_then(|e| e.flow)).collect();
+                    let last: Vec<f64> = runs
+                        .iter()
+                        .filter_map(|r| of(r).and_then(|e| e.last_arrival))
+                        .collect();
                     ExitStats {
                         name,
                         arrivals: Summary::of(&arrivals),
+                        last_arrival: Summary::of(&last),
                         flow: Summary::of(&flows),
                     }
                 })

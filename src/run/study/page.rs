@@ -213,18 +213,21 @@ fn study_page(out: &Path, study: &Study, scenarios: &[Scenario], base_dir: &Path
     // Exits.
     h.push_str(
         "<h2>Exits</h2><table id=\"exits\"><thead><tr><th>scenario</th><th>exit</th><th>persons out, mean</th>\
-         <th>min–max</th><th>flow, persons/s, mean</th></tr></thead><tbody>\n",
+         <th>min–max</th><th>last out, s, mean</th><th>last out, s, p95</th><th>flow, persons/s, mean</th></tr></thead><tbody>\n",
     );
     for s in &study.scenarios {
         for e in &s.exits {
             let a = e.arrivals.as_ref();
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
                 escape(&s.name),
                 escape(&e.name),
                 a.map_or_else(|| "–".to_string(), |a| format!("{:.1}", a.mean)),
                 a.map_or_else(|| "–".to_string(), |a| format!("{:.0}–{:.0}", a.min, a.max)),
+                stat(e.last_arrival.as_ref(), |x| x.mean),
+                stat(e.last_arrival.as_ref(), |x| x.p95),
                 e.flow
                     .as_ref()
                     .map_or_else(|| "–".to_string(), |f| format!("{:.2}", f.mean)),
