@@ -1,7 +1,12 @@
 //! Argument parsing and dispatch. Each subcommand parses its own arguments (`Args`) and runs
 //! (`run`), returning `anyhow::Result`; this file prints the error chain and picks the exit code.
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use crowdfield::gpu::Backend;
+use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::names::Named;
+use crowdfield::params::{Model, SpeedLaw};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,27 +47,64 @@ enum Command {
     Verify(verify::Args),
 }
 
-/// `--backend` values: the command's spelling of [`crowdfield::gpu::Backend`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendArg {
-    /// CPU fast marching (the groups solved in parallel).
-    Cpu,
-    /// GPU block fast iterative method; an error when no GPU adapter can be opened.
-    Gpu,
-    /// A hardware GPU when one can be opened and the grid has at least 512 x 512 cells, else
-    /// the CPU (with a note saying why). Below that size the CPU was faster even against an
-    /// NVIDIA H200. Software adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are
-    /// passed over unless WGPU_ADAPTER_NAME names one.
-    Auto,
+/// The `value_parser` of a flag whose values are a library choice: the [`Named::name`]s of
+/// `N::ALL`, each with its one-line `help` (shown by `--help`), read back with [`Named::parse`].
+fn choice<N: Named + Send + Sync>(help: fn(N) -> &'static str) -> impl TypedValueParser<Value = N> {
+    PossibleValuesParser::new(N::ALL.iter().map(|&v| PossibleValue::new(v.name()).help(help(v))))
+        .map(|name| N::parse(&name).expect("clap passes only the names it lists"))
 }
 
-impl From<BackendArg> for crowdfield::gpu::Backend {
-    fn from(arg: BackendArg) -> Self {
-        match arg {
-            BackendArg::Cpu => Self::Cpu,
-            BackendArg::Gpu => Self::Gpu,
-            BackendArg::Auto => Self::Auto,
+/// `--backend`'s help on each [`Backend`].
+fn backend_help(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Cpu => "CPU fast marching (the groups solved in parallel)",
+        Backend::Gpu => "GPU block fast iterative method; an error when no GPU adapter can be opened",
+        Backend::Auto => {
+            "A hardware GPU when one can be opened and the grid has at least 512 x 512 cells, else \
+             the CPU (with a note saying why). Below that size the CPU was faster even against an \
+             NVIDIA H200. Software adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are \
+             passed over unless WGPU_ADAPTER_NAME names one"
         }
+    }
+}
+
+/// `--local`'s help on each [`LocalMode`].
+fn local_help(mode: LocalMode) -> &'static str {
+    match mode {
+        LocalMode::None => "No local layer: the walkers follow the field",
+        LocalMode::Boids => {
+            "Boids steering (separation, alignment, cohesion) added to the field's velocity, for \
+             the groups with a `boids` block; goal-less groups flock"
+        }
+        LocalMode::Orca => "ORCA collision avoidance (velocity obstacles) for every group",
+        LocalMode::BoidsOrca => "Boids steering, then ORCA",
+    }
+}
+
+/// `--local-backend`'s help on each [`LocalBackend`].
+fn local_backend_help(backend: LocalBackend) -> &'static str {
+    match backend {
+        LocalBackend::CpuSingle => "One thread",
+        LocalBackend::CpuMulti => "All cores (rayon)",
+        LocalBackend::Gpu => "wgpu compute passes (an error when no GPU adapter opens)",
+    }
+}
+
+/// `--model`'s help on each [`Model`].
+fn model_help(model: Model) -> &'static str {
+    match model {
+        Model::Pedestrian => "The pedestrian model: the field's direction, a speed from the walkers around",
+        Model::ContinuumCrowds => "Continuum Crowds as published: the speed field's speed",
+    }
+}
+
+/// `--speed-law`'s help on each [`SpeedLaw`].
+fn speed_law_help(law: SpeedLaw) -> &'static str {
+    match law {
+        SpeedLaw::Linear => {
+            "Linear blend of terrain and flow speed between rho_min and rho_max (docs/SPEC.md §3)"
+        }
+        SpeedLaw::Weidmann => "Weidmann: free speed 1.34 m/s, jam density 5.4 /m², gamma 1.913",
     }
 }
 
@@ -176,11 +218,7 @@ fn flag_text(text: &str) -> String {
 
 /// The fast-marching order of an `--order` value (1 or 2: clap checks the range).
 fn order(n: u8) -> crowdfield::eikonal::Order {
-    if n == 2 {
-        crowdfield::eikonal::Order::Second
-    } else {
-        crowdfield::eikonal::Order::First
-    }
+    crowdfield::eikonal::Order::parse(&n.to_string()).expect("clap checks the range 1..=2")
 }
 
 #[cfg(test)]
@@ -233,12 +271,36 @@ mod tests {
         );
     }
 
+    /// Parses `args` with one option whose values are the choice `N`.
+    fn parse_choice<N: Named + Send + Sync>(
+        help: fn(N) -> &'static str,
+        args: &[&str],
+    ) -> Result<N, clap::Error> {
+        let cmd = clap::Command::new("t").arg(clap::Arg::new("v").long("v").value_parser(choice(help)));
+        let matches = cmd.try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))?;
+        Ok(*matches.get_one::<N>("v").expect("given"))
+    }
+
+    /// Every value of `N` is offered by its library name and parsed back to itself; another
+    /// name is refused with the list.
+    fn choices_are_the_library_names<N: Named + Send + Sync + std::fmt::Debug>(help: fn(N) -> &'static str) {
+        for &v in N::ALL {
+            assert_eq!(parse_choice(help, &["--v", v.name()]).unwrap(), v);
+            assert!(!help(v).is_empty());
+        }
+        let e = parse_choice(help, &["--v", "bogus"]).unwrap_err().to_string();
+        let names: Vec<&str> = N::ALL.iter().map(|v| v.name()).collect();
+        assert!(e.contains(&format!("[possible values: {}]", names.join(", "))), "{e}");
+    }
+
     #[test]
-    fn backend_values_mirror_the_library() {
-        use crowdfield::gpu::Backend;
-        assert_eq!(Backend::from(BackendArg::Cpu), Backend::Cpu);
-        assert_eq!(Backend::from(BackendArg::Gpu), Backend::Gpu);
-        assert_eq!(Backend::from(BackendArg::Auto), Backend::Auto);
+    fn flag_values_are_the_library_names() {
+        choices_are_the_library_names(backend_help);
+        choices_are_the_library_names(local_help);
+        choices_are_the_library_names(local_backend_help);
+        choices_are_the_library_names(model_help);
+        choices_are_the_library_names(speed_law_help);
+        assert_eq!(order(2), crowdfield::eikonal::Order::Second);
     }
 
     #[test]

@@ -74,6 +74,20 @@ pub enum Backend {
     Auto,
 }
 
+impl crate::names::Named for Backend {
+    const WHAT: &'static str = "Backend";
+    const ALL: &'static [Self] = &[Self::Cpu, Self::Gpu, Self::Auto];
+
+    /// `cpu`, `gpu` or `auto`: the command's `--backend`, Python's `backend` and the serde name.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Gpu => "gpu",
+            Self::Auto => "auto",
+        }
+    }
+}
+
 /// The fewest cells for which `Backend::Auto` takes the GPU: 512². Below it the GPU's fixed
 /// costs per solve (dispatches, uploads, read-backs) outweigh its speed, even on an NVIDIA H200
 /// against one core of its host (the measured figures are in BENCHMARKS.md and docs/gpu.md).

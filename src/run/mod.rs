@@ -5,5 +5,6 @@
 
 pub mod batch;
 pub mod draw;
+pub mod driver;
 pub mod output;
 pub mod planner;

@@ -5,27 +5,12 @@
 
 use crate::command::{Command, SimCommand};
 use crowdfield::local::LocalMode;
+use crowdfield::names::Named;
 use crowdfield::params::Model;
 use crowdfield::sim::report::Quality;
 
 /// Fastest simulation speed offered, simulated seconds per real second.
 pub const MAX_SIM_SPEED: f32 = 20.0;
-
-/// The local layers offered, with their labels (the `--local` values of `crowdfield simulate`).
-pub const LOCAL_MODES: [(LocalMode, &str); 4] = [
-    (LocalMode::None, "none"),
-    (LocalMode::Boids, "boids"),
-    (LocalMode::Orca, "orca"),
-    (LocalMode::BoidsOrca, "boids+orca"),
-];
-
-/// The label of a local layer in the panel.
-pub fn local_label(mode: LocalMode) -> &'static str {
-    LOCAL_MODES
-        .iter()
-        .find(|(m, _)| *m == mode)
-        .map_or("none", |(_, label)| label)
-}
 
 /// What the Run panel shows about the current run (filled in by the app).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,10 +88,11 @@ impl RunPanel {
                 .text("× real time"),
         );
         egui::ComboBox::from_label("local layer")
-            .selected_text(local_label(*local))
+            .selected_text(local.name())
             .show_ui(ui, |ui| {
-                for (mode, label) in LOCAL_MODES {
-                    ui.selectable_value(local, mode, label);
+                // Every local layer, by the library's name (the `--local` values of `simulate`).
+                for &mode in LocalMode::ALL {
+                    ui.selectable_value(local, mode, mode.name());
                 }
             })
             .response
@@ -129,7 +115,7 @@ impl RunPanel {
             if let Some(q) = &info.quality {
                 ui.label(format!(
                     "local layer {}: {:.1} collisions/step (max {}), up to {} jammed",
-                    local_label(info.local),
+                    info.local.name(),
                     q.collisions_per_step,
                     q.max_collisions,
                     q.max_jammed
