@@ -130,6 +130,22 @@ fn head_on() -> Document {
     doc
 }
 
+/// A boids layer on a map where boids would steer no one runs as no layer, as `simulate` runs
+/// it, and the run says so in the command's words.
+#[test]
+fn boids_with_nobody_to_steer_run_as_no_layer_and_say_so() {
+    let mut app = EditorApp::new(head_on(), None, None);
+    app.run.local = LocalMode::Boids;
+    let f = step_run(&mut app, 1);
+    assert_eq!(f.info.local, LocalMode::None, "the layer that runs");
+    assert_eq!(f.info.warnings.len(), 1, "{:?}", f.info.warnings);
+    assert!(
+        f.info.warnings[0].contains("boids would steer no one, so the run uses --local none"),
+        "{:?}",
+        f.info.warnings
+    );
+}
+
 /// The panel's combo box offers every local layer of the library by its name, and choosing
 /// one by that name selects it.
 #[test]

@@ -33,6 +33,9 @@ pub struct RunInfo {
     pub error: Option<String>,
     /// The model Play runs: the map's (its `model`, else the one its `params` imply).
     pub model: Model,
+    /// The run's warnings so far, in the command's words (a boids layer with nobody to steer,
+    /// then at the end agents still inside and the report's warnings).
+    pub warnings: Vec<String>,
 }
 
 /// The Run panel's state.
@@ -103,6 +106,9 @@ impl RunPanel {
             .on_hover_text(info.model.purpose());
         if let Some(e) = &info.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        for w in &info.warnings {
+            ui.colored_label(ui.visuals().warn_fg_color, w);
         }
         if info.exists {
             ui.label(format!("t = {:.1} s, {} walking", info.time, info.walking));
