@@ -121,6 +121,11 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn trajectory_formats_read_their_names() {
+        names_round_trip::<crate::run::output::TrajectoryFormat>();
+    }
+
+    #[test]
     fn colormaps_read_their_names() {
         names_round_trip::<crate::export::Colormap>();
         assert_eq!(
