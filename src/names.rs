@@ -34,13 +34,17 @@ pub trait Named: Copy + PartialEq + Sized + 'static {
     /// [`Error::Invalid`] on [`OPTIONS`] at [`Named::WHAT`], naming `text` and listing the
     /// names ([`expected`]).
     fn parse(text: &str) -> Result<Self> {
-        Self::ALL.iter().copied().find(|v| v.name() == text).ok_or_else(|| {
-            Error::invalid(
-                OPTIONS,
-                Self::WHAT,
-                format!("{}: {}", crate::text::quoted(text), expected::<Self>()),
-            )
-        })
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|v| v.name() == text)
+            .ok_or_else(|| {
+                Error::invalid(
+                    OPTIONS,
+                    Self::WHAT,
+                    format!("{}: {}", crate::text::quoted(text), expected::<Self>()),
+                )
+            })
     }
 }
 
@@ -66,14 +70,19 @@ pub(crate) mod tests {
         names.dedup();
         assert_eq!(names.len(), N::ALL.len(), "distinct names");
         let e = N::parse("no such name").unwrap_err().to_string();
-        assert!(e.starts_with(&format!("{}: \"no such name\": expected one of ", N::WHAT)), "{e}");
+        assert!(
+            e.starts_with(&format!("{}: \"no such name\": expected one of ", N::WHAT)),
+            "{e}"
+        );
         for &v in N::ALL {
             assert!(e.contains(&format!("{:?}", v.name())), "{e}");
         }
     }
 
     /// Every name of `N` is its serde name too (a map's and a report's spelling).
-    fn names_are_the_serde_names<N: Named + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug>() {
+    fn names_are_the_serde_names<
+        N: Named + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+    >() {
         for &v in N::ALL {
             let json = format!("{:?}", v.name());
             assert_eq!(serde_json::to_string(&v).unwrap(), json);
@@ -112,7 +121,10 @@ pub(crate) mod tests {
     #[test]
     fn orders_read_their_numbers() {
         names_round_trip::<crate::eikonal::Order>();
-        assert_eq!(crate::eikonal::Order::parse("2").unwrap(), crate::eikonal::Order::Second);
+        assert_eq!(
+            crate::eikonal::Order::parse("2").unwrap(),
+            crate::eikonal::Order::Second
+        );
     }
 
     #[test]

@@ -318,7 +318,10 @@ fn worker(
             }
             Some(SimControl::Play(p)) => {
                 playing = p;
-                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.simulation().time()));
+                anchor = (
+                    Instant::now(),
+                    sim.as_ref().map_or(0.0, |s| s.simulation().time()),
+                );
             }
             Some(SimControl::Step) => {
                 playing = false;
@@ -326,7 +329,10 @@ fn worker(
             }
             Some(SimControl::Speed(s)) => {
                 speed = s;
-                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.simulation().time()));
+                anchor = (
+                    Instant::now(),
+                    sim.as_ref().map_or(0.0, |s| s.simulation().time()),
+                );
             }
             Some(SimControl::Reset) => {
                 sim = None;

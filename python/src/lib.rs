@@ -8,8 +8,8 @@ use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::names::Named;
 use crowdfield::params::{Model, SpeedLaw};
-use crowdfield::scene::Scene;
 use crowdfield::run::driver::{RunDriver, RunObserver, local_layer_for};
+use crowdfield::scene::Scene;
 use crowdfield::sim::{SimConfig, Simulation};
 use ndarray::{Array2, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3};
@@ -643,14 +643,34 @@ impl SimulationHandle {
         let col =
             |f: fn(&TrajectoryRow) -> f32| rec.rows.0.iter().map(f).collect::<Vec<f32>>().into_pyarray(py);
         (
-            rec.rows.0.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py),
-            rec.rows.0.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py),
-            rec.rows.0.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.0)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.1)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.2)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
             col(|r| r.3),
             col(|r| r.4),
             col(|r| r.5),
             col(|r| r.6),
-            rec.rows.0.iter().map(|r| r.7).collect::<Vec<_>>().into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.7)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
         )
     }
 }

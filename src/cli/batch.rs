@@ -123,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..SimConfig::default()
         },
         load: args.read.options(),
-        model: args.model.map(Into::into),
+        model: args.model,
     };
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -12,9 +12,9 @@
 use crowdfield::eikonal::grids::{BenchGrid, bench_grid};
 use crowdfield::eikonal::{cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
+use crowdfield::local::quality::CollisionCounter;
 use crowdfield::local::{LocalBackend, LocalMode};
 use crowdfield::names::Named;
-use crowdfield::local::quality::CollisionCounter;
 use crowdfield::sim::Simulation;
 use ndarray::Array2;
 use std::path::PathBuf;

@@ -5,8 +5,8 @@
 use anyhow::{Context, bail};
 use crowdfield::eikonal::{FMM_CPU, PhiGrid, SpeedGrid};
 use crowdfield::gpu::{Backend, GpuContext, describe_cpu, solve_eikonal_speed};
-use crowdfield::names::Named;
 use crowdfield::io::{read_npy_f64, read_npy_f64_with, write_npy};
+use crowdfield::names::Named;
 use ndarray::{Array2, ArrayView2};
 use std::path::PathBuf;
 use std::process::ExitCode;

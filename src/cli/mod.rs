@@ -290,7 +290,10 @@ mod tests {
         }
         let e = parse_choice(help, &["--v", "bogus"]).unwrap_err().to_string();
         let names: Vec<&str> = N::ALL.iter().map(|v| v.name()).collect();
-        assert!(e.contains(&format!("[possible values: {}]", names.join(", "))), "{e}");
+        assert!(
+            e.contains(&format!("[possible values: {}]", names.join(", "))),
+            "{e}"
+        );
     }
 
     #[test]

@@ -172,10 +172,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     crowdfield::gpu::check_order(args.backend, super::order(args.order))?;
     let mut scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
-    let model_source = crowdfield::sim::report::model_source(
-        &crowdfield::map::MapFile::from_path(&args.map)?,
-        args.model,
-    );
+    let model_source =
+        crowdfield::sim::report::model_source(&crowdfield::map::MapFile::from_path(&args.map)?, args.model);
     if let Some(model) = args.model {
         scene.params = scene.params.clone().with_model(model);
     }
@@ -335,7 +333,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )
             }
         }
-        let tm = output::Timings::of(&sim);
+        let tm = output::Timings::of(sim);
         eprintln!(
             "{:.1} steps/s; ms per step: splat {:.2}, fields {:.2}, potentials {:.2}, advection {:.2}, separation {:.2}",
             tm.steps_per_second,

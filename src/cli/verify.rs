@@ -60,7 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .as_deref()
             .map(|p| Params::from_option("--params", p))
             .transpose()?,
-        model: args.model.map(Into::into),
+        model: args.model,
         local: args.local,
     };
     // Every map the suite runs is built and checked, then the folder opened, before the first

@@ -825,7 +825,10 @@ mod tests {
     fn modes_and_backends_parse_their_names_and_reject_unknown() {
         use crate::names::Named;
         assert_eq!(LocalMode::parse("boids+orca").unwrap(), LocalMode::BoidsOrca);
-        assert_eq!(LocalBackend::parse("cpu-single").unwrap(), LocalBackend::CpuSingle);
+        assert_eq!(
+            LocalBackend::parse("cpu-single").unwrap(),
+            LocalBackend::CpuSingle
+        );
         let e = LocalMode::parse("rvo").unwrap_err().to_string();
         assert!(e.contains("LocalMode") && e.contains("rvo"), "{e}");
     }

@@ -458,8 +458,11 @@ fn process_map(
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
         let mut driver = RunDriver::new(sim, None);
         driver.run(&mut ())?;
-        let written =
-            RunWriter::open(owned, &driver, &RunFiles::REPORT_ONLY)?.finish(driver.simulation(), map, Vec::new())?;
+        let written = RunWriter::open(owned, &driver, &RunFiles::REPORT_ONLY)?.finish(
+            driver.simulation(),
+            map,
+            Vec::new(),
+        )?;
         let report = written.report;
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);

@@ -200,7 +200,9 @@ impl RunDriver {
 /// a GPU solver that failed mid-run.
 pub fn end_warnings(sim: &Simulation) -> Vec<String> {
     let report = sim.report();
-    let mut warnings: Vec<String> = crate::run::output::incomplete_warning(&report).into_iter().collect();
+    let mut warnings: Vec<String> = crate::run::output::incomplete_warning(&report)
+        .into_iter()
+        .collect();
     warnings.extend(report.warnings);
     if let Some(why) = sim.gpu_fallback() {
         warnings.push(format!(
@@ -301,7 +303,10 @@ mod tests {
         assert!(run.take_warnings().is_empty(), "nothing until the run is over");
         run.run(&mut ()).unwrap();
         let end = run.take_warnings();
-        assert!(end[0].contains("still inside when the run stopped at 1.0 s"), "{end:?}");
+        assert!(
+            end[0].contains("still inside when the run stopped at 1.0 s"),
+            "{end:?}"
+        );
         assert_eq!(end, end_warnings(run.simulation()));
         run.step(&mut ()).unwrap();
         assert!(run.take_warnings().is_empty(), "each once");
@@ -335,6 +340,9 @@ mod tests {
                 && w.contains("so the run uses --local orca"),
             "{w}"
         );
-        assert_eq!(local_layer_for(&scene, LocalMode::Orca, "m.json"), (LocalMode::Orca, None));
+        assert_eq!(
+            local_layer_for(&scene, LocalMode::Orca, "m.json"),
+            (LocalMode::Orca, None)
+        );
     }
 }

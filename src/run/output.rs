@@ -370,7 +370,12 @@ impl<'o> RunWriter<'o> {
     ///
     /// # Errors
     /// [`Error::Io`] when a file cannot be written or `map` read.
-    pub fn finish(self, sim: &Simulation, map: &Path, mut parameters: Vec<(String, String)>) -> Result<WrittenRun> {
+    pub fn finish(
+        self,
+        sim: &Simulation,
+        map: &Path,
+        mut parameters: Vec<(String, String)>,
+    ) -> Result<WrittenRun> {
         let Self {
             owned,
             format,

@@ -4,11 +4,11 @@
 use super::criteria::{
     describe, grows, packing_limit, single_file_speed, speed_matches, steady_specific_flow, weidmann_speed,
 };
-use crate::names::Named as _;
 use super::scenarios::{SceneBuilder, goal, group, rect, spawn, spawn_waiting};
 use super::{ArrivalCurve, GeneratedMap, Point, Status, TestResult, VerifyOptions, VerifyReport, simulate};
 use crate::error::Result;
 use crate::map::{MapFile, SpeedRange};
+use crate::names::Named as _;
 use crate::params::{Model, Params};
 use crate::speeds::{RIMEA_AGE_GROUPS, RimeaPopulation};
 use rayon::prelude::*;
