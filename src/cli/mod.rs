@@ -197,23 +197,34 @@ const FLAG_NAMES: &[(&str, &str)] = &[
     ("SimConfig.max_time", "--max-time"),
     ("SimConfig.replan_every", "--replan-every"),
     ("trajectory_every: ", "--trajectory-every "),
-    ("Order::First", "--order 1"),
-    ("Backend::Gpu", "--backend gpu"),
-    ("Backend::Cpu", "--backend cpu"),
-    ("Backend::Auto", "auto"),
     ("Shard:", "--shard:"),
     (": output folder: ", ": --out: "),
     ("choose another output folder", "choose another --out"),
     ("open it with `force`", "pass --force"),
 ];
 
-/// `text` (an error, a note from the library) with the library's names of settings replaced
-/// by the flags that set them ([`FLAG_NAMES`]): "SimConfig.dt: 0: expected a positive time
-/// step" reads "--dt: 0: expected a positive time step".
-fn flag_text(text: &str) -> String {
-    FLAG_NAMES
+/// The library's names of the values of `--backend` and `--order` (`Backend::Gpu`,
+/// `Order::First`) and the flags that give them (`--backend gpu`, `--order 1`).
+fn choice_flags() -> Vec<(String, String)> {
+    let backends = Backend::ALL
         .iter()
-        .fold(text.to_string(), |t, (library, flag)| t.replace(library, flag))
+        .map(|b| (format!("Backend::{b:?}"), format!("--backend {}", b.name())));
+    let orders = crowdfield::eikonal::Order::ALL
+        .iter()
+        .map(|o| (format!("Order::{o:?}"), format!("--order {}", o.name())));
+    backends.chain(orders).collect()
+}
+
+/// `text` (an error, a note from the library) with the library's names of settings replaced
+/// by the flags that set them ([`FLAG_NAMES`], then [`choice_flags`]): "SimConfig.dt: 0:
+/// expected a positive time step" reads "--dt: 0: expected a positive time step".
+fn flag_text(text: &str) -> String {
+    let text = FLAG_NAMES
+        .iter()
+        .fold(text.to_string(), |t, (library, flag)| t.replace(library, flag));
+    choice_flags()
+        .iter()
+        .fold(text, |t, (library, flag)| t.replace(library, flag))
 }
 
 /// The fast-marching order of an `--order` value (1 or 2: clap checks the range).
@@ -247,7 +258,7 @@ mod tests {
             flag_text(
                 "order: Order::Second: use Order::First with Backend::Gpu, or Backend::Cpu or Backend::Auto"
             ),
-            "--order: 2: use --order 1 with --backend gpu, or --backend cpu or auto"
+            "--order: 2: use --order 1 with --backend gpu, or --backend cpu or --backend auto"
         );
         assert_eq!(flag_text("backend: Backend::Gpu: no"), "--backend: gpu: no");
         assert_eq!(
