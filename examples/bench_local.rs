@@ -24,6 +24,7 @@
 use crowdfield::agents::Agents;
 use crowdfield::io::write_bytes_atomic;
 use crowdfield::local::{LocalBackend, LocalLayer, LocalMode};
+use crowdfield::names::Named;
 use crowdfield::params::BoidsParams;
 use crowdfield::scene::Scene;
 use crowdfield::vec2::V2;

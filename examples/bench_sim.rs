@@ -7,6 +7,7 @@
 //! averaged over STEPS steps (default 100) after 5 warm-up steps.
 
 use crowdfield::grid::Grid;
+use crowdfield::names::Named;
 use crowdfield::params::{Model, OrcaParams};
 use crowdfield::scene::{Area, CellMask, Group, Scene, Spawn};
 use crowdfield::sim::{SimConfig, Simulation, StageTimes};
@@ -201,10 +202,9 @@ fn main() {
     let only: Option<usize> = std::env::args()
         .nth(2)
         .map(|s| s.parse().expect("SIZE must be a whole number"));
-    let model = match std::env::args().nth(3).as_deref() {
-        None | Some("continuum_crowds") => Model::ContinuumCrowds,
-        Some("pedestrian") => Model::Pedestrian,
-        Some(other) => panic!("MODEL {other}: expected continuum_crowds or pedestrian"),
+    let model = match std::env::args().nth(3) {
+        None => Model::ContinuumCrowds,
+        Some(name) => Model::parse(&name).unwrap_or_else(|e| panic!("MODEL: {e}")),
     };
     println!("model: {}", model.name());
     println!("threads: {}", rayon::current_num_threads());

@@ -45,6 +45,7 @@ pub mod lattice;
 pub mod local;
 pub mod map;
 pub mod memory;
+pub mod names;
 pub mod neighbors;
 pub mod ownership;
 pub mod params;
@@ -73,6 +74,7 @@ pub mod prelude {
     pub use crate::gpu::Backend;
     pub use crate::grid::Grid;
     pub use crate::local::{LocalBackend, LocalMode};
+    pub use crate::names::Named;
     pub use crate::plan::{GroupPlan, Plan, PlanOptions, plan, plan_with_crowd};
     pub use crate::scene::Scene;
     pub use crate::sim::{Arrival, SimConfig, Simulation, SimulationBuilder};

@@ -34,15 +34,35 @@ pub enum Model {
     Pedestrian,
 }
 
-impl Model {
-    /// The name as a map and `--model` spell it.
-    pub fn name(self) -> &'static str {
+impl crate::names::Named for SpeedLaw {
+    const WHAT: &'static str = "SpeedLaw";
+    const ALL: &'static [Self] = &[Self::Linear, Self::Weidmann];
+
+    /// `linear` or `weidmann`: a map's `params.speed_law`, the command's `--speed-law`,
+    /// Python's `speed_law`.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Linear => "linear",
+            Self::Weidmann => "weidmann",
+        }
+    }
+}
+
+impl crate::names::Named for Model {
+    const WHAT: &'static str = "Model";
+    const ALL: &'static [Self] = &[Self::Pedestrian, Self::ContinuumCrowds];
+
+    /// `pedestrian` or `continuum_crowds`: a map's `"model"`, the command's `--model`,
+    /// Python's `model`.
+    fn name(self) -> &'static str {
         match self {
             Model::ContinuumCrowds => "continuum_crowds",
             Model::Pedestrian => "pedestrian",
         }
     }
+}
 
+impl Model {
     /// What the model's figures are for, in a few words (shown beside its name by the front
     /// ends).
     pub fn purpose(self) -> &'static str {

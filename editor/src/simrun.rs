@@ -1,15 +1,18 @@
 //! The simulation of the Run panel, stepped on its own thread so that a step's potential solves
 //! never hold up the interface.
 //!
-//! The app sends [`SimControl`] messages; the thread owns the [`Simulation`], steps it while
-//! playing (paced so simulated time runs `speed` times as fast as wall time, or as fast as it
-//! can when steps take longer) and sends a [`SimFrame`] after every step: the agents to draw,
-//! the time, the walkers evacuated per exit and the collision and jam figures. The local layer
-//! chosen in the Run panel (boids, ORCA) is installed when a run starts.
+//! The app sends [`SimControl`] messages; the thread owns the run (the library's
+//! [`RunDriver`], as every front end's), steps it while playing (paced so simulated time runs
+//! `speed` times as fast as wall time, or as fast as it can when steps take longer) and sends a
+//! [`SimFrame`] after every step: the agents to draw, the time, the walkers evacuated per exit,
+//! the collision and jam figures and the run's warnings (a boids layer with nobody to steer,
+//! agents still inside at the time limit). The local layer chosen in the Run panel (boids, ORCA)
+//! is installed when a run starts.
 
 use crate::panels::run::RunInfo;
 use crowdfield::agents::Agents;
 use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::run::driver::{RunDriver, local_layer_for};
 use crowdfield::scene::Scene;
 use crowdfield::sim::Simulation;
 use ndarray::Array2;
@@ -163,7 +166,8 @@ impl SimRunner {
     }
 }
 
-fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
+/// The frame of `sim` run with the local layer `local`, showing `warnings` (the run's so far).
+fn frame(sim: &Simulation, local: LocalMode, warnings: &[String]) -> SimFrame {
     let exits = sim
         .scene()
         .groups
@@ -200,18 +204,27 @@ fn frame(sim: &Simulation, local: LocalMode) -> SimFrame {
             quality: Some(sim.quality()),
             error: None,
             model: sim.scene().params.model,
+            warnings: warnings.to_vec(),
         },
         finished: sim.finished(),
     }
 }
 
-/// A new run of `scene` with the local layer `mode` installed (none for [`LocalMode::None`]).
-fn start_run(scene: Scene, mode: LocalMode) -> crowdfield::Result<Simulation> {
+/// A new run of `scene` with the local layer `asked` installed (none for [`LocalMode::None`];
+/// what is left of a boids mode when boids would steer no one, with a warning:
+/// [`local_layer_for`]), and the local layer it runs.
+fn start_run(scene: Scene, asked: LocalMode) -> crowdfield::Result<(RunDriver, LocalMode)> {
+    let (local, warning) = local_layer_for(&scene, asked, &scene.name);
     // The multi-threaded CPU backend runs on the background pool the step runs in.
-    Simulation::builder(scene)
-        .local(mode)
+    let sim = Simulation::builder(scene)
+        .local(local)
         .local_backend(LocalBackend::CpuMulti)
-        .build()
+        .build()?;
+    let mut driver = RunDriver::new(sim, None);
+    if let Some(w) = warning {
+        driver.warn(w);
+    }
+    Ok((driver, local))
 }
 
 fn error_frame(message: String) -> SimFrame {
@@ -238,11 +251,13 @@ fn worker(
     frames: Sender<(u64, SimFrame)>,
     repaint: Option<egui::Context>,
 ) {
-    let mut sim: Option<Simulation> = None;
+    let mut sim: Option<RunDriver> = None;
     // The number of the run the frames belong to.
     let mut run = 0u64;
     // The local layer of the current run.
     let mut local = LocalMode::None;
+    // The current run's warnings so far.
+    let mut warnings: Vec<String> = Vec::new();
     let mut playing = false;
     let mut speed = 1.0f32;
     // Wall time and simulated time when play was last pressed (pacing).
@@ -274,10 +289,13 @@ fn worker(
             Some(SimControl::Start(scene, mode)) => {
                 playing = false;
                 local = mode;
+                warnings.clear();
                 let start = || crate::recompute::background_pool().install(|| start_run(*scene, mode));
                 sim = match std::panic::catch_unwind(start) {
-                    Ok(Ok(s)) => {
-                        if !send(run, frame(&s, local)) {
+                    Ok(Ok((mut s, runs))) => {
+                        local = runs;
+                        warnings.extend(s.take_warnings());
+                        if !send(run, frame(s.simulation(), local, &warnings)) {
                             return;
                         }
                         Some(s)
@@ -300,7 +318,10 @@ fn worker(
             }
             Some(SimControl::Play(p)) => {
                 playing = p;
-                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time()));
+                anchor = (
+                    Instant::now(),
+                    sim.as_ref().map_or(0.0, |s| s.simulation().time()),
+                );
             }
             Some(SimControl::Step) => {
                 playing = false;
@@ -308,7 +329,10 @@ fn worker(
             }
             Some(SimControl::Speed(s)) => {
                 speed = s;
-                anchor = (Instant::now(), sim.as_ref().map_or(0.0, |s| s.time()));
+                anchor = (
+                    Instant::now(),
+                    sim.as_ref().map_or(0.0, |s| s.simulation().time()),
+                );
             }
             Some(SimControl::Reset) => {
                 sim = None;
@@ -318,31 +342,35 @@ fn worker(
         }
         let Some(s) = sim.as_mut() else { continue };
         let due = anchor.1 + anchor.0.elapsed().as_secs_f64() * speed as f64;
-        if step_once || (playing && !s.finished() && s.time() < due) {
+        let (finished, time) = (s.simulation().finished(), s.simulation().time());
+        if step_once || (playing && !finished && time < due) {
             let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                crate::recompute::background_pool().install(|| s.step())
+                crate::recompute::background_pool().install(|| s.step(&mut ()))
             }));
-            if let Err(payload) = stepped {
-                send(
-                    run,
-                    error_frame(format!(
-                        "the simulation step failed (internal error: {})",
-                        panic_text(payload.as_ref())
-                    )),
-                );
+            let failed = match stepped {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(format!("the simulation step failed: {e}")),
+                Err(payload) => Some(format!(
+                    "the simulation step failed (internal error: {})",
+                    panic_text(payload.as_ref())
+                )),
+            };
+            if let Some(message) = failed {
+                send(run, error_frame(message));
                 sim = None;
                 playing = false;
                 continue;
             }
-            if step_once || last_sent.elapsed() >= FRAME_INTERVAL || s.finished() {
+            warnings.extend(s.take_warnings());
+            if step_once || last_sent.elapsed() >= FRAME_INTERVAL || s.simulation().finished() {
                 last_sent = Instant::now();
-                if !send(run, frame(s, local)) {
+                if !send(run, frame(s.simulation(), local, &warnings)) {
                     return;
                 }
             }
         } else if playing {
             // Ahead of wall time: sleep until the next step is due (bounded by the poll).
-            let ahead = ((s.time() - due) / speed.max(1e-3) as f64).clamp(0.0, IDLE_POLL.as_secs_f64());
+            let ahead = ((time - due) / speed.max(1e-3) as f64).clamp(0.0, IDLE_POLL.as_secs_f64());
             std::thread::sleep(Duration::from_secs_f64(ahead.max(0.001)));
         }
     }

@@ -130,6 +130,49 @@ fn head_on() -> Document {
     doc
 }
 
+/// A boids layer on a map where boids would steer no one runs as no layer, as `simulate` runs
+/// it, and the run says so in the command's words.
+#[test]
+fn boids_with_nobody_to_steer_run_as_no_layer_and_say_so() {
+    let mut app = EditorApp::new(head_on(), None, None);
+    app.run.local = LocalMode::Boids;
+    let f = step_run(&mut app, 1);
+    assert_eq!(f.info.local, LocalMode::None, "the layer that runs");
+    assert_eq!(f.info.warnings.len(), 1, "{:?}", f.info.warnings);
+    assert!(
+        f.info.warnings[0].contains("boids would steer no one, so the run uses --local none"),
+        "{:?}",
+        f.info.warnings
+    );
+}
+
+/// The panel's combo box offers every local layer of the library by its name, and choosing
+/// one by that name selects it.
+#[test]
+fn the_run_panel_offers_every_local_layer_by_its_library_name() {
+    use crowdfield::names::Named;
+    for &mode in LocalMode::ALL {
+        let mut h = Harness::builder().with_size([1200.0, 760.0]).build_ui_state(
+            |ui, app: &mut EditorApp| app.show(ui),
+            EditorApp::new(head_on(), None, None),
+        );
+        h.run();
+        h.get_by_label("local layer").click();
+        h.run();
+        for &other in LocalMode::ALL {
+            assert!(
+                h.query_all_by_label(other.name()).next().is_some(),
+                "{} is not offered",
+                other.name()
+            );
+        }
+        // The last: the option in the list (the selected one is also the box's text).
+        h.query_all_by_label(mode.name()).last().expect("offered").click();
+        h.run();
+        assert_eq!(h.state().run.local, mode, "{}", mode.name());
+    }
+}
+
 #[test]
 fn choosing_orca_in_the_run_panel_installs_the_layer() {
     const STEPS: usize = 30;

@@ -6,7 +6,9 @@
 use crowdfield::eikonal::{self, Order, SpeedGrid, levelset};
 use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::names::Named;
 use crowdfield::params::{Model, SpeedLaw};
+use crowdfield::run::driver::{RunDriver, RunObserver, local_layer_for};
 use crowdfield::scene::Scene;
 use crowdfield::sim::{SimConfig, Simulation};
 use ndarray::{Array2, ArrayView2};
@@ -18,9 +20,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// The library's names for what the Python arguments set, and the arguments that set them, in
-/// the order [`python_text`] replaces them (longer phrases first). The library names its own
-/// fields (`SimConfig.dt`, `Backend::Gpu`) and the command's flags where only the command can
-/// help; Python speaks of its arguments.
+/// the order [`python_text`] replaces them (longer phrases first), before the choices'
+/// ([`choice_names`]). The library names its own fields (`SimConfig.dt`, `Backend::Gpu`) and the
+/// command's flags where only the command can help; Python speaks of its arguments.
 const PYTHON_NAMES: &[(&str, &str)] = &[
     ("order: Order::Second:", "order: 2:"),
     ("backend: Backend::Gpu:", "backend: \"gpu\":"),
@@ -29,25 +31,46 @@ const PYTHON_NAMES: &[(&str, &str)] = &[
     ("SimConfig.max_time", "max_time"),
     ("SimConfig.replan_every", "replan_every"),
     ("Order::First", "order=1"),
-    ("Backend::Gpu", "backend=\"gpu\""),
-    ("Backend::Cpu", "backend=\"cpu\""),
-    ("Backend::Auto", "backend=\"auto\""),
     (
         "pass --allow-outside-rasters to the command to read it",
         "pass allow_outside_rasters=True to load_map to read it",
     ),
-    ("--model pedestrian", "model=\"pedestrian\""),
-    ("--model continuum_crowds", "model=\"continuum_crowds\""),
+    (
+        "see `remaining` in report.json; raise --max-time",
+        "see `remaining` in report(); raise max_time",
+    ),
 ];
 
+/// The library's and the command's names of the choices' values and the Python arguments that
+/// give them: `Backend::Gpu` and `backend="gpu"`, `--model pedestrian` and
+/// `model="pedestrian"`, `--local orca` and `local="orca"`; longer names first, so that
+/// `--local boids+orca` is not read as `--local boids`.
+fn choice_names() -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for &b in Backend::ALL {
+        pairs.push((format!("Backend::{b:?}"), format!("backend={:?}", b.name())));
+    }
+    for &m in Model::ALL {
+        pairs.push((format!("--model {}", m.name()), format!("model={:?}", m.name())));
+    }
+    for &l in LocalMode::ALL {
+        pairs.push((format!("--local {}", l.name()), format!("local={:?}", l.name())));
+    }
+    pairs.sort_by_key(|(library, _)| std::cmp::Reverse(library.len()));
+    pairs
+}
+
 /// `text` (an error, a note from the library) with the library's names of settings replaced by
-/// the Python arguments that set them ([`PYTHON_NAMES`]).
+/// the Python arguments that set them ([`PYTHON_NAMES`], then [`choice_names`]).
 fn python_text(text: &str) -> String {
-    PYTHON_NAMES
+    let text = PYTHON_NAMES
         .iter()
         .fold(text.to_string(), |t, (library, python)| {
             t.replace(library, python)
-        })
+        });
+    choice_names()
+        .iter()
+        .fold(text, |t, (library, python)| t.replace(library, python))
 }
 
 /// A library error as the Python exception of its kind, with the command's message in the
@@ -61,13 +84,18 @@ fn to_py(e: crowdfield::Error) -> PyErr {
     }
 }
 
+/// The value of the library choice `N` named `text`, given as the Python argument `arg`: a
+/// `ValueError` naming the argument, the value and the names accepted otherwise.
+fn choice<N: Named>(arg: &str, text: &str) -> PyResult<N> {
+    N::parse(text).map_err(|e| match e {
+        crowdfield::Error::Invalid { message, .. } => PyValueError::new_err(format!("{arg}: {message}")),
+        other => to_py(other),
+    })
+}
+
 /// The order of the update from its number.
 fn order_of(order: u8) -> PyResult<Order> {
-    match order {
-        1 => Ok(Order::First),
-        2 => Ok(Order::Second),
-        _ => Err(PyValueError::new_err(format!("order: {order}: expected 1 or 2"))),
-    }
+    choice("order", &order.to_string())
 }
 
 /// The first cell of `a` whose value is NaN, as "(row r, column c)".
@@ -269,45 +297,6 @@ fn eikonal_cost<'py>(
     Ok(solved.phi.into_pyarray(py))
 }
 
-/// The local layer of a `--local` spelling.
-fn local_mode(name: &str) -> PyResult<LocalMode> {
-    Ok(match name {
-        "none" => LocalMode::None,
-        "boids" => LocalMode::Boids,
-        "orca" => LocalMode::Orca,
-        "boids+orca" => LocalMode::BoidsOrca,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "local: {other:?}: expected \"none\", \"boids\", \"orca\" or \"boids+orca\""
-            )));
-        }
-    })
-}
-
-/// The `local` spelling of a local layer, for messages.
-fn local_name(mode: LocalMode) -> &'static str {
-    match mode {
-        LocalMode::None => "none",
-        LocalMode::Boids => "boids",
-        LocalMode::Orca => "orca",
-        LocalMode::BoidsOrca => "boids+orca",
-    }
-}
-
-/// Where a stage runs, from its name.
-fn backend_of(name: &str) -> PyResult<Backend> {
-    Ok(match name {
-        "cpu" => Backend::Cpu,
-        "gpu" => Backend::Gpu,
-        "auto" => Backend::Auto,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "backend: {other:?}: expected \"cpu\", \"gpu\" or \"auto\""
-            )));
-        }
-    })
-}
-
 /// A compiled map.
 #[pyclass(module = "crowdfield._native", frozen)]
 struct Map {
@@ -374,7 +363,7 @@ impl Map {
     fn plan<'py>(&self, py: Python<'py>, order: u8, backend: &str) -> PyResult<Bound<'py, PyDict>> {
         let options = crowdfield::PlanOptions {
             order: order_of(order)?,
-            backend: backend_of(backend)?,
+            backend: choice("backend", backend)?,
             gpu: None,
         };
         let scene = &self.scene;
@@ -425,43 +414,18 @@ impl Map {
         speed_law: Option<&str>,
     ) -> PyResult<SimulationHandle> {
         let mut scene = self.scene.clone();
-        let asked_model = match model {
-            None => None,
-            Some("pedestrian") => Some(Model::Pedestrian),
-            Some("continuum_crowds") => Some(Model::ContinuumCrowds),
-            Some(other) => {
-                return Err(PyValueError::new_err(format!(
-                    "model: {other:?}: expected \"pedestrian\" or \"continuum_crowds\" (or None: the map's)"
-                )));
-            }
-        };
+        let asked_model = model.map(|m| choice::<Model>("model", m)).transpose()?;
         if let Some(m) = asked_model {
             scene.params = scene.params.clone().with_model(m);
         }
         // Why the model runs, as `simulate` says it, in the Python argument's name.
         let model_source = python_text(&crowdfield::sim::report::model_source(&self.file, asked_model));
-        match speed_law {
-            None => {}
-            Some("linear") => scene.params.speed_law = SpeedLaw::Linear,
-            Some("weidmann") => scene.params.speed_law = SpeedLaw::Weidmann,
-            Some(other) => {
-                return Err(PyValueError::new_err(format!(
-                    "speed_law: {other:?}: expected \"linear\" or \"weidmann\" (or None: the map's)"
-                )));
-            }
+        if let Some(law) = speed_law {
+            scene.params.speed_law = choice::<SpeedLaw>("speed_law", law)?;
         }
-        let asked = local_mode(local)?;
-        let local = asked.effective_for(&scene);
-        let local_backend = match local_backend {
-            "cpu-single" => LocalBackend::CpuSingle,
-            "cpu-multi" => LocalBackend::CpuMulti,
-            "gpu" => LocalBackend::Gpu,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "local_backend: {other:?}: expected \"cpu-single\", \"cpu-multi\" or \"gpu\""
-                )));
-            }
-        };
+        let asked = choice::<LocalMode>("local", local)?;
+        let (local, local_warning) = local_layer_for(&scene, asked, &self.path);
+        let local_backend = choice::<LocalBackend>("local_backend", local_backend)?;
         let config = SimConfig {
             dt,
             max_time,
@@ -470,7 +434,7 @@ impl Map {
             order: order_of(order)?,
             full_potentials: false,
         };
-        let backend = backend_of(backend)?;
+        let backend = choice::<Backend>("backend", backend)?;
         let name = scene.name.clone();
         let sim = py
             .detach(|| {
@@ -489,32 +453,14 @@ impl Map {
             }
             None => 0,
         };
-        let warnings = (local != asked)
-            .then(|| {
-                format!(
-                    "local layer: {}, but no group of {} has a `boids` block: boids would steer no \
-                     one, so the run uses local={:?} (add a `boids` block to a group, see --local in \
-                     the README)",
-                    local_name(asked),
-                    self.path,
-                    local_name(local)
-                )
-            })
-            .into_iter()
-            .collect();
-        let mut handle = Recording {
-            sim,
-            every,
-            rows: Vec::new(),
-            warnings,
-            end_warned: false,
-        };
-        handle.record();
-        if handle.sim.finished() {
-            handle.end_warnings();
+        let mut driver = RunDriver::new(sim, (every != 0).then_some(every));
+        if let Some(w) = local_warning {
+            driver.warn(w);
         }
+        let mut rows = TrajectoryRows(Vec::new());
+        driver.start(&mut rows).map_err(to_py)?;
         Ok(SimulationHandle {
-            inner: Mutex::new(handle),
+            inner: Mutex::new(Recording { driver, rows }),
         })
     }
 }
@@ -522,73 +468,37 @@ impl Map {
 /// One trajectory row: time, id, group, x, y, vx, vy, frame.
 type TrajectoryRow = (f64, u32, u32, f32, f32, f32, f32, u64);
 
-/// A simulation, the trajectory rows recorded so far, and the warnings not yet given to Python.
+/// The trajectory rows recorded so far: at each sample of the [`RunDriver`], one row per
+/// walking agent, as `trajectories.csv` has them, with the sample's number as the frame.
+struct TrajectoryRows(Vec<TrajectoryRow>);
+
+impl RunObserver for TrajectoryRows {
+    fn sample(&mut self, sim: &Simulation, index: u64) -> crowdfield::Result<()> {
+        let a = sim.agents();
+        let t = sim.time();
+        for i in 0..a.len() {
+            self.0
+                .push((t, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i], index));
+        }
+        Ok(())
+    }
+}
+
+/// A run and the trajectory rows recorded so far.
 struct Recording {
-    sim: Simulation,
-    /// Record every this many steps (0: never).
-    every: usize,
-    rows: Vec<TrajectoryRow>,
-    /// Warnings the command would have printed by now that Python has not yet been given.
-    warnings: Vec<String>,
-    /// Whether the warnings of the finished run are in `warnings` (or were given).
-    end_warned: bool,
+    driver: RunDriver,
+    rows: TrajectoryRows,
 }
 
 impl Recording {
-    /// Appends one row per walking agent, as `trajectories.csv` does, with the frame: the
-    /// index of this recording (time / recording interval).
-    fn record(&mut self) {
-        if self.every == 0 {
-            return;
-        }
-        let a = self.sim.agents();
-        let t = self.sim.time();
-        let frame = (self.sim.steps() / self.every) as u64;
-        for i in 0..a.len() {
-            self.rows
-                .push((t, a.id[i], a.group[i], a.x[i], a.y[i], a.vx[i], a.vy[i], frame));
-        }
-    }
-
     /// One step, recording as the command does; once the run is finished, nothing (0 arrive).
-    fn step(&mut self) -> usize {
-        if self.sim.finished() {
-            return 0;
-        }
-        let arrived = self.sim.step();
-        if self.every != 0 && self.sim.steps().is_multiple_of(self.every) {
-            self.record();
-        }
-        if self.sim.finished() {
-            self.end_warnings();
-        }
-        arrived
+    fn step(&mut self) -> crowdfield::Result<usize> {
+        self.driver.step(&mut self.rows)
     }
 
-    /// Queues the warnings the command prints when the run is over: the agents still inside,
-    /// then the report's warnings, and the note that a GPU run finished on the CPU.
-    fn end_warnings(&mut self) {
-        if self.end_warned {
-            return;
-        }
-        self.end_warned = true;
-        let report = self.sim.report();
-        let inside = report.total.remaining.total - report.total.remaining.no_goal;
-        if inside > 0 {
-            self.warnings.push(format!(
-                "{inside} agent(s) still inside when the run stopped at {:.1} s: the evacuation did \
-                 not complete (see `remaining` in report(); raise max_time if they were still walking)",
-                report.end_time
-            ));
-        }
-        self.warnings
-            .extend(report.warnings.iter().map(|w| python_text(w)));
-        if let Some(why) = self.sim.gpu_fallback() {
-            // The command's closing note: the run's figures are the CPU's from then on.
-            self.warnings.push(format!(
-                "the GPU solver failed mid-run ({why}); the run finished on the CPU"
-            ));
-        }
+    /// The simulation.
+    fn sim(&self) -> &Simulation {
+        self.driver.simulation()
     }
 }
 
@@ -613,8 +523,8 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
 impl SimulationHandle {
     /// Advances one step; returns the number of agents that arrived in it. Once the run is
     /// finished, does nothing and returns 0.
-    fn step(&self, py: Python<'_>) -> usize {
-        py.detach(|| self.lock().step())
+    fn step(&self, py: Python<'_>) -> PyResult<usize> {
+        py.detach(|| self.lock().step()).map_err(to_py)
     }
 
     /// Steps until the run is finished or its time reaches `until` (None: to the end); returns
@@ -626,81 +536,83 @@ impl SimulationHandle {
                 "until: NaN: expected a time in seconds or None",
             ));
         }
-        Ok(py.detach(|| {
+        py.detach(|| {
             let mut rec = self.lock();
             let mut steps = 0;
-            while !rec.sim.finished() && until.is_none_or(|t| rec.sim.time() < t) {
-                rec.step();
+            while !rec.sim().finished() && until.is_none_or(|t| rec.sim().time() < t) {
+                rec.step()?;
                 steps += 1;
             }
-            steps
-        }))
+            Ok(steps)
+        })
+        .map_err(to_py)
     }
 
     /// The warnings that arose since the last call (at the build, at the end of the run), each
     /// once, in the command's words.
     fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut self.lock().warnings)
+        let warnings = self.lock().driver.take_warnings();
+        warnings.iter().map(|w| python_text(w)).collect()
     }
 
     /// Steps between trajectory recordings (0: none).
     #[getter]
     fn trajectory_every(&self) -> usize {
-        self.lock().every
+        self.lock().driver.sample_every()
     }
 
     /// Whether every agent has arrived or the time limit is reached.
     #[getter]
     fn finished(&self) -> bool {
-        self.lock().sim.finished()
+        self.lock().sim().finished()
     }
 
     /// Simulated time, seconds.
     #[getter]
     fn time(&self) -> f64 {
-        self.lock().sim.time()
+        self.lock().sim().time()
     }
 
     /// Steps taken.
     #[getter]
     fn steps(&self) -> usize {
-        self.lock().sim.steps()
+        self.lock().sim().steps()
     }
 
     /// The time step, seconds.
     #[getter]
     fn dt(&self) -> f64 {
-        self.lock().sim.dt()
+        self.lock().sim().dt()
     }
 
     /// Positions of the walking agents, float32 `(n, 2)`: x, y in metres.
     #[getter]
     fn positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
-        pairs(py, self.lock().sim.positions())
+        pairs(py, self.lock().sim().positions())
     }
 
     /// Velocities of the walking agents, float32 `(n, 2)`, m/s.
     #[getter]
     fn velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
-        pairs(py, self.lock().sim.velocities())
+        pairs(py, self.lock().sim().velocities())
     }
 
     /// Group index of each walking agent, uint32.
     #[getter]
     fn groups<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        self.lock().sim.groups().to_vec().into_pyarray(py)
+        self.lock().sim().groups().to_vec().into_pyarray(py)
     }
 
     /// Id of each walking agent, uint32.
     #[getter]
     fn ids<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        self.lock().sim.ids().to_vec().into_pyarray(py)
+        self.lock().sim().ids().to_vec().into_pyarray(py)
     }
 
     /// Arrivals so far as `(id, group, exit, time)` tuples.
     fn arrivals(&self) -> Vec<(u32, u32, usize, f64)> {
         self.lock()
-            .sim
+            .sim()
             .arrivals()
             .iter()
             .map(|a| (a.id, a.group, a.exit, a.time))
@@ -709,7 +621,7 @@ impl SimulationHandle {
 
     /// The report as JSON text, the content of `report.json`.
     fn report_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.lock().sim.report()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        serde_json::to_string(&self.lock().sim().report()).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
     /// The recorded trajectory rows as `(t, id, group, x, y, vx, vy, frame)` columns.
@@ -729,16 +641,36 @@ impl SimulationHandle {
     ) {
         let rec = self.lock();
         let col =
-            |f: fn(&TrajectoryRow) -> f32| rec.rows.iter().map(f).collect::<Vec<f32>>().into_pyarray(py);
+            |f: fn(&TrajectoryRow) -> f32| rec.rows.0.iter().map(f).collect::<Vec<f32>>().into_pyarray(py);
         (
-            rec.rows.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py),
-            rec.rows.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py),
-            rec.rows.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.0)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.1)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.2)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
             col(|r| r.3),
             col(|r| r.4),
             col(|r| r.5),
             col(|r| r.6),
-            rec.rows.iter().map(|r| r.7).collect::<Vec<_>>().into_pyarray(py),
+            rec.rows
+                .0
+                .iter()
+                .map(|r| r.7)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
         )
     }
 }

@@ -129,6 +129,24 @@ def test_errors_carry_the_command_messages(root, crowdfield_bin, tmp_path):
         m.simulation(seed=-1)
 
 
+def test_unknown_names_are_refused_with_the_argument_and_the_names(root):
+    m = crowdfield.load_map(root / "maps" / "hall.json")
+    cases = [
+        (dict(local="rvo"), 'local: "rvo": expected one of "none", "boids", "orca", "boids+orca"'),
+        (dict(local_backend="cuda"), 'local_backend: "cuda": expected one of "cpu-single", "cpu-multi", "gpu"'),
+        (dict(backend="tpu"), 'backend: "tpu": expected one of "cpu", "gpu", "auto"'),
+        (dict(model="social_force"), 'model: "social_force": expected one of "pedestrian", "continuum_crowds"'),
+        (dict(speed_law="cubic"), 'speed_law: "cubic": expected one of "linear", "weidmann"'),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as raised:
+            m.simulation(**kwargs)
+        assert str(raised.value) == message, (kwargs, str(raised.value))
+    with pytest.raises(ValueError) as raised:
+        m.plan(backend="tpu")
+    assert str(raised.value) == 'backend: "tpu": expected one of "cpu", "gpu", "auto"'
+
+
 def test_error_messages_name_the_python_arguments(root, tmp_path):
     m = crowdfield.load_map(root / "maps" / "hall.json")
     cases = [

@@ -47,8 +47,8 @@ pub struct Args {
     /// The model of every map, as on `simulate` (default: each map's own `model`; pedestrian
     /// for a map without `params`). It changes the solve too: each model plans with its own
     /// speed law.
-    #[arg(long, value_enum)]
-    pub model: Option<super::simulate::ModelArg>,
+    #[arg(long, value_parser = super::choice(super::model_help))]
+    pub model: Option<crowdfield::params::Model>,
     /// No progress bar and no closing count when every map succeeds; failures and warnings
     /// are still printed.
     #[arg(long)]
@@ -123,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..SimConfig::default()
         },
         load: args.read.options(),
-        model: args.model.map(Into::into),
+        model: args.model,
     };
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -9,12 +9,12 @@
 //! `bench/eikonal_vs_skfmm.py`; the GPU, local-layer and simulation sweeps are the examples in
 //! `examples/bench_*.rs`.
 
-use crate::cli::simulate::{LocalArg, LocalBackendArg};
 use crowdfield::eikonal::grids::{BenchGrid, bench_grid};
 use crowdfield::eikonal::{cell_cost_from_speed, isotropic};
 use crowdfield::gpu::{Backend, GpuContext};
-use crowdfield::local::LocalBackend;
 use crowdfield::local::quality::CollisionCounter;
+use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::names::Named;
 use crowdfield::sim::Simulation;
 use ndarray::Array2;
 use std::path::PathBuf;
@@ -48,8 +48,8 @@ enum What {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         repeats: u32,
         /// cpu, gpu or auto.
-        #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu)]
-        backend: super::BackendArg,
+        #[arg(long, value_parser = super::choice(super::backend_help), default_value = Backend::Cpu.name())]
+        backend: Backend,
     },
     /// Simulation steps on a map: steps per second and milliseconds per stage.
     Sim {
@@ -70,11 +70,12 @@ enum What {
         #[arg(long, num_args = 1.., default_values_t = [10_000usize, 100_000, 1_000_000], allow_negative_numbers = true)]
         agents: Vec<usize>,
         /// Local layer to time: boids, orca or boids+orca.
-        #[arg(long, value_enum, default_value_t = LocalArg::BoidsOrca)]
-        mode: LocalArg,
+        #[arg(long, value_parser = super::choice(super::local_help), default_value = LocalMode::BoidsOrca.name())]
+        mode: LocalMode,
         /// Where it runs: cpu-single (one thread), cpu-multi (all cores) or gpu.
-        #[arg(long, value_enum, default_value_t = LocalBackendArg::CpuMulti)]
-        backend: LocalBackendArg,
+        #[arg(long, value_parser = super::choice(super::local_backend_help),
+              default_value = LocalBackend::CpuMulti.name())]
+        backend: LocalBackend,
         /// Steps timed per size (at least 1, after 8 warm-up steps).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..), allow_negative_numbers = true)]
         steps: u32,
@@ -120,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             order,
             repeats,
             backend,
-        } => eikonal(grid, &sizes, order, repeats as usize, backend.into()),
+        } => eikonal(grid, &sizes, order, repeats as usize, backend),
         What::Sim { map, steps } => sim(&map, steps as usize),
         What::Local {
             agents,
@@ -134,15 +135,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn local(
     sizes: &[usize],
-    mode: LocalArg,
-    backend: LocalBackendArg,
+    mode: LocalMode,
+    backend: LocalBackend,
     steps: usize,
     density: f64,
 ) -> anyhow::Result<ExitCode> {
     // Every argument is checked before the table starts, so an error is not printed under a
     // header.
     anyhow::ensure!(
-        mode != LocalArg::None,
+        mode != LocalMode::None,
         "--mode none: the local layer would do nothing to time; expected boids, orca or boids+orca"
     );
     // Checked as given (in f64: 1e-300 would read as 0 in f32 and be shown so); a density
@@ -165,8 +166,7 @@ fn local(
             crowdfield::map::MAX_CELLS
         );
     }
-    let backend = LocalBackend::from(backend);
-    let mut layer = crowdfield::gpu::open_local_layer(mode.mode(), backend)?;
+    let mut layer = crowdfield::gpu::open_local_layer(mode, backend)?;
     // CPU single runs on a pool of one thread, so nothing of it (the grid included) uses more.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(if backend == LocalBackend::CpuSingle { 1 } else { 0 })
@@ -198,7 +198,7 @@ fn local(
         let ms = |t: f64| 1e3 * t / steps as f64;
         println!(
             "| {n} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {collisions} |",
-            crate::cli::simulate::local_name(mode.mode()),
+            mode.name(),
             layer.backend_description(),
             three_digits(steps as f64 / wall),
             ms(bins),

@@ -6,6 +6,7 @@ use anyhow::{Context, bail};
 use crowdfield::eikonal::{FMM_CPU, PhiGrid, SpeedGrid};
 use crowdfield::gpu::{Backend, GpuContext};
 use crowdfield::io::{read_npy_f64, read_npy_f64_with, write_npy};
+use crowdfield::names::Named;
 use crowdfield::plan::{describe_cpu, solve_eikonal_speed};
 use ndarray::{Array2, ArrayView2};
 use std::path::PathBuf;
@@ -47,8 +48,9 @@ pub struct Args {
     /// iterative method on the wgpu adapter; an error when none opens), auto (the GPU when one
     /// opens and the grid has 512² cells or more, else the CPU). The one used is printed.
     // The values' own help (shared with `solve`) speaks of groups, which a raw solve has not.
-    #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu, hide_possible_values = true)]
-    pub backend: super::BackendArg,
+    #[arg(long, value_parser = super::choice(super::backend_help), default_value = Backend::Cpu.name(),
+          hide_possible_values = true)]
+    pub backend: Backend,
     /// Print one JSON line on stdout: {"rows","cols","order","solver","solve_seconds",
     /// "counters"}; the solve time excludes file I/O; counters: the GPU solver's passes,
     /// dispatches, read-backs and relaxations (null on the CPU).
@@ -122,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         })
     };
     let order = super::order(args.order);
-    let backend = Backend::from(args.backend);
+    let backend = args.backend;
     // Before the speeds are read.
     crowdfield::plan::check_order(backend, order)?;
     crowdfield::io::check_output_file(&args.out).map_err(|e| anyhow::anyhow!("--out {e}"))?;

@@ -4,6 +4,7 @@
 use anyhow::{Context, bail, ensure};
 use crowdfield::export::{ArraySpec, Colormap, ImageOptions, array_image, save_png};
 use crowdfield::io::read_npy_f64;
+use crowdfield::names::Named;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,8 +32,8 @@ pub struct Args {
     #[arg(long, default_value = "")]
     unit: String,
     /// Colour map.
-    #[arg(long, value_enum, default_value_t = Map::Viridis)]
-    colormap: Map,
+    #[arg(long, value_parser = super::choice(colormap_help), default_value = Colormap::Viridis.name())]
+    colormap: Colormap,
     /// Values at the bottom and top of the colour bar. [default: the finite range of the array]
     #[arg(long, num_args = 2, value_names = ["LO", "HI"], allow_hyphen_values = true)]
     range: Option<Vec<f64>>,
@@ -50,30 +51,14 @@ pub struct Args {
     quiet: bool,
 }
 
-/// The colour maps offered.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Map {
-    /// Dark blue to yellow (perceptually uniform); potentials.
-    Viridis,
-    /// Black to light yellow through red (perceptually uniform).
-    Magma,
-    /// Black to yellow through red (perceptually uniform); costs.
-    Inferno,
-    /// Blue to yellow, colour-vision-deficiency friendly; speeds.
-    Cividis,
-    /// Yellow-orange-red (ColorBrewer); densities.
-    Ylorrd,
-}
-
-impl From<Map> for Colormap {
-    fn from(map: Map) -> Self {
-        match map {
-            Map::Viridis => Colormap::Viridis,
-            Map::Magma => Colormap::Magma,
-            Map::Inferno => Colormap::Inferno,
-            Map::Cividis => Colormap::Cividis,
-            Map::Ylorrd => Colormap::YellowOrangeRed,
-        }
+/// `--colormap`'s help on each [`Colormap`].
+fn colormap_help(map: Colormap) -> &'static str {
+    match map {
+        Colormap::Viridis => "Dark blue to yellow (perceptually uniform); potentials",
+        Colormap::Magma => "Black to light yellow through red (perceptually uniform)",
+        Colormap::Inferno => "Black to yellow through red (perceptually uniform); costs",
+        Colormap::Cividis => "Blue to yellow, colour-vision-deficiency friendly; speeds",
+        Colormap::YellowOrangeRed => "Yellow-orange-red (ColorBrewer); densities",
     }
 }
 
@@ -155,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let spec = ArraySpec {
         title: &title,
         unit: &args.unit,
-        colormap: args.colormap.into(),
+        colormap: args.colormap,
         range,
         isolines,
         cell_size: args.cell_size,

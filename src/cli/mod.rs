@@ -1,7 +1,12 @@
 //! Argument parsing and dispatch. Each subcommand parses its own arguments (`Args`) and runs
 //! (`run`), returning `anyhow::Result`; this file prints the error chain and picks the exit code.
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use crowdfield::gpu::Backend;
+use crowdfield::local::{LocalBackend, LocalMode};
+use crowdfield::names::Named;
+use crowdfield::params::{Model, SpeedLaw};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,27 +51,64 @@ enum Command {
     Verify(verify::Args),
 }
 
-/// `--backend` values: the command's spelling of [`crowdfield::gpu::Backend`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendArg {
-    /// CPU fast marching (the groups solved in parallel).
-    Cpu,
-    /// GPU block fast iterative method; an error when no GPU adapter can be opened.
-    Gpu,
-    /// A hardware GPU when one can be opened and the grid has at least 512 x 512 cells, else
-    /// the CPU (with a note saying why). Below that size the CPU was faster even against an
-    /// NVIDIA H200. Software adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are
-    /// passed over unless WGPU_ADAPTER_NAME names one.
-    Auto,
+/// The `value_parser` of a flag whose values are a library choice: the [`Named::name`]s of
+/// `N::ALL`, each with its one-line `help` (shown by `--help`), read back with [`Named::parse`].
+fn choice<N: Named + Send + Sync>(help: fn(N) -> &'static str) -> impl TypedValueParser<Value = N> {
+    PossibleValuesParser::new(N::ALL.iter().map(|&v| PossibleValue::new(v.name()).help(help(v))))
+        .map(|name| N::parse(&name).expect("clap passes only the names it lists"))
 }
 
-impl From<BackendArg> for crowdfield::gpu::Backend {
-    fn from(arg: BackendArg) -> Self {
-        match arg {
-            BackendArg::Cpu => Self::Cpu,
-            BackendArg::Gpu => Self::Gpu,
-            BackendArg::Auto => Self::Auto,
+/// `--backend`'s help on each [`Backend`].
+fn backend_help(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Cpu => "CPU fast marching (the groups solved in parallel)",
+        Backend::Gpu => "GPU block fast iterative method; an error when no GPU adapter can be opened",
+        Backend::Auto => {
+            "A hardware GPU when one can be opened and the grid has at least 512 x 512 cells, else \
+             the CPU (with a note saying why). Below that size the CPU was faster even against an \
+             NVIDIA H200. Software adapters (llvmpipe/lavapipe, far slower than the CPU solvers) are \
+             passed over unless WGPU_ADAPTER_NAME names one"
         }
+    }
+}
+
+/// `--local`'s help on each [`LocalMode`].
+fn local_help(mode: LocalMode) -> &'static str {
+    match mode {
+        LocalMode::None => "No local layer: the walkers follow the field",
+        LocalMode::Boids => {
+            "Boids steering (separation, alignment, cohesion) added to the field's velocity, for \
+             the groups with a `boids` block; goal-less groups flock"
+        }
+        LocalMode::Orca => "ORCA collision avoidance (velocity obstacles) for every group",
+        LocalMode::BoidsOrca => "Boids steering, then ORCA",
+    }
+}
+
+/// `--local-backend`'s help on each [`LocalBackend`].
+fn local_backend_help(backend: LocalBackend) -> &'static str {
+    match backend {
+        LocalBackend::CpuSingle => "One thread",
+        LocalBackend::CpuMulti => "All cores (rayon)",
+        LocalBackend::Gpu => "wgpu compute passes (an error when no GPU adapter opens)",
+    }
+}
+
+/// `--model`'s help on each [`Model`].
+fn model_help(model: Model) -> &'static str {
+    match model {
+        Model::Pedestrian => "The pedestrian model: the field's direction, a speed from the walkers around",
+        Model::ContinuumCrowds => "Continuum Crowds as published: the speed field's speed",
+    }
+}
+
+/// `--speed-law`'s help on each [`SpeedLaw`].
+fn speed_law_help(law: SpeedLaw) -> &'static str {
+    match law {
+        SpeedLaw::Linear => {
+            "Linear blend of terrain and flow speed between rho_min and rho_max (docs/SPEC.md §3)"
+        }
+        SpeedLaw::Weidmann => "Weidmann: free speed 1.34 m/s, jam density 5.4 /m², gamma 1.913",
     }
 }
 
@@ -160,32 +202,39 @@ const FLAG_NAMES: &[(&str, &str)] = &[
     ("SimConfig.max_time", "--max-time"),
     ("SimConfig.replan_every", "--replan-every"),
     ("trajectory_every: ", "--trajectory-every "),
-    ("Order::First", "--order 1"),
-    ("Backend::Gpu", "--backend gpu"),
-    ("Backend::Cpu", "--backend cpu"),
-    ("Backend::Auto", "auto"),
     ("Shard:", "--shard:"),
     (": output folder: ", ": --out: "),
     ("choose another output folder", "choose another --out"),
     ("open it with `force`", "pass --force"),
 ];
 
-/// `text` (an error, a note from the library) with the library's names of settings replaced
-/// by the flags that set them ([`FLAG_NAMES`]): "SimConfig.dt: 0: expected a positive time
-/// step" reads "--dt: 0: expected a positive time step".
-fn flag_text(text: &str) -> String {
-    FLAG_NAMES
+/// The library's names of the values of `--backend` and `--order` (`Backend::Gpu`,
+/// `Order::First`) and the flags that give them (`--backend gpu`, `--order 1`).
+fn choice_flags() -> Vec<(String, String)> {
+    let backends = Backend::ALL
         .iter()
-        .fold(text.to_string(), |t, (library, flag)| t.replace(library, flag))
+        .map(|b| (format!("Backend::{b:?}"), format!("--backend {}", b.name())));
+    let orders = crowdfield::eikonal::Order::ALL
+        .iter()
+        .map(|o| (format!("Order::{o:?}"), format!("--order {}", o.name())));
+    backends.chain(orders).collect()
+}
+
+/// `text` (an error, a note from the library) with the library's names of settings replaced
+/// by the flags that set them ([`FLAG_NAMES`], then [`choice_flags`]): "SimConfig.dt: 0:
+/// expected a positive time step" reads "--dt: 0: expected a positive time step".
+fn flag_text(text: &str) -> String {
+    let text = FLAG_NAMES
+        .iter()
+        .fold(text.to_string(), |t, (library, flag)| t.replace(library, flag));
+    choice_flags()
+        .iter()
+        .fold(text, |t, (library, flag)| t.replace(library, flag))
 }
 
 /// The fast-marching order of an `--order` value (1 or 2: clap checks the range).
 fn order(n: u8) -> crowdfield::eikonal::Order {
-    if n == 2 {
-        crowdfield::eikonal::Order::Second
-    } else {
-        crowdfield::eikonal::Order::First
-    }
+    crowdfield::eikonal::Order::parse(&n.to_string()).expect("clap checks the range 1..=2")
 }
 
 #[cfg(test)]
@@ -214,7 +263,7 @@ mod tests {
             flag_text(
                 "order: Order::Second: use Order::First with Backend::Gpu, or Backend::Cpu or Backend::Auto"
             ),
-            "--order: 2: use --order 1 with --backend gpu, or --backend cpu or auto"
+            "--order: 2: use --order 1 with --backend gpu, or --backend cpu or --backend auto"
         );
         assert_eq!(flag_text("backend: Backend::Gpu: no"), "--backend: gpu: no");
         assert_eq!(
@@ -238,12 +287,39 @@ mod tests {
         );
     }
 
+    /// Parses `args` with one option whose values are the choice `N`.
+    fn parse_choice<N: Named + Send + Sync>(
+        help: fn(N) -> &'static str,
+        args: &[&str],
+    ) -> Result<N, clap::Error> {
+        let cmd = clap::Command::new("t").arg(clap::Arg::new("v").long("v").value_parser(choice(help)));
+        let matches = cmd.try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))?;
+        Ok(*matches.get_one::<N>("v").expect("given"))
+    }
+
+    /// Every value of `N` is offered by its library name and parsed back to itself; another
+    /// name is refused with the list.
+    fn choices_are_the_library_names<N: Named + Send + Sync + std::fmt::Debug>(help: fn(N) -> &'static str) {
+        for &v in N::ALL {
+            assert_eq!(parse_choice(help, &["--v", v.name()]).unwrap(), v);
+            assert!(!help(v).is_empty());
+        }
+        let e = parse_choice(help, &["--v", "bogus"]).unwrap_err().to_string();
+        let names: Vec<&str> = N::ALL.iter().map(|v| v.name()).collect();
+        assert!(
+            e.contains(&format!("[possible values: {}]", names.join(", "))),
+            "{e}"
+        );
+    }
+
     #[test]
-    fn backend_values_mirror_the_library() {
-        use crowdfield::gpu::Backend;
-        assert_eq!(Backend::from(BackendArg::Cpu), Backend::Cpu);
-        assert_eq!(Backend::from(BackendArg::Gpu), Backend::Gpu);
-        assert_eq!(Backend::from(BackendArg::Auto), Backend::Auto);
+    fn flag_values_are_the_library_names() {
+        choices_are_the_library_names(backend_help);
+        choices_are_the_library_names(local_help);
+        choices_are_the_library_names(local_backend_help);
+        choices_are_the_library_names(model_help);
+        choices_are_the_library_names(speed_law_help);
+        assert_eq!(order(2), crowdfield::eikonal::Order::Second);
     }
 
     #[test]

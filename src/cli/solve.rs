@@ -6,6 +6,7 @@ use anyhow::Context;
 use crowdfield::export::ImageOptions;
 use crowdfield::export::bundle::{SOLVE_WRITER, write_solve_bundle_into};
 use crowdfield::gpu::Backend;
+use crowdfield::names::Named;
 use crowdfield::ownership::OwnedDir;
 use crowdfield::plan::{PlanOptions, plan};
 use std::path::PathBuf;
@@ -32,8 +33,8 @@ pub struct Args {
     /// Where the Eikonal solve runs: cpu (fast marching), gpu (block fast iterative method
     /// on the wgpu adapter), auto (the GPU when one opens and the grid has 512² cells or more,
     /// else the CPU). The one used is printed.
-    #[arg(long, value_enum, default_value_t = super::BackendArg::Cpu)]
-    pub backend: super::BackendArg,
+    #[arg(long, value_parser = super::choice(super::backend_help), default_value = Backend::Cpu.name())]
+    pub backend: Backend,
     /// Print no progress or timings to stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -55,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let order = super::order(args.order);
-    crowdfield::plan::check_order(Backend::from(args.backend), order)?;
+    crowdfield::plan::check_order(args.backend, order)?;
     let scene = crowdfield::sim::load_map(&args.map, &args.read.options())?;
     log(&format!(
         "loaded {} in {:.3} s",
@@ -67,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut owned = OwnedDir::open_replacing(&args.out, SOLVE_WRITER, args.force)?;
     let options = PlanOptions {
         order,
-        backend: Backend::from(args.backend),
+        backend: args.backend,
         gpu: None,
     };
     let plan = plan(&scene, &options).with_context(|| format!("solving {}", args.map.display()))?;

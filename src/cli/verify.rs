@@ -2,7 +2,9 @@
 //! Runs [`crowdfield::verify::run_suite`], writes its folder and prints the table; exits with
 //! status 1 when any test fails.
 
-use super::simulate::{LocalArg, ModelArg};
+use crowdfield::local::LocalMode;
+use crowdfield::names::Named;
+use crowdfield::params::Model;
 use crowdfield::params::Params;
 use crowdfield::verify::{self, DEFAULT_SEEDS, QUICK_SEEDS, VerifyOptions};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,11 +34,11 @@ pub struct Args {
     pub params: Option<String>,
     /// The model of every run, as on `simulate` (default: the model of a map without one:
     /// `pedestrian`, or `continuum_crowds` with --params).
-    #[arg(long, value_enum)]
-    pub model: Option<ModelArg>,
+    #[arg(long, value_parser = super::choice(super::model_help))]
+    pub model: Option<Model>,
     /// Local layer of every run, as on `simulate`.
-    #[arg(long, value_enum, default_value_t = LocalArg::None)]
-    pub local: LocalArg,
+    #[arg(long, value_parser = super::choice(super::local_help), default_value = LocalMode::None.name())]
+    pub local: LocalMode,
     /// Write into an --out folder that holds files `verify` did not write (they are kept
     /// unless a file of the suite has the same name).
     #[arg(long)]
@@ -58,8 +60,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .as_deref()
             .map(|p| Params::from_option("--params", p))
             .transpose()?,
-        model: args.model.map(Into::into),
-        local: args.local.mode(),
+        model: args.model,
+        local: args.local,
     };
     // Every map the suite runs is built and checked, then the folder opened, before the first
     // run: a refused option or folder leaves the folder as it was.

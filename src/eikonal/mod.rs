@@ -62,6 +62,20 @@ pub enum Order {
     Second,
 }
 
+/// `1` or `2`, as the command's `--order` and Python's `order` give it. The serde names stay
+/// `First` and `Second` (the options a batch hashes into its completion markers).
+impl crate::names::Named for Order {
+    const WHAT: &'static str = "Order";
+    const ALL: &'static [Self] = &[Self::First, Self::Second];
+
+    fn name(self) -> &'static str {
+        match self {
+            Order::First => "1",
+            Order::Second => "2",
+        }
+    }
+}
+
 impl std::fmt::Display for Order {
     /// "first order" or "second order", for messages (the CLI's `--order` takes 1 or 2).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -19,6 +19,29 @@ pub enum Colormap {
     YellowOrangeRed,
 }
 
+/// The command's `--colormap` names; `ylorrd` is ColorBrewer's own name for
+/// [`Colormap::YellowOrangeRed`], whose serde name stays `yellow_orange_red`.
+impl crate::names::Named for Colormap {
+    const WHAT: &'static str = "Colormap";
+    const ALL: &'static [Self] = &[
+        Self::Viridis,
+        Self::Magma,
+        Self::Inferno,
+        Self::Cividis,
+        Self::YellowOrangeRed,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Colormap::Viridis => "viridis",
+            Colormap::Magma => "magma",
+            Colormap::Inferno => "inferno",
+            Colormap::Cividis => "cividis",
+            Colormap::YellowOrangeRed => "ylorrd",
+        }
+    }
+}
+
 impl Colormap {
     fn gradient(self) -> colorous::Gradient {
         match self {

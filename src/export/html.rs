@@ -5,6 +5,7 @@
 //! figures of `report.json` as tables, the plots and the level-of-service and clear-time maps. [`index_page`] is a batch's
 //! comparison of maps, sortable by a click on a column head (a few lines of inline script).
 
+use crate::names::Named as _;
 use crate::sim::Report;
 use crate::sim::levels::LEVELS;
 use std::fmt::Write as _;

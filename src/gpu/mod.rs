@@ -70,6 +70,20 @@ pub enum Backend {
     Auto,
 }
 
+impl crate::names::Named for Backend {
+    const WHAT: &'static str = "Backend";
+    const ALL: &'static [Self] = &[Self::Cpu, Self::Gpu, Self::Auto];
+
+    /// `cpu`, `gpu` or `auto`: the command's `--backend`, Python's `backend` and the serde name.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Gpu => "gpu",
+            Self::Auto => "auto",
+        }
+    }
+}
+
 /// Opens a GPU context, or says why not.
 ///
 /// # Errors

@@ -156,23 +156,21 @@ impl LocalMode {
         }
     }
 
-    /// Parses the names `none|boids|orca|boids+orca` (as the command's `--local` spells them).
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "none" => Ok(Self::None),
-            "boids" => Ok(Self::Boids),
-            "orca" => Ok(Self::Orca),
-            "boids+orca" => Ok(Self::BoidsOrca),
-            other => Err(Error::invalid(
-                crate::error::OPTIONS,
-                "LocalMode",
-                format!("'{other}' is not one of none, boids, orca, boids+orca"),
-            )),
-        }
+    fn boids(self) -> bool {
+        matches!(self, Self::Boids | Self::BoidsOrca)
     }
 
-    /// The name [`LocalMode::parse`] reads.
-    pub fn name(self) -> &'static str {
+    fn orca(self) -> bool {
+        matches!(self, Self::Orca | Self::BoidsOrca)
+    }
+}
+
+impl crate::names::Named for LocalMode {
+    const WHAT: &'static str = "LocalMode";
+    const ALL: &'static [Self] = &[Self::None, Self::Boids, Self::Orca, Self::BoidsOrca];
+
+    /// `none`, `boids`, `orca` or `boids+orca`: the command's `--local`, Python's `local`.
+    fn name(self) -> &'static str {
         match self {
             Self::None => "none",
             Self::Boids => "boids",
@@ -180,13 +178,20 @@ impl LocalMode {
             Self::BoidsOrca => "boids+orca",
         }
     }
+}
 
-    fn boids(self) -> bool {
-        matches!(self, Self::Boids | Self::BoidsOrca)
-    }
+impl crate::names::Named for LocalBackend {
+    const WHAT: &'static str = "LocalBackend";
+    const ALL: &'static [Self] = &[Self::CpuSingle, Self::CpuMulti, Self::Gpu];
 
-    fn orca(self) -> bool {
-        matches!(self, Self::Orca | Self::BoidsOrca)
+    /// `cpu-single`, `cpu-multi` or `gpu`: the command's `--local-backend`, Python's
+    /// `local_backend`.
+    fn name(self) -> &'static str {
+        match self {
+            Self::CpuSingle => "cpu-single",
+            Self::CpuMulti => "cpu-multi",
+            Self::Gpu => "gpu",
+        }
     }
 }
 
@@ -817,9 +822,13 @@ mod tests {
     }
 
     #[test]
-    fn modes_parse_and_reject_unknown() {
+    fn modes_and_backends_parse_their_names_and_reject_unknown() {
+        use crate::names::Named;
         assert_eq!(LocalMode::parse("boids+orca").unwrap(), LocalMode::BoidsOrca);
-        assert_eq!(LocalMode::parse("none").unwrap(), LocalMode::None);
+        assert_eq!(
+            LocalBackend::parse("cpu-single").unwrap(),
+            LocalBackend::CpuSingle
+        );
         let e = LocalMode::parse("rvo").unwrap_err().to_string();
         assert!(e.contains("LocalMode") && e.contains("rvo"), "{e}");
     }

@@ -14,7 +14,8 @@
 //! naming the folder and that entry, and is left as it is, unless the run is forced. A folder that is a
 //! symbolic link is refused.
 
-use super::output::{self, write_json};
+use super::driver::RunDriver;
+use super::output::{RunFiles, RunWriter, write_json};
 use crate::error::{Error, Result};
 use crate::export::bundle::GroupSolveSummary;
 use crate::io::write_npy;
@@ -405,7 +406,7 @@ fn read_marker(dir: &Path) -> Option<DoneMarker> {
 
 /// Solves every group's potential on the empty map into the map's (cleared) folder, and
 /// simulates when asked. Outputs: `potential_<group>.npy` (float64, row = y), `solve.json`, and
-/// with simulation the files of [`output::write_run`]; each one recorded in the folder's
+/// with simulation the files of [`RunWriter`]; each one recorded in the folder's
 /// manifest before it is written. The map is checked as every command checks it
 /// ([`super::load_map`]).
 fn process_map(
@@ -450,36 +451,26 @@ fn process_map(
         let name = scene.name.clone();
         let model_source =
             crate::sim::report::model_source(&crate::map::MapFile::from_path(map)?, options.model);
-        let mut sim = Simulation::builder(scene)
+        let sim = Simulation::builder(scene)
             .config(options.sim.clone())
             .model_source(model_source)
             .build()
             .map_err(|e| e.relabel(&name, &map.display().to_string()))?;
-        sim.run(|_| Ok(()))?;
-        for name in output::RUN_FILES
-            .iter()
-            .chain(crate::run::planner::PLANNER_FILES.iter())
-            .chain(std::iter::once(&crate::run::planner::REPORT_PAGE))
-        {
-            owned.claim(name)?;
-        }
-        let report = output::write_run(owned.path(), &sim)?;
-        crate::run::planner::write_report_page(
-            owned.path(),
-            &report,
-            &sim.scene().grid,
-            &map.display().to_string(),
-            &crate::export::html::sha256_hex(&crate::io::read_input_file(map)?),
+        let mut driver = RunDriver::new(sim, None);
+        driver.run(&mut ())?;
+        let written = RunWriter::open(owned, &driver, &RunFiles::REPORT_ONLY)?.finish(
+            driver.simulation(),
+            map,
             Vec::new(),
         )?;
+        let report = written.report;
         outcome.evacuation_time = report.total.evacuation_time;
         outcome.agents_out = Some(report.total.arrived);
         outcome.agents_remaining = Some(report.total.remaining.total);
         outcome.complete = Some(crate::sim::report::evacuation_complete(&report.total));
         // As `simulate` ends with them: the run cut short, then the report's own (the map's
         // first, as `report.html` shows them).
-        outcome.warnings.extend(output::incomplete_warning(&report));
-        outcome.warnings.extend(report.warnings);
+        outcome.warnings.extend(driver.take_warnings());
     }
     Ok(())
 }

@@ -268,6 +268,19 @@ pub enum FrameField {
     Potential,
 }
 
+impl crate::names::Named for FrameField {
+    const WHAT: &'static str = "FrameField";
+    const ALL: &'static [Self] = &[Self::Density, Self::Potential];
+
+    /// `density` or `potential`: the command's `--frame-field`.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Density => "density",
+            Self::Potential => "potential",
+        }
+    }
+}
+
 /// The legend of a frame: obstacles, unreachable cells and whose potential the colours show
 /// (potential only), one swatch per group in its agents' colour (its goals are outlined in the
 /// same colour), and the waiting walkers' mark when a spawn area has pre-movement times. It

@@ -6,6 +6,7 @@
 
 pub mod batch;
 pub mod draw;
+pub mod driver;
 pub mod output;
 pub mod planner;
 pub mod study;

@@ -1,13 +1,20 @@
 //! Writing a run's results: `report.json`, `timings.json`, `arrivals.png`, `peak_density.png`,
-//! `trajectories.csv` and `frames/frame_NNNNN.png`. Every file goes through [`crate::io`]
+//! `trajectories.csv`, `trajectories.sqlite` and `frames/frame_NNNNN.png`, the planner's maps
+//! and the report page. [`RunWriter`] writes them all for `simulate` and `batch` as a
+//! [`crate::run::driver::RunDriver`] steps the run. Every file goes through [`crate::io`]
 //! (temporary file, then rename), so an interrupted run never leaves a half-written file.
 
 use super::draw::{self, FrameField};
+use super::driver::{RunDriver, RunObserver};
 use crate::error::{Error, Result};
+#[cfg(feature = "sqlite")]
+use crate::export::jupedsim::SqliteTrajectories;
 use crate::export::save_png;
 use crate::grid::Grid;
 use crate::io::{AtomicFile, write_bytes_atomic};
-use crate::sim::{GpuReadBacks, Simulation, StageTimes};
+use crate::names::Named;
+use crate::ownership::{OwnedDir, StagedDir};
+use crate::sim::{GpuReadBacks, Report, Simulation, StageTimes};
 use serde::Serialize;
 use std::io::Write as _;
 use std::path::Path;
@@ -196,6 +203,258 @@ impl TrajectoryRecorder {
     /// Puts the file in place.
     pub fn finish(self) -> Result<()> {
         self.file.commit()
+    }
+}
+
+/// Which trajectory files a run writes (`simulate --trajectories`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TrajectoryFormat {
+    /// `trajectories.sqlite` (JuPedSim's SQLite layout, read by PedPy).
+    #[default]
+    Sqlite,
+    /// `trajectories.csv`.
+    Csv,
+    /// Both files.
+    Both,
+    /// No trajectories.
+    None,
+}
+
+impl Named for TrajectoryFormat {
+    const WHAT: &'static str = "TrajectoryFormat";
+    const ALL: &'static [Self] = &[Self::Sqlite, Self::Csv, Self::Both, Self::None];
+
+    /// `sqlite`, `csv`, `both` or `none`: the command's `--trajectories`.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Csv => "csv",
+            Self::Both => "both",
+            Self::None => "none",
+        }
+    }
+}
+
+impl TrajectoryFormat {
+    /// Whether this writes `trajectories.sqlite`.
+    pub fn sqlite(self) -> bool {
+        matches!(self, Self::Sqlite | Self::Both)
+    }
+
+    /// Whether this writes `trajectories.csv`.
+    pub fn csv(self) -> bool {
+        matches!(self, Self::Csv | Self::Both)
+    }
+}
+
+/// Frames of a run: `frames/frame_NNNNN.png` after step 1 and then every `every` steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameOptions {
+    /// Steps between two frames (at least 1).
+    pub every: usize,
+    /// What the frames show under the agents.
+    pub field: FrameField,
+}
+
+/// What a run writes besides its report and plots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunFiles {
+    /// The trajectory files, sampled as the [`RunDriver`] samples.
+    pub trajectories: TrajectoryFormat,
+    /// The frames, when asked for.
+    pub frames: Option<FrameOptions>,
+}
+
+impl RunFiles {
+    /// The files `simulate` writes with only a report: no trajectories, no frames (`batch`).
+    pub const REPORT_ONLY: RunFiles = RunFiles {
+        trajectories: TrajectoryFormat::None,
+        frames: None,
+    };
+}
+
+/// Writes a run's folder (an [`OwnedDir`]) as a [`RunDriver`] steps the run: the trajectory
+/// files at each sample and the frames (it is the driver's [`RunObserver`]), then at the end
+/// ([`RunWriter::finish`]) [`write_run`]'s files, the report page, and the frames in place of
+/// an earlier run's. Every file is claimed in the folder's manifest before it is written.
+pub struct RunWriter<'o> {
+    owned: &'o mut OwnedDir,
+    format: TrajectoryFormat,
+    sample_every: usize,
+    csv: Option<TrajectoryRecorder>,
+    #[cfg(feature = "sqlite")]
+    sqlite: Option<SqliteTrajectories>,
+    /// The frames, written into a folder beside `frames` that replaces it at the end.
+    frames: Option<(FrameOptions, StagedDir)>,
+    /// Frames written so far.
+    frame_count: usize,
+}
+
+/// What [`RunWriter::finish`] leaves to the front end.
+#[derive(Debug)]
+pub struct WrittenRun {
+    /// The run's report, as written to `report.json`.
+    pub report: Report,
+    /// Warnings about the folder: a `frames` that is a symbolic link, left as it is.
+    pub warnings: Vec<String>,
+}
+
+/// Opens `out` as a run's folder for `writer` ([`OwnedDir::open_replacing`]), after removing a
+/// killed run's staged frames beside `out/frames` (not files of the folder's manifest).
+///
+/// # Errors
+/// As [`OwnedDir::open_replacing`]: a folder that cannot be made or holds files `writer` did not
+/// write (unless `force`).
+pub fn open_run_folder(out: &Path, writer: &str, force: bool) -> Result<OwnedDir> {
+    crate::ownership::remove_stale_staging(&out.join("frames"))?;
+    OwnedDir::open_replacing(out, writer, force)
+}
+
+impl<'o> RunWriter<'o> {
+    /// Starts the files of `files` in `owned` for the run of `driver` (the trajectory files,
+    /// at the driver's sampling interval, and the frames folder beside `frames`); call
+    /// [`RunDriver::start`] with it next, for the start's sample.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a file cannot be created; the manifest's errors when a name cannot be
+    /// claimed.
+    pub fn open(owned: &'o mut OwnedDir, driver: &RunDriver, files: &RunFiles) -> Result<Self> {
+        let every = driver.sample_every().max(1);
+        let csv = match files.trajectories.csv() {
+            true => Some(TrajectoryRecorder::create(&owned.claim("trajectories.csv")?)?),
+            false => None,
+        };
+        #[cfg(feature = "sqlite")]
+        let sqlite = match files.trajectories.sqlite() {
+            true => Some(SqliteTrajectories::create(
+                &owned.claim("trajectories.sqlite")?,
+                1.0 / (every as f64 * driver.simulation().dt()),
+                &driver.simulation().scene().grid,
+                driver.simulation().scene().obstacle.view(),
+            )?),
+            false => None,
+        };
+        #[cfg(not(feature = "sqlite"))]
+        if files.trajectories.sqlite() {
+            return Err(Error::invalid(
+                crate::error::OPTIONS,
+                TrajectoryFormat::WHAT,
+                format!(
+                    "{:?}: this build writes no trajectories.sqlite (the `sqlite` feature is off)",
+                    files.trajectories.name()
+                ),
+            ));
+        }
+        // Frames go into a folder beside `frames` and replace it only once the run has
+        // succeeded: a killed run or a full disk leaves the earlier run's frames whole.
+        let frames = match files.frames {
+            Some(options) => Some((options, StagedDir::create(&owned.path().join("frames"))?)),
+            None => None,
+        };
+        Ok(Self {
+            owned,
+            format: files.trajectories,
+            sample_every: every,
+            csv,
+            #[cfg(feature = "sqlite")]
+            sqlite,
+            frames,
+            frame_count: 0,
+        })
+    }
+
+    /// Writes the end of the run of `sim` (finished): [`RUN_FILES`], the planner's files and
+    /// the report page (naming `map`, with its SHA-256, and `parameters` then the trajectory
+    /// files among the run's settings), puts the trajectory files and the frames in place.
+    /// The caller finishes the folder ([`OwnedDir::finish`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a file cannot be written or `map` read.
+    pub fn finish(
+        self,
+        sim: &Simulation,
+        map: &Path,
+        mut parameters: Vec<(String, String)>,
+    ) -> Result<WrittenRun> {
+        let Self {
+            owned,
+            format,
+            sample_every,
+            csv,
+            #[cfg(feature = "sqlite")]
+            sqlite,
+            frames,
+            frame_count,
+        } = self;
+        owned.claim_all(
+            RUN_FILES
+                .iter()
+                .chain(super::planner::PLANNER_FILES.iter())
+                .chain(std::iter::once(&super::planner::REPORT_PAGE))
+                .copied(),
+        )?;
+        let report = write_run(owned.path(), sim)?;
+        if let Some(csv) = csv {
+            csv.finish()?;
+        }
+        let mut warnings = Vec::new();
+        let frames_path = owned.path().join("frames");
+        match frames {
+            Some((_, staged)) => {
+                let names: Vec<String> = (0..frame_count).map(frame_file).collect();
+                owned.claim_all(names.iter().map(String::as_str))?;
+                staged.commit(|name| owned.lists(&format!("frames/{name}")))?;
+            }
+            None if crate::ownership::is_symlink(&frames_path) => warnings.push(format!(
+                "{} is a symbolic link: its frames (of another run) are left as they are",
+                frames_path.display()
+            )),
+            None => {}
+        }
+        #[cfg(feature = "sqlite")]
+        if let Some(sqlite) = sqlite {
+            sqlite.finish()?;
+        }
+        if format != TrajectoryFormat::None {
+            parameters.push((
+                "trajectories".to_string(),
+                format!("{}, every {sample_every} step(s)", format.name()),
+            ));
+        }
+        super::planner::write_report_page(
+            owned.path(),
+            &report,
+            &sim.scene().grid,
+            &map.display().to_string(),
+            &crate::export::html::sha256_hex(&crate::io::read_input_file(map)?),
+            parameters,
+        )?;
+        Ok(WrittenRun { report, warnings })
+    }
+}
+
+impl RunObserver for RunWriter<'_> {
+    /// Appends the sample to the trajectory files.
+    fn sample(&mut self, sim: &Simulation, _index: u64) -> Result<()> {
+        if let Some(csv) = self.csv.as_mut() {
+            csv.record(sim)?;
+        }
+        #[cfg(feature = "sqlite")]
+        if let Some(sqlite) = self.sqlite.as_mut() {
+            sqlite.record(sim)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a frame after step 1 and then every [`FrameOptions::every`] steps.
+    fn stepped(&mut self, sim: &Simulation) -> Result<()> {
+        if let Some((options, staged)) = &self.frames
+            && (sim.steps() - 1).is_multiple_of(options.every)
+        {
+            write_frame_to(staged.path(), self.frame_count, sim, options.field)?;
+            self.frame_count += 1;
+        }
+        Ok(())
     }
 }
 

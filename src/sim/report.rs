@@ -5,6 +5,7 @@
 //! `report.json` byte for byte (timings go to `timings.json`, see [`crate::run::output`]).
 
 use super::{STUCK_TIME, Simulation};
+use crate::names::Named as _;
 use crate::params::{Params, SpeedLaw};
 use serde::{Deserialize, Serialize};
 

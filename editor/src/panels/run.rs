@@ -5,27 +5,12 @@
 
 use crate::command::{Command, SimCommand};
 use crowdfield::local::LocalMode;
+use crowdfield::names::Named;
 use crowdfield::params::Model;
 use crowdfield::sim::report::Quality;
 
 /// Fastest simulation speed offered, simulated seconds per real second.
 pub const MAX_SIM_SPEED: f32 = 20.0;
-
-/// The local layers offered, with their labels (the `--local` values of `crowdfield simulate`).
-pub const LOCAL_MODES: [(LocalMode, &str); 4] = [
-    (LocalMode::None, "none"),
-    (LocalMode::Boids, "boids"),
-    (LocalMode::Orca, "orca"),
-    (LocalMode::BoidsOrca, "boids+orca"),
-];
-
-/// The label of a local layer in the panel.
-pub fn local_label(mode: LocalMode) -> &'static str {
-    LOCAL_MODES
-        .iter()
-        .find(|(m, _)| *m == mode)
-        .map_or("none", |(_, label)| label)
-}
 
 /// What the Run panel shows about the current run (filled in by the app).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -48,6 +33,9 @@ pub struct RunInfo {
     pub error: Option<String>,
     /// The model Play runs: the map's (its `model`, else the one its `params` imply).
     pub model: Model,
+    /// The run's warnings so far, in the command's words (a boids layer with nobody to steer,
+    /// then at the end agents still inside and the report's warnings).
+    pub warnings: Vec<String>,
 }
 
 /// The Run panel's state.
@@ -103,10 +91,11 @@ impl RunPanel {
                 .text("× real time"),
         );
         egui::ComboBox::from_label("local layer")
-            .selected_text(local_label(*local))
+            .selected_text(local.name())
             .show_ui(ui, |ui| {
-                for (mode, label) in LOCAL_MODES {
-                    ui.selectable_value(local, mode, label);
+                // Every local layer, by the library's name (the `--local` values of `simulate`).
+                for &mode in LocalMode::ALL {
+                    ui.selectable_value(local, mode, mode.name());
                 }
             })
             .response
@@ -117,6 +106,9 @@ impl RunPanel {
             .on_hover_text(info.model.purpose());
         if let Some(e) = &info.error {
             ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        for w in &info.warnings {
+            ui.colored_label(ui.visuals().warn_fg_color, w);
         }
         if info.exists {
             ui.label(format!("t = {:.1} s, {} walking", info.time, info.walking));
@@ -129,7 +121,7 @@ impl RunPanel {
             if let Some(q) = &info.quality {
                 ui.label(format!(
                     "local layer {}: {:.1} collisions/step (max {}), up to {} jammed",
-                    local_label(info.local),
+                    info.local.name(),
                     q.collisions_per_step,
                     q.max_collisions,
                     q.max_jammed

@@ -18,7 +18,8 @@ pub use scenario::{Scenario, ScenarioFile, exit_names, scenarios};
 pub use stats::{Summary, converged_after};
 
 use super::batch::Shard;
-use super::output::write_json;
+use super::driver::RunDriver;
+use super::output::{RunFiles, RunWriter, write_json};
 use crate::error::{Error, Result};
 use crate::ownership::OwnedDir;
 use crate::sim::Simulation;
@@ -189,53 +190,41 @@ fn p99(times: &[f64]) -> f64 {
     stats::percentile(&sorted, 99.0)
 }
 
-/// Runs `scenario` (whose map lives in `base_dir`, named `label` in errors) with `seed` into
-/// `out/<folder>/`, and returns its result.
+/// Runs `scenario` (a variant of the map at `map_path`, the `index`-th of the study) with
+/// `seed` into `out/<folder>/` through the [`RunDriver`] and its [`RunWriter`] (the files
+/// `batch` writes for a run, the report page naming the scenario), and returns its result.
 ///
 /// # Errors
 /// The map's problems, the run's set-up errors, and write errors.
 pub fn run_one(
     scenario: &Scenario,
     index: usize,
-    base_dir: &Path,
-    label: &str,
+    map_path: &Path,
     seed: u64,
     max_time: f64,
     out: &Path,
 ) -> Result<RunResult> {
-    let scene = crate::map::compile(&scenario.map, base_dir, label)?;
+    let label = crate::text::show_path(map_path);
+    let scene = crate::map::compile(&scenario.map, crate::map::base_dir(map_path), &label)?;
     let model_source = crate::sim::report::model_source(&scenario.map, None);
-    let mut sim = Simulation::builder(scene)
+    let sim = Simulation::builder(scene)
         .seed(seed)
         .max_time(max_time)
         .model_source(model_source)
         .build()?;
-    let premovement = p99(&sim
-        .agents()
-        .start_time
-        .iter()
-        .map(|&t| f64::from(t))
-        .collect::<Vec<_>>());
-    sim.run(|_| Ok(()))?;
+    let starts: Vec<f64> = sim.agents().start_time.iter().map(|&t| f64::from(t)).collect();
+    let premovement = p99(&starts);
+    let mut driver = RunDriver::new(sim, None);
+    driver.run(&mut ())?;
     let folder = run_folder(index, &scenario.name, seed);
-    let dir = out.join(&folder);
-    let mut owned = OwnedDir::open(&dir, STUDY_WRITER, false)?;
-    for name in super::output::RUN_FILES
-        .iter()
-        .chain(super::planner::PLANNER_FILES.iter())
-        .chain([&super::planner::REPORT_PAGE, &"result.json"])
-    {
-        owned.claim(name)?;
-    }
-    let report = super::output::write_run(owned.path(), &sim)?;
-    super::planner::write_report_page(
-        owned.path(),
-        &report,
-        &sim.scene().grid,
-        &format!("{label} ({})", scenario.name),
-        &crate::export::html::sha256_hex(scenario.map.to_json().as_bytes()),
-        Vec::new(),
+    let mut owned = OwnedDir::open(&out.join(&folder), STUDY_WRITER, false)?;
+    let result_file = owned.claim("result.json")?;
+    let written = RunWriter::open(&mut owned, &driver, &RunFiles::REPORT_ONLY)?.finish(
+        driver.simulation(),
+        map_path,
+        vec![("scenario".to_string(), scenario.name.clone())],
     )?;
+    let report = written.report;
     let total = &report.total;
     let complete = crate::sim::report::evacuation_complete(total);
     let evacuation_time = if complete { total.evacuation_time } else { None };
@@ -262,7 +251,7 @@ pub fn run_one(
         arrival_curve: total.arrival_curve.clone(),
         folder,
     };
-    write_json(&owned.path().join("result.json"), &result)?;
+    write_json(&result_file, &result)?;
     owned.finish()?;
     Ok(result)
 }
@@ -435,7 +424,7 @@ pub fn run_study(
             .par_iter()
             .map(|&(i, seed)| {
                 let s = &scenarios[i];
-                let r = run_one(s, i, base_dir, &label, seed, options.max_time, out).map_err(|e| {
+                let r = run_one(s, i, map_path, seed, options.max_time, out).map_err(|e| {
                     Error::invalid(
                         &label,
                         format!("scenario \"{}\", seed {seed}", s.name),

@@ -9,6 +9,7 @@ mod walking;
 use super::{GeneratedMap, Point, Status, TestResult, VerifyOptions, VerifyReport};
 use crate::error::Result;
 use crate::map::MapFile;
+use crate::names::Named as _;
 use crate::params::Params;
 use crowds::{bottleneck_series, corner, rimea9, rimea10, rimea11, rimea12};
 use maps::{RIMEA6_CORNER, RIMEA15_WIDTH, Scenarios, Sizes};
