@@ -281,7 +281,7 @@ fn scenario_files_change_the_map_and_say_what_is_wrong() {
         "{e}"
     );
     let o = crowdfield(&["study", s(&map), "--seeds", "0", "--out", s(&out)]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--seeds 0"), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--seeds: 0"), "{o:?}");
 }
 
 /// Whether the browser test must run (the test command installs Chromium and sets this).

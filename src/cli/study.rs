@@ -10,10 +10,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Most seeds a study runs per scenario: ten thousand runs of one scenario state any spread a
-/// report needs many times over; more is a typo.
-const MAX_SEEDS: usize = 10_000;
-
 /// Arguments of `crowdfield study`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -67,28 +63,17 @@ pub struct Args {
 
 /// Runs `crowdfield study`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.seeds == 0 || args.seeds > MAX_SEEDS {
-        anyhow::bail!("--seeds {}: expected 1 to {MAX_SEEDS}", args.seeds);
-    }
-    if args.until_converged && (args.max_seeds < args.seeds || args.max_seeds > MAX_SEEDS) {
-        anyhow::bail!(
-            "--max-seeds {}: expected at least --seeds ({}) and at most {MAX_SEEDS}",
-            args.max_seeds,
-            args.seeds
-        );
-    }
-    if !(args.max_time.is_finite() && args.max_time > 0.0) {
-        anyhow::bail!(
-            "--max-time {}: expected a positive number of seconds",
-            args.max_time
-        );
-    }
-    if let Some(a) = args.aset
-        && !(a.is_finite() && a > 0.0)
-    {
-        anyhow::bail!("--aset {a}: expected a positive number of seconds");
-    }
+    study::check_aset(args.aset)?;
     let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
+    let options = StudyOptions {
+        seeds: args.seeds,
+        first_seed: args.first_seed,
+        max_time: args.max_time,
+        until_converged: args.until_converged,
+        max_seeds: args.max_seeds,
+        shard,
+    };
+    options.check()?;
     // The map gets the verdict every command gives it before anything runs.
     crowdfield::sim::load_map(&args.map, &args.read.options())?;
     let map = MapFile::from_path(&args.map)?;
@@ -98,14 +83,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(|p| Ok((crowdfield::text::show_path(p), ScenarioFile::read(p)?)))
         .collect::<crowdfield::Result<Vec<_>>>()?;
     let scenarios = study::scenarios(&map, args.discount_exits, &files, args.aset)?;
-    let options = StudyOptions {
-        seeds: args.seeds,
-        first_seed: args.first_seed,
-        max_time: args.max_time,
-        until_converged: args.until_converged,
-        max_seeds: args.max_seeds,
-        shard,
-    };
     for s in &scenarios {
         if let Some(why) = &s.cannot_run {
             eprintln!("warning: scenario \"{}\" is not run: {why}", s.name);

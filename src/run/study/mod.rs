@@ -161,6 +161,59 @@ pub struct StudyOptions {
     pub shard: Option<Shard>,
 }
 
+/// Most seeds a study runs per scenario: ten thousand runs of one scenario state any spread a
+/// report needs many times over; more is a typo.
+pub const MAX_SEEDS: usize = 10_000;
+
+impl StudyOptions {
+    /// Refuses options no study can run with, naming the option as the command spells it:
+    /// no seeds or more than [`MAX_SEEDS`], `max_seeds` below `seeds` (with
+    /// `until_converged`), a time limit that is not a positive number of seconds.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] on [`crate::error::OPTIONS`] naming the option and its value.
+    pub fn check(&self) -> Result<()> {
+        let bad = |field: &str, message: String| Err(Error::invalid(crate::error::OPTIONS, field, message));
+        if self.seeds == 0 || self.seeds > MAX_SEEDS {
+            return bad(
+                "StudyOptions.seeds",
+                format!("{}: expected 1 to {MAX_SEEDS}", self.seeds),
+            );
+        }
+        if self.until_converged && (self.max_seeds < self.seeds || self.max_seeds > MAX_SEEDS) {
+            return bad(
+                "StudyOptions.max_seeds",
+                format!(
+                    "{}: expected at least StudyOptions.seeds ({}) and at most {MAX_SEEDS}",
+                    self.max_seeds, self.seeds
+                ),
+            );
+        }
+        if !(self.max_time.is_finite() && self.max_time > 0.0) {
+            return bad(
+                "StudyOptions.max_time",
+                format!("{}: expected a positive number of seconds", self.max_time),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Refuses an ASET that is not a positive number of seconds.
+///
+/// # Errors
+/// [`Error::Invalid`] on [`crate::error::OPTIONS`] at `aset`.
+pub fn check_aset(aset: Option<f64>) -> Result<()> {
+    match aset {
+        Some(a) if !(a.is_finite() && a > 0.0) => Err(Error::invalid(
+            crate::error::OPTIONS,
+            "StudyOptions.aset",
+            format!("{a}: expected a positive number of seconds"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The folder of a scenario's run for `seed`, relative to the study's folder.
 pub fn run_folder(scenario_index: usize, scenario: &str, seed: u64) -> String {
     let slug: String = scenario
