@@ -9,6 +9,7 @@ mod batch;
 mod bench;
 mod eikonal;
 mod image;
+mod import;
 mod simulate;
 mod solve;
 mod validate;
@@ -40,6 +41,8 @@ enum Command {
     Bench(bench::Args),
     /// Run the verification suite (RiMEA tests, bottleneck experiments) and report each test.
     Verify(verify::Args),
+    /// Turn floor plans (DXF, WKT, GeoJSON, PNG/JPEG) into a map with the vectors kept.
+    Import(import::Args),
 }
 
 /// `--backend` values: the command's spelling of [`crowdfield::gpu::Backend`].
@@ -78,6 +81,7 @@ pub fn main() -> ExitCode {
         Command::Batch(a) => batch::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Import(a) => import::run(a),
     };
     match result {
         Ok(code) => code,
@@ -163,6 +167,10 @@ const FLAG_NAMES: &[(&str, &str)] = &[
     (": output folder: ", ": --out: "),
     ("choose another output folder", "choose another --out"),
     ("open it with `force`", "pass --force"),
+    ("ImportOptions.density", "--density"),
+    ("ImportOptions.cell_size", "--cell-size"),
+    ("LayerNames", "--layer"),
+    ("pixel_size", "--pixel-size"),
 ];
 
 /// `text` (an error, a note from the library) with the library's names of settings replaced

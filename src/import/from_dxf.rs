@@ -43,7 +43,7 @@ impl LayerNames {
             let bad = || {
                 Error::invalid(
                     OPTIONS,
-                    "layer",
+                    "LayerNames",
                     format!(
                         "\"{part}\": expected ROLE=LAYER with ROLE one of walkable, obstacles, \
                          exits, distributions, parameters, waypoints, journeys, doors"
@@ -178,7 +178,7 @@ pub fn from_drawing(drawing: &Drawing, file: &str, layers: &LayerNames) -> Resul
             "(layers)",
             format!(
                 "no walkable layer: the drawing has the layers {}; name the floor's layer \
-                 jps-walkablearea, or give it with --layer walkable=NAME (LayerNames)",
+                 jps-walkablearea, or give its name as LayerNames walkable=NAME",
                 if names.is_empty() {
                     "(none)".to_string()
                 } else {

@@ -256,8 +256,7 @@ pub fn read_plan(
                 return Err(Error::invalid(
                     file,
                     "(image)",
-                    "an image plan needs its scale: give the pixel size in metres (--pixel-size, \
-                     pixel_size)",
+                    "an image plan needs its scale: give the pixel size in metres (pixel_size)",
                 ));
             };
             from_image::read(path, pixel_size, threshold.unwrap_or(128))
