@@ -25,15 +25,17 @@ fn on(layer: &str, specific: EntityType) -> Entity {
 }
 
 fn lw(points: &[(f64, f64)], closed: bool) -> EntityType {
-    let mut p = LwPolyline::default();
-    p.vertices = points
-        .iter()
-        .map(|&(x, y)| LwPolylineVertex {
-            x,
-            y,
-            ..Default::default()
-        })
-        .collect();
+    let mut p = LwPolyline {
+        vertices: points
+            .iter()
+            .map(|&(x, y)| LwPolylineVertex {
+                x,
+                y,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
     p.set_is_closed(closed);
     EntityType::LwPolyline(p)
 }

@@ -202,7 +202,7 @@ pub fn from_drawing(drawing: &Drawing, file: &str, layers: &LayerNames) -> Resul
             polygon: polygons[i].clone(),
             at: ring.at.clone(),
         };
-        if inside % 2 == 0 {
+        if inside.is_multiple_of(2) {
             plan.walkable.push(area);
         } else {
             plan.obstacles.push(NamedArea {
