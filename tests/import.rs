@@ -399,7 +399,7 @@ fn shapely(script: &str) -> String {
 #[test]
 fn wkt_and_geojson_areas_equal_shapelys() {
     let dir = tempfile::tempdir().unwrap();
-    let venue = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/plans/venue.wkt");
+    let venue = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/venue.wkt");
     let ours = read(
         &venue,
         &ImportOptions {
