@@ -33,7 +33,7 @@ def test_a_map_from_shapely_geometries_in_one_line():
     assert abs(s["walkable_area"] - area.area) <= 1e-6 * area.area
     assert (s["exits"], s["distributions"], s["persons"]) == (1, 1, 10)
     sim = m.simulation(seed=0)
-    sim.run(max_time=120)
+    sim.run()
     assert sim.report()["complete"]
 
 
