@@ -219,6 +219,10 @@ fn layer_names_from_other_conventions_and_any_case() {
     let dir = tempfile::tempdir().unwrap();
     let mut d = drawing(Units::Meters);
     d.add_entity(on("FLOOR", lw(&rect(0.0, 0.0, 10.0, 5.0), true)));
+    // A sheet's frame in paper space is not part of the floor.
+    let mut frame = on("FLOOR", lw(&rect(-50.0, -50.0, 50.0, 50.0), true));
+    frame.common.is_in_paper_space = true;
+    d.add_entity(frame);
     d.add_entity(on("Exits", lw(&rect(9.0, 2.0, 10.0, 3.0), true)));
     d.add_entity(on("People", lw(&rect(1.0, 1.0, 3.0, 3.0), true)));
     d.add_entity(on(

@@ -266,6 +266,10 @@ fn visit(
     file: &str,
     got: &mut Collected,
 ) -> Result<()> {
+    // Paper space holds the sheet's layouts, not the floor.
+    if entity.common.is_in_paper_space {
+        return Ok(());
+    }
     let own = entity.common.layer.as_str();
     let layer = match layer_of_insert {
         Some(outer) if own == "0" => outer,
