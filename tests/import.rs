@@ -534,6 +534,20 @@ fn an_imported_plan_validates_and_evacuates() {
         "{stderr}"
     );
 
+    // The library's names of the options read as the flags.
+    let out = crowdfield(&["import", &s(&plan), "--out", &s(&map), "--density", "-1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--density: -1.0: expected persons per m²"),
+        "{stderr}"
+    );
+    let out = crowdfield(&["import", &s(&plan), "--out", &s(&map), "--layer", "roof=R"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--layer: \"roof=R\": expected ROLE=LAYER"),
+        "{stderr}"
+    );
+
     let out = crowdfield(&["import", &s(&plan), "--out", &s(&map), "--density", "1", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -566,4 +580,33 @@ fn an_imported_plan_validates_and_evacuates() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["complete"], true, "{report}");
+}
+
+#[test]
+fn an_image_plan_writes_its_walls_beside_the_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let picture = dir.path().join("room.png");
+    room_picture(&picture, 20);
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    // The plan's image would replace the picture itself: refused, even with --force.
+    let clash = dir.path().join("room.json");
+    let out = crowdfield(&[
+        "import",
+        &s(&picture),
+        "--pixel-size",
+        "0.05",
+        "--out",
+        &s(&clash),
+        "--force",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("would replace the plan"), "{stderr}");
+    let map = dir.path().join("floor.json");
+    let out = crowdfield(&["import", &s(&picture), "--pixel-size", "0.05", "--out", &s(&map)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("no exits"), "{stdout}");
+    assert!(dir.path().join("floor_walls.png").is_file() && dir.path().join("floor.png").is_file());
+    let scene = crowdfield::map::load(&map).unwrap();
+    assert_eq!(scene.grid.shape(), (24, 40));
 }

@@ -18,17 +18,17 @@ pub struct Args {
     #[arg(long, value_name = "MAP.json")]
     out: PathBuf,
     /// Cell size, metres (default 0.25, doubled while the grid would pass 2^24 cells).
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_negative_numbers = true)]
     cell_size: Option<f64>,
     /// Persons per m² for each distribution that gives no number of walkers.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", allow_negative_numbers = true)]
     density: Option<f64>,
     /// DXF layer names beyond JuPedSim's: walkable=NAME,obstacles=NAME,exits=NAME,
     /// distributions=NAME,parameters=NAME,waypoints=NAME,journeys=NAME.
     #[arg(long, value_name = "ROLE=NAME,...")]
     layer: Option<String>,
     /// Image plans: metres per pixel.
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_negative_numbers = true)]
     pixel_size: Option<f64>,
     /// Image plans: pixels darker than this (0-255) are walls.
     #[arg(long, default_value_t = 128)]
@@ -53,6 +53,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let image = args.out.with_extension("png");
+    if let Some(plan) = args.plans.iter().find(|p| **p == args.out || **p == image) {
+        anyhow::bail!(
+            "--out {}: the map or its image would replace the plan {} itself; choose another --out",
+            args.out.display(),
+            plan.display()
+        );
+    }
     for path in [&args.out, &image] {
         if path.exists() && !args.force {
             anyhow::bail!(
