@@ -610,3 +610,32 @@ fn an_image_plan_writes_its_walls_beside_the_map() {
     let scene = crowdfield::map::load(&map).unwrap();
     assert_eq!(scene.grid.shape(), (24, 40));
 }
+
+#[test]
+fn plans_from_several_files_are_one_plan_and_errors_name_each_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let floor = dir.path().join("floor.wkt");
+    std::fs::write(&floor, "POLYGON((0 0,10 0,10 5,0 5,0 0))").unwrap();
+    let exits = dir.path().join("exits.geojson");
+    let exit = |x0: f64| {
+        format!(
+            r#"{{"type": "Feature", "properties": {{"layer": "exits"}}, "geometry": {{"type": "Polygon",
+            "coordinates": [[[{x0}, 2], [{x1}, 2], [{x1}, 3], [{x0}, 3], [{x0}, 2]]]}}}}"#,
+            x1 = x0 + 1.0
+        )
+    };
+    std::fs::write(&exits, exit(9.0)).unwrap();
+    let none = LayerNames::default();
+    let mut plan = read_plan(&floor, &none, None, None).unwrap();
+    plan.merge(read_plan(&exits, &none, None, None).unwrap());
+    let s = import(&plan, &ImportOptions::default()).unwrap().summary;
+    assert_eq!((s.walkable_area, s.exits), (50.0, 1));
+    std::fs::write(&exits, exit(20.0)).unwrap();
+    let mut plan = read_plan(&floor, &none, None, None).unwrap();
+    plan.merge(read_plan(&exits, &none, None, None).unwrap());
+    let e = import(&plan, &ImportOptions::default()).unwrap_err().to_string();
+    assert!(
+        e.contains("exits.geojson: features[0]: exit 1: the exit lies outside"),
+        "{e}"
+    );
+}

@@ -201,6 +201,7 @@ pub fn from_drawing(drawing: &Drawing, file: &str, layers: &LayerNames) -> Resul
             name,
             polygon: polygons[i].clone(),
             at: ring.at.clone(),
+            file: file.to_string(),
         };
         if inside.is_multiple_of(2) {
             plan.walkable.push(area);
@@ -216,6 +217,7 @@ pub fn from_drawing(drawing: &Drawing, file: &str, layers: &LayerNames) -> Resul
             name: format!("obstacle {}", i + 1),
             polygon: polygon(&ring.points),
             at: ring.at,
+            file: file.to_string(),
         });
     }
     for (i, ring) in rings(Role::Exits)?.into_iter().enumerate() {
@@ -223,6 +225,7 @@ pub fn from_drawing(drawing: &Drawing, file: &str, layers: &LayerNames) -> Resul
             name: format!("exit {}", i + 1),
             polygon: polygon(&ring.points),
             at: ring.at,
+            file: file.to_string(),
         });
     }
     for (i, ring) in rings(Role::Distributions)?.into_iter().enumerate() {
@@ -241,6 +244,7 @@ pub fn from_drawing(drawing: &Drawing, file: &str, layers: &LayerNames) -> Resul
                 name: format!("distribution {}", i + 1),
                 polygon: poly,
                 at: ring.at,
+                file: file.to_string(),
             },
             count,
             radius,

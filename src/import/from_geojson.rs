@@ -64,6 +64,7 @@ pub fn parse(text: &str, file: &str) -> Result<Plan> {
                         name: text_prop("name").map_or_else(|| format!("{default} {n}"), str::to_string),
                         polygon,
                         at: at.clone(),
+                        file: file.to_string(),
                     };
                     match role {
                         Role::Walkable => plan.walkable.push(area),

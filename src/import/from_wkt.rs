@@ -62,20 +62,21 @@ pub fn from_geometry(geometry: Geometry<f64>, file: &str) -> Result<Plan> {
                                     format!("walkable {}", plan.walkable.len() + 1),
                                     p,
                                     &at,
+                                    file,
                                 ));
                             }
                         }
                         1 => {
                             for p in polygons(g, &at, file, role)? {
                                 n += 1;
-                                plan.exits.push(named(format!("exit {n}"), p, &at));
+                                plan.exits.push(named(format!("exit {n}"), p, &at, file));
                             }
                         }
                         2 => {
                             for p in polygons(g, &at, file, role)? {
                                 n += 1;
                                 plan.distributions.push(Distribution {
-                                    area: named(format!("distribution {n}"), p, &at),
+                                    area: named(format!("distribution {n}"), p, &at, file),
                                     count: None,
                                     radius: None,
                                 });
@@ -96,6 +97,7 @@ pub fn from_geometry(geometry: Geometry<f64>, file: &str) -> Result<Plan> {
                     format!("walkable {}", i + 1),
                     p,
                     &format!("polygon {}", i + 1),
+                    file,
                 ));
             }
         }
@@ -103,11 +105,12 @@ pub fn from_geometry(geometry: Geometry<f64>, file: &str) -> Result<Plan> {
     Ok(plan)
 }
 
-fn named(name: String, polygon: Polygon<f64>, at: &str) -> NamedArea {
+fn named(name: String, polygon: Polygon<f64>, at: &str, file: &str) -> NamedArea {
     NamedArea {
         name,
         polygon,
         at: at.to_string(),
+        file: file.to_string(),
     }
 }
 

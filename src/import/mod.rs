@@ -53,6 +53,8 @@ pub struct NamedArea {
     pub polygon: Polygon<f64>,
     /// Where in the file: "layer jps-exits, entity 2F", "GEOMETRYCOLLECTION item 3".
     pub at: String,
+    /// The file it comes from (several files can make one plan).
+    pub file: String,
 }
 
 /// A distribution: an area walkers start in.
@@ -283,12 +285,12 @@ pub fn read_plan(
 }
 
 /// Checks that `area`'s polygon is a valid outline (no self-intersection, holes inside), with
-/// the file, the place and what to do in the error.
-pub fn check_polygon(file: &str, area: &NamedArea) -> Result<()> {
+/// its file, the place and what to do in the error.
+pub fn check_polygon(area: &NamedArea) -> Result<()> {
     match area.polygon.check_validation() {
         Ok(()) => Ok(()),
         Err(why) => Err(Error::invalid(
-            file,
+            &area.file,
             &area.at,
             format!(
                 "{}: {why}; redraw the outline so that no edge crosses another",
@@ -323,10 +325,10 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         return import_raster(plan, options);
     }
     for area in plan.walkable.iter().chain(&plan.obstacles).chain(&plan.exits) {
-        check_polygon(file, area)?;
+        check_polygon(area)?;
     }
     for d in &plan.distributions {
-        check_polygon(file, &d.area)?;
+        check_polygon(&d.area)?;
     }
     if plan.walkable.is_empty() {
         return Err(Error::invalid(
@@ -363,7 +365,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         let inside = walkable.intersection(&MultiPolygon::new(vec![local(&exit.polygon)]));
         if inside.unsigned_area() <= 0.0 {
             return Err(Error::invalid(
-                file,
+                &exit.file,
                 &exit.at,
                 format!(
                     "{}: the exit lies outside the walkable area: move it onto the floor (an \
@@ -380,7 +382,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         let outside = poly.difference(&walkable).unsigned_area();
         if outside > 1e-9 * own.max(1.0) {
             return Err(Error::invalid(
-                file,
+                &d.area.file,
                 &d.area.at,
                 format!(
                     "{}: the distribution lies in a wall or outside the walkable area ({} m² of \
@@ -399,7 +401,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
             ),
             (None, None) => {
                 return Err(Error::invalid(
-                    file,
+                    &d.area.file,
                     &d.area.at,
                     format!(
                         "{}: the distribution gives no number of walkers: give one in the plan \
@@ -711,15 +713,6 @@ fn stem(file: &str) -> String {
     Path::new(file)
         .file_stem()
         .map_or_else(|| "plan".into(), |s| s.to_string_lossy().into_owned())
-}
-
-/// An outline from points (closed by geo), as an [`NamedArea`].
-pub fn area(name: String, points: Vec<(f64, f64)>, holes: Vec<Vec<(f64, f64)>>, at: String) -> NamedArea {
-    NamedArea {
-        name,
-        polygon: Polygon::new(points.into(), holes.into_iter().map(Into::into).collect()),
-        at,
-    }
 }
 
 /// The layer roles a plan's parts can have, by JuPedSim's layer names less `jps-`.
