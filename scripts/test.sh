@@ -12,7 +12,8 @@ if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
 fi
 # == Report clients: PedPy (PyPI) reads the SQLite trajectories, headless Chromium renders
-# report.html (tests/pedpy_client.rs, tests/planner_outputs.rs). Installed only when missing;
+# report.html (tests/pedpy_client.rs, tests/planner_outputs.rs); PedPy brings shapely, which
+# tests/import.rs and python/tests/test_import.py hold the imported areas to. Installed only when missing;
 # pip keeps its wheel cache (~/.cache/pip), so a cached CI machine skips the downloads.
 if ! python3 -c "import pedpy" >/dev/null 2>&1; then
   echo "== installing PedPy (PyPI)" >&2

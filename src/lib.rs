@@ -40,6 +40,7 @@ pub mod fields;
 pub mod gpu;
 pub mod gradient;
 pub mod grid;
+pub mod import;
 pub mod io;
 pub mod lattice;
 pub mod local;

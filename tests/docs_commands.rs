@@ -262,6 +262,7 @@ fn the_guide_names_every_option_of_every_command() {
         &["validate"],
         &["eikonal"],
         &["image"],
+        &["import"],
         &["bench", "eikonal"],
         &["bench", "sim"],
         &["bench", "local"],

@@ -45,6 +45,8 @@ __all__ = [
     "eikonal",
     "eikonal_anisotropic",
     "load_map",
+    "map_from_wkt",
+    "map_from_shapely",
     "bundled_map",
     "bundled_maps",
     "CrowdfieldWarning",
@@ -384,6 +386,11 @@ class Map:
 
     def __init__(self, native: Any):
         self._native = native
+        #: What the import found, for a map made from a floor plan (:func:`load_map` of a
+        #: ``.dxf``, ``.wkt``, ``.geojson``, :func:`map_from_wkt`, :func:`map_from_shapely`): the
+        #: summary ``crowdfield import --json`` prints (``walkable_area`` m², ``exits``,
+        #: ``distributions``, ``persons``, ...); ``None`` for a map read from JSON.
+        self.import_summary: Optional[Dict[str, Any]] = None
 
     @property
     def name(self) -> str:
@@ -654,16 +661,107 @@ class Simulation:
         return f"<crowdfield.Simulation t={self.time:.2f} s, {len(self.ids)} walking, {self.steps} steps>"
 
 
-def load_map(path, allow_outside_rasters: bool = False) -> Map:
-    """Loads, validates and compiles the map at ``path`` (a map JSON file).
+#: Extensions :func:`load_map` imports as floor plans rather than reading as map JSON.
+_PLAN_EXTENSIONS = (".dxf", ".wkt", ".geojson")
 
-    Raises ``OSError`` when the map file cannot be read, and ``ValueError`` with the command's
-    message for an invalid map, a raster it names included (missing, unreadable, or outside the
-    map's folder without ``allow_outside_rasters=True``). The warnings the command prints about
-    the map (``warning: MAP: ...``) are given as :class:`CrowdfieldWarning`.
+
+def load_map(path, allow_outside_rasters: bool = False, **import_options) -> Map:
+    """Loads, validates and compiles the map at ``path``: a map JSON file, or a floor plan
+    (``.dxf``, ``.wkt``, ``.geojson``) imported as ``crowdfield import`` does (docs/import.md),
+    with ``import_options`` among ``density`` (persons/m² for distributions without a count),
+    ``counts`` (one per distribution, ``None`` keeps the plan's), ``cell_size``, ``layers``
+    (``"walkable=FLOOR,exits=OUT"``) and ``name``.
+
+    Raises ``OSError`` when the file cannot be read, and ``ValueError`` with the command's
+    message for an invalid map or plan, a raster it names included (missing, unreadable, or
+    outside the map's folder without ``allow_outside_rasters=True``). The warnings the command
+    prints about the map (``warning: MAP: ...``) are given as :class:`CrowdfieldWarning`.
     """
+    if os.fspath(path).lower().endswith(_PLAN_EXTENSIONS):
+        return _imported(_native.import_plan([os.fspath(path)], **_import_args(import_options)))
+    if import_options:
+        raise TypeError(f"load_map: {', '.join(import_options)}: only for floor plans ({', '.join(_PLAN_EXTENSIONS)})")
     m = Map(_native.load_map(os.fspath(path), bool(allow_outside_rasters)))
     _warn_all(m._native.warnings(), stacklevel=2)
+    return m
+
+
+def map_from_wkt(
+    wkt: str,
+    exits: Optional[List[str]] = None,
+    distributions: Optional[List[str]] = None,
+    counts: Optional[List[Optional[int]]] = None,
+    density: Optional[float] = None,
+    cell_size: Optional[float] = None,
+    name: Optional[str] = None,
+) -> Map:
+    """A map from WKT as JuPedSim takes it: ``wkt`` is the walkable area (a polygon with holes,
+    a multipolygon or a collection of polygons) or ``dxf2wkt``'s nested collection; ``exits``
+    and ``distributions`` add polygons as WKT strings, ``counts`` the walkers of each
+    distribution (or ``density`` persons/m² for all without one)::
+
+        m = crowdfield.map_from_wkt(area_wkt, exits=[exit_wkt], distributions=[start_wkt], counts=[50])
+    """
+    if exits or distributions:
+        text = "GEOMETRYCOLLECTION ({}, {}, {})".format(
+            f"GEOMETRYCOLLECTION ({wkt})",
+            "GEOMETRYCOLLECTION ({})".format(", ".join(exits)) if exits else "GEOMETRYCOLLECTION EMPTY",
+            "GEOMETRYCOLLECTION ({})".format(", ".join(distributions))
+            if distributions
+            else "GEOMETRYCOLLECTION EMPTY",
+        )
+    else:
+        text = wkt
+    args = _import_args({"counts": counts, "density": density, "cell_size": cell_size, "name": name})
+    return _imported(_native.import_plan([], wkt=text, **args))
+
+
+def map_from_shapely(walkable, exits=(), distributions=(), counts=None, density=None, cell_size=None, name=None) -> Map:
+    """A map from shapely geometries, so a JuPedSim script brings its geometry over in one
+    line: ``walkable`` is the walkable area (a ``Polygon`` with holes, a ``MultiPolygon`` or a
+    ``GeometryCollection``), ``exits`` and ``distributions`` lists of polygons, ``counts`` the
+    walkers of each distribution::
+
+        m = crowdfield.map_from_shapely(area, exits=[exit_polygon], distributions=[start], counts=[50])
+    """
+
+    def wkt_of(g):
+        text = getattr(g, "wkt", None)
+        if text is None:
+            raise TypeError(f"map_from_shapely: {g!r}: expected a shapely geometry")
+        return text
+
+    return map_from_wkt(
+        wkt_of(walkable),
+        exits=[wkt_of(g) for g in exits],
+        distributions=[wkt_of(g) for g in distributions],
+        counts=counts,
+        density=density,
+        cell_size=cell_size,
+        name=name,
+    )
+
+
+def _import_args(options: Dict[str, Any]) -> Dict[str, Any]:
+    known = {"counts", "density", "cell_size", "layers", "name"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"import options: {', '.join(unknown)}: expected among {', '.join(sorted(known))}")
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _imported(result) -> Map:
+    """The map of ``_native.import_plan``'s JSON, loaded as :func:`load_map` loads a file."""
+    import tempfile
+
+    map_json, summary = result
+    with tempfile.TemporaryDirectory(prefix="crowdfield-import-") as folder:
+        path = os.path.join(folder, "map.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(map_json)
+        m = Map(_native.load_map(path, False))
+    m.import_summary = json.loads(summary)
+    _warn_all(m._native.warnings(), stacklevel=3)
     return m
 
 

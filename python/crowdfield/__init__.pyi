@@ -59,6 +59,7 @@ class Plan:
     group_names: List[str]
 
 class Map:
+    import_summary: Optional[Dict[str, Any]]
     @property
     def name(self) -> str: ...
     @property
@@ -115,6 +116,24 @@ class Simulation:
     def report(self) -> Dict[str, Any]: ...
     def trajectories(self, as_frame: Optional[bool] = ...) -> Any: ...
 
-def load_map(path: Union[str, PathLike], allow_outside_rasters: bool = ...) -> Map: ...
+def load_map(path: Union[str, PathLike], allow_outside_rasters: bool = ..., **import_options: Any) -> Map: ...
+def map_from_wkt(
+    wkt: str,
+    exits: Optional[List[str]] = ...,
+    distributions: Optional[List[str]] = ...,
+    counts: Optional[List[Optional[int]]] = ...,
+    density: Optional[float] = ...,
+    cell_size: Optional[float] = ...,
+    name: Optional[str] = ...,
+) -> Map: ...
+def map_from_shapely(
+    walkable: Any,
+    exits: Sequence[Any] = ...,
+    distributions: Sequence[Any] = ...,
+    counts: Optional[List[Optional[int]]] = ...,
+    density: Optional[float] = ...,
+    cell_size: Optional[float] = ...,
+    name: Optional[str] = ...,
+) -> Map: ...
 def bundled_map(name: str) -> str: ...
 def bundled_maps() -> List[str]: ...

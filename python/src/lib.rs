@@ -695,6 +695,81 @@ fn load_map(py: Python<'_>, path: PathBuf, allow_outside_rasters: bool) -> PyRes
     })
 }
 
+/// Imports floor plans (`paths`: DXF, WKT, GeoJSON, images) or a WKT text (`wkt`) as a map
+/// ([`crowdfield::import`]); `counts` gives the distributions' walkers in order (`None` keeps
+/// the plan's). Returns the map's JSON and the summary's JSON.
+#[pyfunction]
+#[pyo3(signature = (paths, wkt=None, counts=None, density=None, cell_size=None, layers=None, pixel_size=None, name=None))]
+#[allow(clippy::too_many_arguments)]
+fn import_plan(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    wkt: Option<String>,
+    counts: Option<Vec<Option<usize>>>,
+    density: Option<f64>,
+    cell_size: Option<f64>,
+    layers: Option<String>,
+    pixel_size: Option<f64>,
+    name: Option<String>,
+) -> PyResult<(String, String)> {
+    use crowdfield::import::{ImportOptions, Plan, from_dxf::LayerNames, from_wkt, import, read_plan};
+    // The library's names of the options, as this function's arguments.
+    let named = |e: crowdfield::Error| {
+        let text = e
+            .to_string()
+            .replace("ImportOptions.density", "density")
+            .replace("ImportOptions.cell_size", "cell_size")
+            .replace("LayerNames", "layers");
+        match e {
+            crowdfield::Error::Io { .. } => PyOSError::new_err(text),
+            _ => PyValueError::new_err(text),
+        }
+    };
+    py.detach(|| {
+        let layers = match &layers {
+            Some(spec) => LayerNames::parse(spec).map_err(named)?,
+            None => LayerNames::default(),
+        };
+        let mut plan: Option<Plan> = match &wkt {
+            Some(text) => Some(from_wkt::parse(text, "<wkt>").map_err(named)?),
+            None => None,
+        };
+        for path in &paths {
+            let next = read_plan(path, &layers, pixel_size, None).map_err(named)?;
+            match &mut plan {
+                Some(p) => p.merge(next),
+                None => plan = Some(next),
+            }
+        }
+        let mut plan = plan.ok_or_else(|| PyValueError::new_err("no plan: give a path or a WKT text"))?;
+        if let Some(counts) = counts {
+            if counts.len() != plan.distributions.len() {
+                return Err(PyValueError::new_err(format!(
+                    "counts: {} numbers for {} distributions: give one per distribution (None keeps the plan's)",
+                    counts.len(),
+                    plan.distributions.len()
+                )));
+            }
+            for (d, n) in plan.distributions.iter_mut().zip(counts) {
+                d.count = n.or(d.count);
+            }
+        }
+        let options = ImportOptions {
+            cell_size,
+            density,
+            name,
+        };
+        let imported = import(&plan, &options).map_err(named)?;
+        let summary = serde_json::to_string(&imported.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        if imported.walls.is_some() {
+            return Err(PyValueError::new_err(
+                "an image plan's walls are a raster file: import it with `crowdfield import` and load the map it writes",
+            ));
+        }
+        Ok((imported.map.to_json(), summary))
+    })
+}
+
 /// The compiled half of the `crowdfield` package; use `crowdfield` itself.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -703,6 +778,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eikonal_speed, m)?)?;
     m.add_function(wrap_pyfunction!(eikonal_cost, m)?)?;
     m.add_function(wrap_pyfunction!(load_map, m)?)?;
+    m.add_function(wrap_pyfunction!(import_plan, m)?)?;
     m.add_class::<Map>()?;
     m.add_class::<SimulationHandle>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -14,6 +14,7 @@ mod batch;
 mod bench;
 mod eikonal;
 mod image;
+mod import;
 mod simulate;
 mod solve;
 mod study;
@@ -49,6 +50,8 @@ enum Command {
     Bench(bench::Args),
     /// Run the verification suite (RiMEA tests, bottleneck experiments) and report each test.
     Verify(verify::Args),
+    /// Turn floor plans (DXF, WKT, GeoJSON, PNG/JPEG) into a map with the vectors kept.
+    Import(import::Args),
 }
 
 /// The `value_parser` of a flag whose values are a library choice: the [`Named::name`]s of
@@ -125,6 +128,7 @@ pub fn main() -> ExitCode {
         Command::Study(a) => study::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Import(a) => import::run(a),
     };
     match result {
         Ok(code) => code,
@@ -210,6 +214,10 @@ const FLAG_NAMES: &[(&str, &str)] = &[
     (": output folder: ", ": --out: "),
     ("choose another output folder", "choose another --out"),
     ("open it with `force`", "pass --force"),
+    ("ImportOptions.density", "--density"),
+    ("ImportOptions.cell_size", "--cell-size"),
+    ("LayerNames", "--layer"),
+    ("pixel_size", "--pixel-size"),
 ];
 
 /// The library's names of the values of `--backend` and `--order` (`Backend::Gpu`,

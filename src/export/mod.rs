@@ -697,6 +697,25 @@ pub fn map_png(
     save_png(path, &map_image_with(scene, agents, opts).0)
 }
 
+/// Writes the image of an imported plan to `path` as PNG (atomically): [`map_image_with`]'s
+/// map, with each spawn area's name written beside it as the goals' are (`crowdfield import`
+/// labels both the exits and the distributions).
+///
+/// # Errors
+/// [`Error::Io`] naming `path` when it cannot be written.
+pub fn plan_png(
+    path: &Path,
+    scene: &Scene,
+    agents: &crate::agents::Agents,
+    opts: &ImageOptions,
+) -> Result<()> {
+    let (mut img, layout) = map_image_with(scene, agents, opts);
+    for spawn in scene.groups.iter().flat_map(|g| &g.spawns) {
+        label_area(&mut img, &layout, &spawn.area.mask, &spawn.area.name);
+    }
+    save_png(path, &img)
+}
+
 /// Writes [`field_image`] to `path` as PNG (atomically).
 pub fn field_png(
     path: &Path,

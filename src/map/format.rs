@@ -53,6 +53,12 @@ pub struct GridSpec {
     pub rows: usize,
     /// Edge length of a square cell, metres.
     pub cell_size: f64,
+    /// Where the grid's lower-left corner lies in the coordinates of the plan the map was
+    /// imported from (`[x, y]`, metres; e.g. UTM eastings and northings): a point `(x, y)` of the
+    /// map is `(origin[0] + x, origin[1] + y)` in the plan. Informational: the map's own
+    /// coordinates are unchanged by it. Absent for a map drawn in its own coordinates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<[f64; 2]>,
 }
 
 /// The three layers.

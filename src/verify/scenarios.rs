@@ -36,6 +36,7 @@ impl SceneBuilder {
                     cols: (width / cell).round() as usize,
                     rows: (height / cell).round() as usize,
                     cell_size: cell,
+                    origin: None,
                 },
                 layers: Layers::default(),
                 groups: Vec::new(),
