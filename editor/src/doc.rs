@@ -215,6 +215,9 @@ pub struct Document {
     pub model: Option<Model>,
     /// Model parameters (`None`: the defaults, not written back).
     pub params: Option<Params>,
+    /// Where the map's origin lies in the plan it was imported from (`grid.origin`), kept as
+    /// the map gives it.
+    pub origin: Option<[f64; 2]>,
 }
 
 impl Document {
@@ -230,6 +233,7 @@ impl Document {
             groups: Vec::new(),
             model: None,
             params: None,
+            origin: None,
         }
     }
 
@@ -245,6 +249,7 @@ impl Document {
             groups,
             model: None,
             params,
+            origin: None,
         }
     }
 

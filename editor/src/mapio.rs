@@ -95,6 +95,7 @@ pub fn load(path: &Path) -> Result<Document> {
     }
     let mut doc = Document::from_scene(&scene, groups, file.params.clone());
     doc.model = file.model;
+    doc.origin = file.grid.origin;
     Ok(doc)
 }
 
@@ -243,6 +244,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
             cols: doc.grid.cols,
             rows: doc.grid.rows,
             cell_size: doc.grid.cell_size,
+            origin: doc.origin,
         },
         layers,
         groups,

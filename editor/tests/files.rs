@@ -320,3 +320,26 @@ fn a_group_speed_distribution_survives_load_and_save() {
         );
     }
 }
+
+/// An imported plan's origin (`grid.origin`, where the map's (0, 0) lies in the plan's own
+/// coordinates) is kept by the editor's load and save.
+#[test]
+fn an_imported_plans_origin_survives_load_and_save() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("imported.json");
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "name": "imported", "grid": {"cols": 20, "rows": 10, "cell_size": 0.5,
+            "origin": [500123.25, 5400456.5]},
+            "groups": [{"name": "walkers",
+                "goals": [{"rect": {"min": [9, 0], "max": [10, 5]}}],
+                "spawns": [{"rect": {"min": [0, 0], "max": [4, 5]}, "count": 10}]}]}"#,
+    )
+    .unwrap();
+    let doc = mapio::load(&path).unwrap();
+    assert_eq!(doc.origin, Some([500123.25, 5400456.5]));
+    let out = tmp.path().join("saved.json");
+    mapio::save(&doc, &out).unwrap();
+    let saved = crowdfield::map::MapFile::from_path(&out).unwrap();
+    assert_eq!(saved.grid.origin, Some([500123.25, 5400456.5]));
+}
