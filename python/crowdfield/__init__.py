@@ -47,6 +47,7 @@ __all__ = [
     "load_map",
     "map_from_wkt",
     "map_from_shapely",
+    "study",
     "bundled_map",
     "bundled_maps",
     "CrowdfieldWarning",
@@ -763,6 +764,87 @@ def _imported(result) -> Map:
     m.import_summary = json.loads(summary)
     _warn_all(m._native.warnings(), stacklevel=3)
     return m
+
+
+def study(
+    map,
+    out,
+    seeds: int = 10,
+    discount_exits: bool = False,
+    scenarios=(),
+    aset: Optional[float] = None,
+    max_time: float = 600.0,
+    until_converged: bool = False,
+    max_seeds: int = 100,
+    first_seed: int = 1,
+    allow_outside_rasters: bool = False,
+):
+    """Runs many seeds of the map at ``map`` as drawn, with ``discount_exits=True`` each exit
+    blocked in turn, and each scenario file in ``scenarios``, into the folder ``out`` (as
+    ``crowdfield study``: every run's report, ``study.json``, ``study.html``), and returns the
+    statistics as a pandas DataFrame, one row per scenario (the map as drawn first), indexed
+    by the scenario's name: ``runs``, ``complete_runs``, the evacuation time's ``mean``,
+    ``sd`` (n - 1), ``min``, ``p50``, ``p95``, ``max``, ``premovement_p95``,
+    ``movement_mean``, ``converged_after``, ``aset``, ``margin``, ``blocked`` and
+    ``cannot_run``. The whole ``study.json`` is in ``frame.attrs["study"]``.
+
+    Raises ``ValueError`` for options no study runs with and for scenario files that do not
+    fit the map (naming the file and the key), ``OSError`` when a file cannot be read or
+    written, and ``ImportError`` without pandas.
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("study() returns a pandas DataFrame: pip install pandas")
+    _check_whole("seeds", seeds, _USIZE_MAX)
+    _check_whole("max_seeds", max_seeds, _USIZE_MAX)
+    _check_whole("first_seed", first_seed, _U64_MAX)
+    if isinstance(scenarios, (str, os.PathLike)):
+        scenarios = [scenarios]
+    if aset is not None and (isinstance(aset, bool) or not isinstance(aset, numbers.Real)):
+        raise ValueError(f"aset: expected a number of seconds or None, got {_given(aset)}")
+    if isinstance(max_time, bool) or not isinstance(max_time, numbers.Real):
+        raise ValueError(f"max_time: expected a number of seconds, got {_given(max_time)}")
+    text = _native.study(
+        os.fspath(map),
+        os.fspath(out),
+        int(seeds),
+        int(first_seed),
+        bool(discount_exits),
+        [os.fspath(p) for p in scenarios],
+        None if aset is None else float(aset),
+        float(max_time),
+        bool(until_converged),
+        int(max_seeds),
+        bool(allow_outside_rasters),
+    )
+    data = json.loads(text)
+    rows = []
+    for sc in data["scenarios"]:
+        t = sc["evacuation_time"] or {}
+        rows.append(
+            {
+                "scenario": sc["name"],
+                "runs": sc["runs"],
+                "complete_runs": sc["complete_runs"],
+                "mean": t.get("mean"),
+                "sd": t.get("sd"),
+                "min": t.get("min"),
+                "p50": t.get("p50"),
+                "p95": t.get("p95"),
+                "max": t.get("max"),
+                "premovement_p95": (sc["premovement"] or {}).get("p95"),
+                "movement_mean": (sc["movement"] or {}).get("mean"),
+                "converged_after": sc["converged_after"],
+                "aset": sc["aset"],
+                "margin": sc["margin"],
+                "blocked": ", ".join(sc["blocked"]),
+                "cannot_run": sc["cannot_run"],
+            }
+        )
+    frame = pd.DataFrame(rows).set_index("scenario")
+    frame.attrs["study"] = data
+    return frame
 
 
 _MAPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "maps")

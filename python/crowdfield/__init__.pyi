@@ -135,5 +135,18 @@ def map_from_shapely(
     cell_size: Optional[float] = ...,
     name: Optional[str] = ...,
 ) -> Map: ...
+def study(
+    map: Union[str, PathLike],
+    out: Union[str, PathLike],
+    seeds: int = ...,
+    discount_exits: bool = ...,
+    scenarios: Any = ...,
+    aset: Optional[float] = ...,
+    max_time: float = ...,
+    until_converged: bool = ...,
+    max_seeds: int = ...,
+    first_seed: int = ...,
+    allow_outside_rasters: bool = ...,
+) -> Any: ...
 def bundled_map(name: str) -> str: ...
 def bundled_maps() -> List[str]: ...

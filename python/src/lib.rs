@@ -30,6 +30,10 @@ const PYTHON_NAMES: &[(&str, &str)] = &[
     ("SimConfig.dt", "dt"),
     ("SimConfig.max_time", "max_time"),
     ("SimConfig.replan_every", "replan_every"),
+    ("StudyOptions.max_seeds", "max_seeds"),
+    ("StudyOptions.seeds", "seeds"),
+    ("StudyOptions.max_time", "max_time"),
+    ("StudyOptions.aset", "aset"),
     ("Order::First", "order=1"),
     (
         "pass --allow-outside-rasters to the command to read it",
@@ -770,6 +774,54 @@ fn import_plan(
     })
 }
 
+/// Runs a study of the map at `path` into `out` (as `crowdfield study`) and returns its
+/// `study.json` as text.
+#[pyfunction]
+#[pyo3(signature = (path, out, seeds, first_seed, discount_exits, scenarios, aset, max_time, until_converged, max_seeds, allow_outside_rasters=false))]
+#[allow(clippy::too_many_arguments)]
+fn study(
+    py: Python<'_>,
+    path: PathBuf,
+    out: PathBuf,
+    seeds: usize,
+    first_seed: u64,
+    discount_exits: bool,
+    scenarios: Vec<PathBuf>,
+    aset: Option<f64>,
+    max_time: f64,
+    until_converged: bool,
+    max_seeds: usize,
+    allow_outside_rasters: bool,
+) -> PyResult<String> {
+    use crowdfield::run::study as st;
+    let options = st::StudyOptions {
+        seeds,
+        first_seed,
+        max_time,
+        until_converged,
+        max_seeds,
+        shard: None,
+    };
+    py.detach(|| {
+        st::check_aset(aset)?;
+        options.check()?;
+        let load = crowdfield::map::LoadOptions {
+            allow_outside_rasters,
+        };
+        crowdfield::sim::load_map(&path, &load)?;
+        let map = crowdfield::map::MapFile::from_path(&path)?;
+        let files = scenarios
+            .iter()
+            .map(|p| Ok((crowdfield::text::show_path(p), st::ScenarioFile::read(p)?)))
+            .collect::<crowdfield::Result<Vec<_>>>()?;
+        let scenarios = st::scenarios(&map, discount_exits, &files, aset)?;
+        let study = st::run_study(&path, &scenarios, &options, &out, &|_, _| {})?
+            .expect("a study without a shard writes its summary");
+        serde_json::to_string(&study).map_err(|e| crowdfield::Error::invalid("study.json", "(root)", e.to_string()))
+    })
+    .map_err(to_py)
+}
+
 /// The compiled half of the `crowdfield` package; use `crowdfield` itself.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -779,6 +831,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eikonal_cost, m)?)?;
     m.add_function(wrap_pyfunction!(load_map, m)?)?;
     m.add_function(wrap_pyfunction!(import_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(study, m)?)?;
     m.add_class::<Map>()?;
     m.add_class::<SimulationHandle>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
