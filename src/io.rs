@@ -60,9 +60,19 @@ pub fn prepare_output_dir(dir: &Path) -> Result<()> {
     accepts_new_file(dir).map_err(io_err)
 }
 
+/// The start of the probe file's name ([`accepts_new_file`]); the process id follows.
+const WRITE_PROBE_PREFIX: &str = ".crowdfield-write-probe.";
+
+/// Whether `name` is a probe file [`accepts_new_file`] creates (a process killed between its
+/// creation and its removal leaves one behind; it is empty).
+pub fn is_write_probe(name: &str) -> bool {
+    name.strip_prefix(WRITE_PROBE_PREFIX)
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Whether `dir` accepts a new file: a probe file is created in it and removed again.
 fn accepts_new_file(dir: &Path) -> std::io::Result<()> {
-    let probe = dir.join(format!(".crowdfield-write-probe.{}", std::process::id()));
+    let probe = dir.join(format!("{WRITE_PROBE_PREFIX}{}", std::process::id()));
     File::create(&probe)?;
     std::fs::remove_file(&probe)
 }

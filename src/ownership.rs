@@ -446,6 +446,9 @@ fn scan(
             {
                 ours.push(rel)
             }
+            // The empty probe a killed run of a command left while checking the folder takes
+            // new files.
+            None if crate::io::is_write_probe(name) && meta.len() == 0 => ours.push(rel),
             None => foreign.push((rel, "it did not write it")),
         }
     }
@@ -741,6 +744,9 @@ mod tests {
         assert_eq!(atomic_temp_target(".frames.9.tmp"), Some("frames"));
         assert_eq!(atomic_temp_target("report.json"), None);
         assert_eq!(atomic_temp_target(".x.tmp"), None);
+        assert!(crate::io::is_write_probe(".crowdfield-write-probe.4242"));
+        assert!(!crate::io::is_write_probe(".crowdfield-write-probe."));
+        assert!(!crate::io::is_write_probe(".crowdfield-write-probe.42x"));
     }
 
     #[test]
@@ -773,5 +779,23 @@ mod tests {
             dir.join("b.json").exists(),
             "`force` leaves it for the run to write over"
         );
+    }
+
+    #[test]
+    fn the_write_probe_of_a_killed_run_is_not_foreign() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("m");
+        // A run killed while it probed an empty folder: no manifest, only the probe.
+        std::fs::create_dir_all(&dir).unwrap();
+        let probe = dir.join(".crowdfield-write-probe.31337");
+        std::fs::write(&probe, "").unwrap();
+        OwnedDir::open(&dir, "crowdfield batch", false).unwrap();
+        assert!(!probe.exists(), "the leftover probe is removed");
+        // A file of that name with something in it is not a probe.
+        std::fs::write(&probe, "data").unwrap();
+        let e = OwnedDir::open(&dir, "crowdfield batch", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("write-probe"), "{e}");
     }
 }

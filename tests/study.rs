@@ -471,3 +471,50 @@ fn a_study_on_slurm_merges_to_one_machines_numbers() {
         "task logs:\n{logs}"
     );
 }
+
+/// On every bundled map with more than one exit, no exit blocked makes the evacuation faster
+/// than the map as drawn (one seed each, through the library).
+#[test]
+fn on_the_bundled_maps_a_blocked_exit_is_never_faster() {
+    use crowdfield::run::study::{StudyOptions, run_study, scenarios};
+    let maps = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps");
+    let dir = tempfile::tempdir().unwrap();
+    let mut studied = 0;
+    for name in ["four_exits.json", "hall.json", "office.json"] {
+        let path = maps.join(name);
+        let map = crowdfield::map::format::MapFile::from_path(&path).unwrap();
+        let all = scenarios(&map, true, &[], None).unwrap();
+        assert!(all.len() > 2, "{name}: more than one exit");
+        let options = StudyOptions {
+            seeds: 1,
+            first_seed: 1,
+            max_time: 600.0,
+            until_converged: false,
+            max_seeds: 1,
+            shard: None,
+        };
+        let study = run_study(&path, &all, &options, &dir.path().join(name), &|_, _| {})
+            .unwrap()
+            .unwrap();
+        let drawn = study.scenarios[0]
+            .evacuation_time
+            .expect("the map as drawn evacuates")
+            .max;
+        for s in &study.scenarios[1..] {
+            if s.cannot_run.is_some() {
+                continue;
+            }
+            let t = s
+                .evacuation_time
+                .unwrap_or_else(|| panic!("{name}, {}: not complete", s.name))
+                .max;
+            assert!(
+                t >= drawn,
+                "{name}, {}: {t} s, faster than {drawn} s as drawn",
+                s.name
+            );
+            studied += 1;
+        }
+    }
+    assert!(studied >= 8, "{studied} blocked-exit scenarios");
+}
