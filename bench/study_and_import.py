@@ -40,7 +40,7 @@ def study_vs_simulate(binary, seeds, tmp):
     sample = min(runs, 10)
     plain_cpu = 0.0
     for k in range(sample):
-        _, cpu = timed([binary, "simulate", "maps/four_exits.json", "--seed", str(k + 1), "--trajectories", "none",
+        _, cpu = timed([binary, "simulate", "maps/four_exits.json", "--seed", str(k + 1), "--trajectories=none",
                         "--quiet", "--out", os.path.join(tmp, f"sim{k}")])
         plain_cpu += cpu
     data = json.load(open(os.path.join(tmp, "study", "study.json")))
