@@ -27,7 +27,42 @@ const RASTER_SUFFIXES: [&str; 3] = ["height", "obstacles", "discomfort"];
 /// its layers are compiled without the groups and the groups are taken as written. Only
 /// JSON, grid, layer and raster problems refuse the file. [`problems`] lists the rest.
 pub fn load(path: &Path) -> Result<Document> {
+    if is_plan(path) {
+        return Ok(import_plan(path)?.0);
+    }
     let file = MapFile::from_path(path)?;
+    document_of(&file, path)
+}
+
+/// Whether `path` is a floor plan the editor imports (`.dxf`, `.wkt`, `.geojson`) rather than
+/// a map it opens.
+pub fn is_plan(path: &Path) -> bool {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .is_some_and(|e| matches!(e.as_str(), "dxf" | "wkt" | "geojson"))
+}
+
+/// The document of the floor plan at `path`, imported as `crowdfield import` imports it (the
+/// default cell size; every distribution must give its count), and the import's summary in
+/// words.
+///
+/// # Errors
+/// As [`crowdfield::import::import`]: the file, layer and entity of what the plan lacks.
+pub fn import_plan(path: &Path) -> Result<(Document, String)> {
+    use crowdfield::import::{ImportOptions, import, read_plan};
+    let plan = read_plan(path, &Default::default(), None, None)?;
+    let imported = import(&plan, &ImportOptions::default())?;
+    let s = &imported.summary;
+    let summary = format!(
+        "{:.0} m² walkable, {} exits, {} distributions, {} persons",
+        s.walkable_area, s.exits, s.distributions, s.persons
+    );
+    Ok((document_of(&imported.map, path)?, summary))
+}
+
+/// The document of the map `file` (read from `path`; its rasters beside it).
+fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
+    let file = file.clone();
     let label = path.display().to_string();
     let base = map::base_dir(path);
     let scene = match map::compile(&file, base, &label) {

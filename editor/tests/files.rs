@@ -343,3 +343,56 @@ fn an_imported_plans_origin_survives_load_and_save() {
     let saved = crowdfield::map::MapFile::from_path(&out).unwrap();
     assert_eq!(saved.grid.origin, Some([500123.25, 5400456.5]));
 }
+
+/// A floor plan opens as a new, unsaved map: walls, holes, exits and distributions from the
+/// plan, and a save goes to a `.json` beside it, never over the plan.
+#[test]
+fn a_floor_plan_opens_as_a_new_map_and_the_plan_is_never_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("hall.geojson");
+    let text = r#"{"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"layer": "jps-walkablearea"},
+         "geometry": {"type": "Polygon", "coordinates": [[[0,0],[20,0],[20,10],[0,10],[0,0]],
+                                                         [[8,4],[10,4],[10,6],[8,6],[8,4]]]}},
+        {"type": "Feature", "properties": {"layer": "jps-exits", "name": "east door"},
+         "geometry": {"type": "Polygon", "coordinates": [[[19.5,4],[20,4],[20,6],[19.5,6],[19.5,4]]]}},
+        {"type": "Feature", "properties": {"layer": "jps-distributions", "number": 25},
+         "geometry": {"type": "Polygon", "coordinates": [[[1,1],[6,1],[6,9],[1,9],[1,1]]]}}]}"#;
+    std::fs::write(&plan, text).unwrap();
+    let mut app = EditorApp::new(crowdfield_editor::Document::demo(30, 20), None, None);
+    app.open(&plan);
+    assert!(app.message.starts_with("Imported"), "{}", app.message);
+    assert!(app.dirty(), "an imported plan is not saved yet");
+    assert_eq!(app.doc.groups.len(), 1);
+    assert_eq!(app.doc.groups[0].goals[0].name.as_deref(), Some("east door"));
+    assert_eq!(app.doc.groups[0].spawns[0].count, 25);
+    // The pillar is a wall: the cell at (9, 5) is blocked, the cell at (3, 5) is open.
+    let cell = |x: f64, y: f64| app.doc.grid.cell_of(x, y).unwrap();
+    assert!(app.doc.obstacle[cell(9.0, 5.0)]);
+    assert!(!app.doc.obstacle[cell(3.0, 5.0)]);
+    // Save has no map path yet: it asks for one and writes nothing; the suggested one is
+    // the plan's with `.json`.
+    app.apply(Command::Save);
+    assert!(app.message.contains("Save as"), "{}", app.message);
+    let saved = tmp.path().join("hall.json");
+    assert!(!saved.exists());
+    assert_eq!(app.file.path, saved.display().to_string());
+    app.apply(Command::SaveAs(PathBuf::from(&app.file.path)));
+    assert_eq!(
+        std::fs::read_to_string(&plan).unwrap(),
+        text,
+        "the plan is untouched"
+    );
+    assert!(saved.exists(), "{}", app.message);
+    assert!(!app.dirty(), "{}", app.message);
+    crowdfield::map::load(&saved).unwrap();
+    // A plan that lacks a count says which distribution and how to give one.
+    let bare = tmp.path().join("bare.geojson");
+    std::fs::write(&bare, text.replace(r#", "number": 25"#, "")).unwrap();
+    app.open(&bare);
+    assert!(
+        app.message.starts_with("Could not import") && app.message.contains("number"),
+        "{}",
+        app.message
+    );
+}

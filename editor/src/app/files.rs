@@ -6,8 +6,45 @@ use crate::history::Part;
 use std::path::{Path, PathBuf};
 
 impl EditorApp {
-    /// Opens the map at `path`; on failure the current map stays and the error shows.
+    /// Opens the map at `path`, or imports the floor plan there (`.dxf`, `.wkt`, `.geojson`:
+    /// the map is new and unsaved, its path the plan's with `.json`, so a save never writes
+    /// over the plan); on failure the current map stays and the error shows.
     pub fn open(&mut self, path: &Path) {
+        if crate::mapio::is_plan(path) {
+            match crate::mapio::import_plan(path) {
+                Ok((doc, _)) if doc.grid.cols.max(doc.grid.rows) > MAX_VIEW_SIDE => {
+                    self.message = format!(
+                        "Could not import {}: its grid is {} x {} cells, and the editor shows at most \
+                         {MAX_VIEW_SIDE} cells a side; `crowdfield import --cell-size` makes a coarser map",
+                        path.display(),
+                        doc.grid.cols,
+                        doc.grid.rows
+                    );
+                }
+                Ok((doc, summary)) => {
+                    let map_path = path.with_extension("json");
+                    self.doc = doc;
+                    self.sim_command(SimCommand::Reset);
+                    self.path = None;
+                    self.file.path = map_path.display().to_string();
+                    self.history.clear();
+                    self.stroke = None;
+                    self.revision += 1;
+                    self.recovery_revision = self.revision;
+                    self.unsaved_since = None;
+                    self.groups.selected = 0;
+                    self.viewport.refit();
+                    self.request_fields();
+                    self.recovery_offer = None;
+                    self.message = format!(
+                        "Imported {} ({summary}); not saved yet: Save as writes it as a map",
+                        path.display()
+                    );
+                }
+                Err(e) => self.message = format!("Could not import: {e}"),
+            }
+            return;
+        }
         match crate::mapio::load(path) {
             Ok(doc) if doc.grid.cols.max(doc.grid.rows) > MAX_VIEW_SIDE => {
                 self.message = format!(
