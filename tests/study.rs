@@ -518,3 +518,37 @@ fn on_the_bundled_maps_a_blocked_exit_is_never_faster() {
     }
     assert!(studied >= 8, "{studied} blocked-exit scenarios");
 }
+
+/// `--until-converged` doubles the seeds while a scenario's figures still move, up to
+/// `--max-seeds`: from 2 seeds none can have stood still for five, so 2, 4 and then 8 run.
+#[test]
+fn until_converged_adds_seeds_up_to_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = two_exit_room(dir.path());
+    let out = dir.path().join("study");
+    let args = ["--seeds", "2", "--until-converged", "--max-seeds", "8", "--quiet"];
+    study(&[&["study", s(&map)][..], &args, &["--out", s(&out)]].concat());
+    let got = read_json(&out.join("study.json"));
+    assert_eq!(got["seeds"], serde_json::json!([1, 2, 3, 4, 5, 6, 7, 8]));
+    let drawn = scenario(&got, "as drawn");
+    assert_eq!(drawn["runs"], 8);
+    let k = &drawn["converged_after"];
+    assert!(k.is_null() || k.as_u64().unwrap() <= 3, "{k}");
+    // A cap below the seeds is refused.
+    let o = crowdfield(&[
+        "study",
+        s(&map),
+        "--seeds",
+        "4",
+        "--until-converged",
+        "--max-seeds",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--max-seeds: 2"),
+        "{o:?}"
+    );
+}
