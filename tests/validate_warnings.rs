@@ -296,3 +296,30 @@ fn bodies_wider_than_every_way_out_are_warned_about() {
     let (_dir, _path, stdout) = validate(&room_behind_a_door(1.0, 0.5), "exact.json");
     assert!(!stdout.contains("no path"), "{stdout}");
 }
+
+/// A door drawn 0.9 m wide on 0.25 m cells opens 1.0 m of walkable cells: `validate` says the
+/// opening snapped to whole cells, which width the walkers pass, and which cells keep it.
+#[test]
+fn a_door_that_snaps_to_the_cells_is_warned_about() {
+    let bottleneck = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/bottleneck.json");
+    let mut map: Value = serde_json::from_str(&std::fs::read_to_string(bottleneck).unwrap()).unwrap();
+    let door = json!({"min": [19.5, 7.55], "max": [20, 8.45]});
+    map["layers"]["obstacles"]["shapes"][1]["rect"] = door.clone();
+    map["groups"][0]["goals"][0]["rect"] = door;
+    map["groups"][0]["goals"][0]["width"] = json!(0.9);
+    let (_dir, _path, stdout) = validate(&map, "door09.json");
+    let found = warnings_with(
+        &stdout,
+        &[
+            "groups[0].goals[0].width: 0.9 m",
+            "cells of 0.25 m the walkable opening is 1.0 m",
+            "snap to whole cells",
+            "cells of 0.225 m (4 across it)",
+        ],
+    );
+    assert_eq!(found.len(), 1, "{stdout}");
+    // On cells that hold it the door is quiet.
+    map["grid"] = json!({"cols": 400, "rows": 320, "cell_size": 0.05});
+    let (_dir, _path, stdout) = validate(&map, "door09_fine.json");
+    assert!(warnings_with(&stdout, &["width"]).is_empty(), "{stdout}");
+}
