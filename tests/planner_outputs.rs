@@ -2,6 +2,8 @@
 //! clear-time (RSET) map of one walker, exit usage against the arrivals, the report page's
 //! contents, atomic writing under a killed run, and the page rendered in headless Chromium.
 
+mod browser_support;
+
 use crowdfield::run::planner::exit_usage;
 use crowdfield::sim::{SimConfig, Simulation};
 use rusqlite::Connection;
@@ -331,27 +333,9 @@ fn a_killed_run_leaves_no_half_file() {
     }
 }
 
-/// Whether the browser test must run (the test command installs Chromium and sets this).
-fn browser_required() -> bool {
-    std::env::var("CROWDFIELD_REQUIRE_BROWSER").is_ok_and(|v| v == "1")
-}
-
 #[test]
 fn the_report_page_renders_in_headless_chromium() {
-    let browser = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    let Some(browser) = browser else {
-        assert!(
-            !browser_required(),
-            "no Chromium, and CROWDFIELD_REQUIRE_BROWSER=1"
-        );
-        eprintln!("skipped: no Chromium (scripts/test.sh installs it)");
+    let Some(browser) = browser_support::chromium() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -359,37 +343,11 @@ fn the_report_page_renders_in_headless_chromium() {
     bottleneck_run(&out);
     let page = out.join("report.html");
     let profile = dir.path().join("profile");
-    std::fs::create_dir_all(&profile).unwrap();
     let shot = dir.path().join("page.png");
-    let common = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--hide-scrollbars",
-        "--window-size=1200,900",
-        "--enable-logging=stderr",
-        "--v=0",
-    ];
-    let url = format!("file://{}", page.display());
-    let run = |extra: &[&str]| {
-        let o = Command::new(browser)
-            .args(common)
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .args(extra)
-            .arg(&url)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        o
-    };
+    let run = |extra: &[&str]| browser_support::run(browser, &page, &profile, extra);
     let o = run(&["--dump-dom"]);
     let dom = String::from_utf8_lossy(&o.stdout);
-    let log = String::from_utf8_lossy(&o.stderr);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    let console = browser_support::console(&o);
     assert!(console.is_empty(), "console messages: {console:#?}");
     // The page's own check: every image decoded (naturalWidth > 0).
     assert!(

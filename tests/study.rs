@@ -2,6 +2,8 @@
 //! never faster than the map as drawn, shards merged equal to one machine, scenario files and
 //! their errors, and the page in headless Chromium.
 
+mod browser_support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -284,27 +286,9 @@ fn scenario_files_change_the_map_and_say_what_is_wrong() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--seeds: 0"), "{o:?}");
 }
 
-/// Whether the browser test must run (the test command installs Chromium and sets this).
-fn browser_required() -> bool {
-    std::env::var("CROWDFIELD_REQUIRE_BROWSER").is_ok_and(|v| v == "1")
-}
-
 #[test]
 fn the_study_page_renders_in_headless_chromium() {
-    let browser = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    let Some(browser) = browser else {
-        assert!(
-            !browser_required(),
-            "no Chromium, and CROWDFIELD_REQUIRE_BROWSER=1"
-        );
-        eprintln!("skipped: no Chromium (scripts/test.sh installs it)");
+    let Some(browser) = browser_support::chromium() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -320,29 +304,14 @@ fn the_study_page_renders_in_headless_chromium() {
         "--out",
         s(&out),
     ]);
-    let profile = dir.path().join("profile");
-    std::fs::create_dir_all(&profile).unwrap();
-    let o = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", out.join("study.html").display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = browser_support::run(
+        browser,
+        &out.join("study.html"),
+        &dir.path().join("profile"),
+        &["--dump-dom"],
+    );
     let dom = String::from_utf8_lossy(&o.stdout);
-    let log = String::from_utf8_lossy(&o.stderr);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    let console = browser_support::console(&o);
     assert!(console.is_empty(), "console messages: {console:#?}");
     // The arrival curves and one plan per scenario, all decoded.
     assert!(

@@ -803,18 +803,11 @@ fn study(
         shard: None,
     };
     py.detach(|| {
-        st::check_aset(aset)?;
         options.check()?;
         let load = crowdfield::map::LoadOptions {
             allow_outside_rasters,
         };
-        crowdfield::sim::load_map(&path, &load)?;
-        let map = crowdfield::map::MapFile::from_path(&path)?;
-        let files = scenarios
-            .iter()
-            .map(|p| Ok((crowdfield::text::show_path(p), st::ScenarioFile::read(p)?)))
-            .collect::<crowdfield::Result<Vec<_>>>()?;
-        let scenarios = st::scenarios(&map, discount_exits, &files, aset)?;
+        let scenarios = st::load_scenarios(&path, &load, discount_exits, &scenarios, aset)?;
         let study = st::run_study(&path, &scenarios, &options, &out, &|_, _| {})?
             .expect("a study without a shard writes its summary");
         serde_json::to_string(&study).map_err(|e| crowdfield::Error::invalid("study.json", "(root)", e.to_string()))

@@ -2,9 +2,8 @@
 //! planner's own scenarios, summed up in `study.json` and `study.html`. See
 //! [`crowdfield::run::study`].
 
-use crowdfield::map::format::MapFile;
 use crowdfield::run::batch::Shard;
-use crowdfield::run::study::{self, ScenarioFile, StudyOptions};
+use crowdfield::run::study::{self, StudyOptions};
 use crowdfield::sim::DEFAULT_MAX_TIME;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -63,7 +62,6 @@ pub struct Args {
 
 /// Runs `crowdfield study`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    study::check_aset(args.aset)?;
     let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
     let options = StudyOptions {
         seeds: args.seeds,
@@ -74,15 +72,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         shard,
     };
     options.check()?;
-    // The map gets the verdict every command gives it before anything runs.
-    crowdfield::sim::load_map(&args.map, &args.read.options())?;
-    let map = MapFile::from_path(&args.map)?;
-    let files = args
-        .scenarios
-        .iter()
-        .map(|p| Ok((crowdfield::text::show_path(p), ScenarioFile::read(p)?)))
-        .collect::<crowdfield::Result<Vec<_>>>()?;
-    let scenarios = study::scenarios(&map, args.discount_exits, &files, args.aset)?;
+    let scenarios = study::load_scenarios(
+        &args.map,
+        &args.read.options(),
+        args.discount_exits,
+        &args.scenarios,
+        args.aset,
+    )?;
     for s in &scenarios {
         if let Some(why) = &s.cannot_run {
             eprintln!("warning: scenario \"{}\" is not run: {why}", s.name);

@@ -347,7 +347,7 @@ impl EditorApp {
     fn dialogs(&mut self, ui: &mut egui::Ui, commands: &mut Vec<Command>) {
         if let Some(rec) = &self.recovery_offer {
             let text = format!(
-                "A recovery file from an earlier session exists: {}",
+                "A recovery file with changes to this map that were never saved exists: {}",
                 rec.display()
             );
             let answers = [

@@ -214,6 +214,29 @@ pub fn check_aset(aset: Option<f64>) -> Result<()> {
     }
 }
 
+/// The scenarios of a study of the map at `map_path`, as the command and Python set it up:
+/// the map gets the verdict every command gives it ([`crate::sim::load_map`]), then the
+/// scenario files are read and applied ([`scenarios`]).
+///
+/// # Errors
+/// The map's problems, a scenario file that cannot be read or does not fit the map.
+pub fn load_scenarios(
+    map_path: &Path,
+    load: &crate::map::LoadOptions,
+    discount_exits: bool,
+    scenario_files: &[PathBuf],
+    aset: Option<f64>,
+) -> Result<Vec<Scenario>> {
+    check_aset(aset)?;
+    crate::sim::load_map(map_path, load)?;
+    let map = crate::map::format::MapFile::from_path(map_path)?;
+    let files = scenario_files
+        .iter()
+        .map(|p| Ok((crate::text::show_path(p), ScenarioFile::read(p)?)))
+        .collect::<Result<Vec<_>>>()?;
+    scenarios(&map, discount_exits, &files, aset)
+}
+
 /// The folder of a scenario's run for `seed`, relative to the study's folder.
 pub fn run_folder(scenario_index: usize, scenario: &str, seed: u64) -> String {
     let slug: String = scenario
@@ -508,7 +531,7 @@ pub fn run_study(
             seeds = (seeds * 2).min(options.max_seeds);
             continue;
         }
-        write_study(out, &study, scenarios, base_dir)?;
+        write_study(out, &study, scenarios, base_dir, &results)?;
         return Ok(Some(study));
     }
 }
@@ -532,17 +555,23 @@ pub fn merge(out: &Path, map_path: &Path, scenarios: &[Scenario], options: &Stud
     seeds.dedup();
     let map_name = scenarios.first().map(|s| s.map.name.clone()).unwrap_or_default();
     let study = summarize(&map_name, scenarios, &seeds, options.max_time, &results);
-    write_study(out, &study, scenarios, crate::map::base_dir(map_path))?;
+    write_study(out, &study, scenarios, crate::map::base_dir(map_path), &results)?;
     Ok(study)
 }
 
 /// Writes `study.json` and `study.html` into `out`, replacing only a study's own (the top of
 /// the folder is shared with the runs' folders: [`OwnedDir::open_shared`]).
-fn write_study(out: &Path, study: &Study, scenarios: &[Scenario], base_dir: &Path) -> Result<()> {
+fn write_study(
+    out: &Path,
+    study: &Study,
+    scenarios: &[Scenario],
+    base_dir: &Path,
+    results: &[RunResult],
+) -> Result<()> {
     let mut top = OwnedDir::open_shared(out, STUDY_WRITER, false)?;
     let json = top.claim(STUDY_FILE)?;
     top.claim(STUDY_PAGE)?;
     write_json(&json, study)?;
-    write_study_page(out, study, scenarios, base_dir)?;
+    write_study_page(out, study, scenarios, base_dir, results)?;
     top.finish()
 }

@@ -3,7 +3,7 @@
 //! seeds, per-exit use and flow, a small plan of each scenario with its blocked exits marked,
 //! and links to each run's report.
 
-use super::{Scenario, Study, Summary};
+use super::{RunResult, Scenario, Study, Summary};
 use crate::error::Result;
 use crate::export::html::{base64, escape, file_href};
 use crate::export::render::ImageOptions;
@@ -74,17 +74,29 @@ fn out_at(curve: &[(f64, usize)], t: f64) -> usize {
         .map_or(0, |p| p.1)
 }
 
-/// Writes `out/study.html` for `study` (the runs' folders under `out`).
+/// Writes `out/study.html` for `study`, whose runs gave `results` (their folders under `out`;
+/// maps' rasters under `base_dir`).
 ///
 /// # Errors
 /// Write errors; the scenario plans' map errors.
-pub fn write_study_page(out: &Path, study: &Study, scenarios: &[Scenario], base_dir: &Path) -> Result<()> {
-    let page = study_page(out, study, scenarios, base_dir)?;
+pub fn write_study_page(
+    out: &Path,
+    study: &Study,
+    scenarios: &[Scenario],
+    base_dir: &Path,
+    results: &[RunResult],
+) -> Result<()> {
+    let page = study_page(study, scenarios, base_dir, results)?;
     write_bytes_atomic(&out.join(STUDY_PAGE), page.as_bytes())
 }
 
 /// The page's HTML.
-fn study_page(out: &Path, study: &Study, scenarios: &[Scenario], base_dir: &Path) -> Result<String> {
+fn study_page(
+    study: &Study,
+    scenarios: &[Scenario],
+    base_dir: &Path,
+    results: &[RunResult],
+) -> Result<String> {
     let mut h = String::new();
     let title = format!("{}: evacuation study", study.map);
     let _ = write!(
@@ -163,7 +175,6 @@ fn study_page(out: &Path, study: &Study, scenarios: &[Scenario], base_dir: &Path
         .filter_map(|s| s.evacuation_time.map(|t| t.max))
         .fold(0.0f64, f64::max)
         .max(1.0);
-    let results = super::read_results(out)?;
     let mut series = Vec::new();
     let mut y_max = 1.0f64;
     for (i, s) in study.scenarios.iter().enumerate().filter(|(_, s)| s.runs > 0) {
@@ -238,9 +249,17 @@ fn study_page(out: &Path, study: &Study, scenarios: &[Scenario], base_dir: &Path
 
     // Plans.
     h.push_str("<h2>Plans</h2><div class=\"plans\">\n");
-    let as_drawn = scenarios.first();
+    let drawn = match scenarios.first() {
+        Some(d) => Some(crate::map::compile(&d.map, base_dir, &d.name)?),
+        None => None,
+    };
     for s in scenarios {
-        let img = scenario_plan(s, as_drawn, base_dir, study.seeds.first().copied().unwrap_or(1))?;
+        let img = scenario_plan(
+            s,
+            drawn.as_ref(),
+            base_dir,
+            study.seeds.first().copied().unwrap_or(1),
+        )?;
         let _ = writeln!(
             h,
             "<figure><img alt=\"plan of {n}\" src=\"data:image/png;base64,{}\"><figcaption>{n}{}</figcaption></figure>",
@@ -286,27 +305,21 @@ fn seed_range(seeds: &[u64]) -> String {
 }
 
 /// The plan of `scenario` (its walkers as seed `seed` places them), with the exits it blocks
-/// marked on the map as drawn.
+/// marked on `drawn`, the map as drawn (compiled once for every plan). A scenario that cannot
+/// run (a group without an exit) is shown on the map as drawn.
 fn scenario_plan(
     scenario: &Scenario,
-    as_drawn: Option<&Scenario>,
+    drawn: Option<&crate::scene::Scene>,
     base_dir: &Path,
     seed: u64,
 ) -> Result<image::RgbaImage> {
-    // A scenario that cannot run (a group without an exit) is shown on the map as drawn.
-    let shown = match (&scenario.cannot_run, as_drawn) {
-        (Some(_), Some(d)) => d,
-        _ => scenario,
+    let scene = match (&scenario.cannot_run, drawn) {
+        (Some(_), Some(d)) => d.clone(),
+        _ => crate::map::compile(&scenario.map, base_dir, &scenario.name)?,
     };
-    let scene = crate::map::compile(&shown.map, base_dir, &scenario.name);
     let opts = ImageOptions {
         min_map_width: 320,
         max_map_height: 320,
-    };
-    let (scene, drawn) = match (scene, as_drawn) {
-        (Ok(scene), Some(d)) => (scene, crate::map::compile(&d.map, base_dir, &d.name).ok()),
-        (Ok(scene), None) => (scene, None),
-        (Err(e), _) => return Err(e),
     };
     let agents = crate::sim::spawn::spawn_agents(&scene, seed).unwrap_or_default();
     let (mut img, layout) = map_image_with(&scene, &agents, &opts);
