@@ -305,8 +305,8 @@ impl EditorApp {
     }
 
     /// Whether a question (recovery, quit, unsaved changes) is showing: the keyboard
-    /// shortcuts wait for its answer (Ctrl+S under the recovery question used to save the old
-    /// map and delete the recovery file on offer).
+    /// shortcuts wait for its answer (Ctrl+S under the recovery question would otherwise save
+    /// the old map and delete the recovery file on offer).
     pub fn dialog_open(&self) -> bool {
         self.recovery_offer.is_some()
             || self.quit_asked
@@ -461,7 +461,7 @@ impl EditorApp {
             self.sim_speed_sent = self.run.speed;
         }
         if self.run.playing && self.sim.latest.as_ref().is_some_and(|f| f.finished) {
-            // The thread stops stepping too (it used to poll every millisecond).
+            // The thread stops stepping too, rather than polling a finished run.
             self.sim.send(crate::simrun::SimControl::Play(false));
             self.run.playing = false;
         }
