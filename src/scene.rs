@@ -284,6 +284,25 @@ pub struct Scene {
     pub groups: Vec<Group>,
     /// Model parameters.
     pub params: Params,
+    /// The floor as drawn, when the map's walls are vectors ([`Outline`]): the walkers' bodies
+    /// meet its exact edges and its goal areas count arrivals. `None` for a scene built in code
+    /// or a map whose walls come from a raster: the walls are then the edges of the obstacle
+    /// cells and the goals their cells. Whoever changes `obstacle` or the goals of a scene with
+    /// an outline sets it to `None` or rebuilds it.
+    pub outline: Option<Outline>,
+}
+
+/// The floor of a map as it is drawn, in metres: the walkable region (the domain less every
+/// obstacle shape, polygons with holes) and each goal's exact area. The grid's layers are
+/// rasterised from the same shapes (a cell is an obstacle when its centre is); the fields are
+/// computed on the cells, while bodies collide with these edges and arrivals are counted on
+/// these areas, so a door passes the width it is drawn with at any cell size and offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outline {
+    /// The walkable region.
+    pub walkable: geo::MultiPolygon<f64>,
+    /// Per group, per goal: the goal's area clipped to the domain.
+    pub goals: Vec<Vec<geo::MultiPolygon<f64>>>,
 }
 
 impl Scene {
@@ -297,6 +316,7 @@ impl Scene {
             discomfort: Array2::zeros(grid.shape()),
             groups: Vec::new(),
             params: Params::default(),
+            outline: None,
         }
     }
 

@@ -26,6 +26,7 @@
 //!   the move in sub-steps of at most half a cell, the velocity's blocked component zeroed
 //!   (walkers) or reversed (a fish school bouncing).
 
+use super::segments::WallSegments;
 use crate::scene::Scene;
 use crate::vec2::V2;
 use ndarray::{Array2, ArrayView2};
@@ -175,103 +176,141 @@ impl Body {
     }
 }
 
-/// A step of a body from `p` by `v * h`, the simulation's move, on the scene's walls and their
-/// spans (`spans`, [`FreeRuns::span`] of the scene's obstacles). The centre moves as [`slide`]
-/// moves it under the scene's rule ([`passable`]) with the body's width: a step is taken only
-/// when it ends in a cell where the body lacks no more cells ([`misfit`]) than where it starts
-/// and, for a step longer than a cell (a push out of a large body), every point a cell apart
-/// along it is such a place too, so no step jumps a wall or an opening. Then each of the rim's
-/// four points `body.rim` from its centre along the axes that has entered an obstacle cell it
-/// was not in before the step pushes the centre back along its axis until the point is on the
-/// cell's edge (when the centre may stand there); the grid's edge stops a rim too, except
-/// beside a goal cell (`rim_free`). A body so keeps its radius from walls and slides along
-/// them and into a door's opening (a 0.75 m door lets centres through a 0.25 m band for bodies
-/// of 0.5 m), while a body already nearer a wall than its radius (spawned there) may still
-/// move along it or away from it. With a rim of 0 the rim is the centre, which [`slide`]
-/// already keeps passable: the step of a point.
-pub fn slide_body(scene: &Scene, spans: ArrayView2<u32>, body: Body, p: V2, v: V2, h: f32) -> V2 {
+/// How far, metres, a body pushed off a wall is left from it.
+pub const WALL_CLEARANCE: f32 = 1e-4;
+
+/// How much deeper, metres, a step may leave a body in a wall than it was before the step
+/// (rounding of the push).
+const PENETRATION_SLACK: f64 = 1e-4;
+
+/// A step of a body of `group` from `p` by `v * h`, the simulation's move, against the exact
+/// walls `walls` ([`WallSegments`]) and the scene's cells.
+///
+/// The body tries the whole step, then the step along x alone, then along y alone (as
+/// [`slide`] does), each pushed out of the walls it would reach into ([`WallSegments::push_out`]:
+/// along the nearest wall's normal, so a body slides along a wall at any angle and round a
+/// door's jamb); it takes the first that passes no wall ([`WallSegments::blocks`]), ends in a
+/// cell of the floor ([`passable`]; a step longer than a cell checks a point every cell along
+/// it) and leaves the body no deeper in a wall than it was (a body spawned against a wall may
+/// move along it or away). A body of rim 0 (the published model's point walkers) is its centre,
+/// which keeps to the free cells as the published model has it: no wall edges, no push, and
+/// it keeps out of openings narrower than its body by the cells' spans (`spans`, [`misfit`]). A step through an opening of the map's edge that is one of the
+/// group's goals ([`WallSegments::crossed_opening`]) is always taken: the walker leaves there.
+#[allow(clippy::too_many_arguments)]
+pub fn slide_body(
+    scene: &Scene,
+    walls: &WallSegments,
+    spans: ArrayView2<u32>,
+    body: Body,
+    group: u32,
+    p: V2,
+    v: V2,
+    h: f32,
+) -> V2 {
     let grid = &scene.grid;
+    let point = body.rim <= 0.0;
     // The cells the body lacks at a point: all of them outside the grid.
     let lacks = |q: V2| {
         grid.cell_of(q.x as f64, q.y as f64)
             .map_or(body.cells, |rc| misfit(spans[rc], body.cells))
     };
-    let start = lacks(p);
-    let may_stand = |q: V2| passable(scene, q.x, q.y) && lacks(q) <= start;
+    let start = if point { lacks(p) } else { 0 };
+    let may_stand = |q: V2| passable(scene, q.x, q.y) && (!point || lacks(q) <= start);
     let cell = grid.cell_size as f32;
-    let allowed = |from: V2, to: V2| {
-        if !may_stand(to) {
+    let depth_at = |q: V2| {
+        if point {
+            0.0
+        } else {
+            walls.penetration(q, body.rim, group).0
+        }
+    };
+    let depth_before = depth_at(p).max(0.0);
+    let ok = |q: V2| {
+        if !may_stand(q) || (!point && walls.blocks(p, q, group)) {
             return false;
         }
-        let d = to - from;
+        let d = q - p;
         let len = d.len();
-        // A step of at most a cell cannot cross a cell: the ends alone decide.
-        if len <= cell {
-            return true;
+        if len > cell {
+            let n = ((len / cell).ceil() as usize).min(1 << 16);
+            if !(1..n).all(|k| may_stand(p + d * (k as f32 / n as f32))) {
+                return false;
+            }
         }
-        let n = ((len / cell).ceil() as usize).min(1 << 16);
-        (1..n).all(|k| may_stand(from + d * (k as f32 / n as f32)))
+        depth_at(q) <= depth_before + PENETRATION_SLACK
     };
-    let (q, _) = slide(p, v, h, allowed);
-    let (x0, y0) = (p.x, p.y);
-    let (mut x, mut y) = (q.x, q.y);
-    if (x, y) == (x0, y0) {
+    // The steps tried: the whole step, then (when walls hold it back by more than a share of
+    // it) the step turned by 30 and 60 degrees either way, round a door's jamb or along a
+    // wall met head-on, then along x and along y; the one that gets farthest along the
+    // intended step is taken.
+    let step = v * h;
+    let want = step.len();
+    let progress = |q: V2| (q - p).dot(step) / want.max(f32::MIN_POSITIVE);
+    let place = |target: V2| -> Option<V2> {
+        if walls.crossed_opening(p, target, group).is_some() {
+            return Some(target);
+        }
+        let q = if point {
+            target
+        } else {
+            walls.push_out(target, body.rim, group, WALL_CLEARANCE)
+        };
+        ok(q).then_some(q)
+    };
+    if want == 0.0 {
+        return p;
+    }
+    if point {
+        // A point takes the whole step, else along x, else along y ([`slide`]).
+        let along = [
+            (true, p + step),
+            (step.x != 0.0, V2::new(p.x + step.x, p.y)),
+            (step.y != 0.0, V2::new(p.x, p.y + step.y)),
+        ];
+        return along
+            .into_iter()
+            .find_map(|(wanted, t)| wanted.then(|| place(t)).flatten())
+            .unwrap_or(p);
+    }
+    let whole = place(p + step);
+    if let Some(q) = whole
+        && progress(q) >= HELD_BACK * want
+    {
         return q;
     }
-    let r = body.rim;
-    // Leaves a rim point this far (m) outside the obstacle cell it is pushed out of.
-    const CLEAR: f32 = 1e-4;
-    for sign in [1.0f32, -1.0] {
-        if !rim_free(scene, x + sign * r, y) && rim_free(scene, x0 + sign * r, y0) {
-            let edge = if sign > 0.0 {
-                ((x + r) / cell).floor() * cell
-            } else {
-                ((x - r) / cell).ceil() * cell
-            };
-            let nx = edge - sign * (r + CLEAR);
-            if may_stand(V2::new(nx, y)) {
-                x = nx;
+    let mut best = whole.map(|q| (progress(q), q));
+    let mut consider = |target: V2| {
+        if let Some(q) = place(target) {
+            let gain = progress(q);
+            if gain > 0.0 && best.is_none_or(|(b, _)| gain > b) {
+                best = Some((gain, q));
             }
         }
-    }
-    for sign in [1.0f32, -1.0] {
-        if !rim_free(scene, x, y + sign * r) && rim_free(scene, x0, y0 + sign * r) {
-            let edge = if sign > 0.0 {
-                ((y + r) / cell).floor() * cell
-            } else {
-                ((y - r) / cell).ceil() * cell
-            };
-            let ny = edge - sign * (r + CLEAR);
-            if may_stand(V2::new(x, ny)) {
-                y = ny;
-            }
+    };
+    if !point {
+        for (c, s) in TURNS {
+            consider(p + V2::new(c * step.x - s * step.y, s * step.x + c * step.y));
         }
     }
-    V2::new(x, y)
+    if step.x != 0.0 {
+        consider(V2::new(p.x + step.x, p.y));
+    }
+    if step.y != 0.0 {
+        consider(V2::new(p.x, p.y + step.y));
+    }
+    best.map_or(p, |(_, q)| q)
 }
 
-/// Whether a body's rim may stand at `(x, y)` ([`slide_body`]): a passable point, or a point
-/// past the grid's edge beside a goal cell (the goal leads out of the map there, so a goal
-/// strip along the edge narrower than a body's radius still takes its centre).
-fn rim_free(scene: &Scene, x: f32, y: f32) -> bool {
-    if passable(scene, x, y) {
-        return true;
-    }
-    let g = &scene.grid;
-    let (xf, yf) = (x as f64, y as f64);
-    if g.cell_of(xf, yf).is_some() {
-        return false;
-    }
-    // The grid cell nearest the point outside it.
-    let h = g.cell_size;
-    let c = ((xf / h).floor().max(0.0) as usize).min(g.cols.saturating_sub(1));
-    let r = ((yf / h).floor().max(0.0) as usize).min(g.rows.saturating_sub(1));
-    !scene.obstacle[(r, c)]
-        && scene
-            .groups
-            .iter()
-            .any(|group| group.goals.iter().any(|area| area.mask[(r, c)]))
-}
+/// The share of a step below which a body held back by a wall tries turned steps.
+const HELD_BACK: f32 = 0.7;
+
+/// Cosine and sine of the turns a body held back by a wall tries: 30 and 60 degrees each way.
+const TURNS: [(f32, f32); 4] = [
+    (0.866_025_4, 0.5),
+    (0.866_025_4, -0.5),
+    (0.5, 0.866_025_4),
+    (0.5, -0.866_025_4),
+];
 
 /// The obstacle mask and domain of a scene in the form the local layer reads: its free-space
 /// test, the cells that border free space (ORCA's obstacle points, `local::obstacles`), each

@@ -26,6 +26,7 @@ mod check;
 
 pub use check::parse_color;
 pub mod format;
+pub mod outline;
 mod parse;
 pub mod raster;
 

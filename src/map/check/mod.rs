@@ -106,6 +106,7 @@ pub(crate) fn check(
         return (None, errors);
     }
     let groups: Vec<Group> = groups.into_iter().flatten().collect();
+    let outline = crate::map::outline::outline(map, &grid);
     let scene = Scene {
         name: map.name.clone(),
         grid,
@@ -114,6 +115,7 @@ pub(crate) fn check(
         discomfort: discomfort.mapv(|v| v as f32),
         groups,
         params,
+        outline,
     };
     (Some(scene), errors)
 }
