@@ -284,12 +284,16 @@ pub struct Scene {
     pub groups: Vec<Group>,
     /// Model parameters.
     pub params: Params,
-    /// The floor as drawn, when the map's walls are vectors ([`Outline`]): the walkers' bodies
-    /// meet its exact edges and its goal areas count arrivals. `None` for a scene built in code
-    /// or a map whose walls come from a raster: the walls are then the edges of the obstacle
-    /// cells and the goals their cells. Whoever changes `obstacle` or the goals of a scene with
-    /// an outline sets it to `None` or rebuilds it.
+    /// The floor as drawn, on a map with exact walls whose obstacles are shapes ([`Outline`]):
+    /// the walkers' bodies meet its edges and its goal areas count arrivals. `None` otherwise
+    /// (a scene built in code, cell walls, an obstacle raster): exact walls are then the edges
+    /// of the obstacle cells and the goals their cells. Whoever changes `obstacle` or the goals
+    /// of a scene with an outline sets it to `None` or rebuilds it.
     pub outline: Option<Outline>,
+    /// Whether the walkers' bodies meet the walls exactly (`"walls": "exact"`, with the
+    /// pedestrian model): the edges of [`Scene::outline`], or of the obstacle cells when there
+    /// is none, with the goals as openings and areas ([`crate::map::Walls::Exact`]).
+    pub exact_walls: bool,
 }
 
 /// The floor of a map as it is drawn, in metres: the walkable region (the domain less every
@@ -317,6 +321,7 @@ impl Scene {
             groups: Vec::new(),
             params: Params::default(),
             outline: None,
+            exact_walls: false,
         }
     }
 

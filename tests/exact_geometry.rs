@@ -38,6 +38,7 @@ fn room(width: f64, shift: f64, cell: f64, drawn: Drawn) -> crowdfield::Scene {
     let map = json!({
         "version": 1,
         "name": "door",
+        "walls": "exact",
         "grid": {"cols": (length / cell).round() as usize, "rows": (6.0 / cell).round() as usize, "cell_size": cell},
         "layers": {"obstacles": {"shapes": obstacles}},
         "groups": [{

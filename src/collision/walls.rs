@@ -176,6 +176,104 @@ impl Body {
     }
 }
 
+/// A step of a body from `p` by `v * h`, the simulation's move, on the scene's walls and their
+/// spans (`spans`, [`FreeRuns::span`] of the scene's obstacles). The centre moves as [`slide`]
+/// moves it under the scene's rule ([`passable`]) with the body's width: a step is taken only
+/// when it ends in a cell where the body lacks no more cells ([`misfit`]) than where it starts
+/// and, for a step longer than a cell (a push out of a large body), every point a cell apart
+/// along it is such a place too, so no step jumps a wall or an opening. Then each of the rim's
+/// four points `body.rim` from its centre along the axes that has entered an obstacle cell it
+/// was not in before the step pushes the centre back along its axis until the point is on the
+/// cell's edge (when the centre may stand there); the grid's edge stops a rim too, except
+/// beside a goal cell (`rim_free`). A body so keeps its radius from walls and slides along
+/// them and into a door's opening (a 0.75 m door lets centres through a 0.25 m band for bodies
+/// of 0.5 m), while a body already nearer a wall than its radius (spawned there) may still
+/// move along it or away from it. With a rim of 0 the rim is the centre, which [`slide`]
+/// already keeps passable: the step of a point.
+pub fn slide_body(scene: &Scene, spans: ArrayView2<u32>, body: Body, p: V2, v: V2, h: f32) -> V2 {
+    let grid = &scene.grid;
+    // The cells the body lacks at a point: all of them outside the grid.
+    let lacks = |q: V2| {
+        grid.cell_of(q.x as f64, q.y as f64)
+            .map_or(body.cells, |rc| misfit(spans[rc], body.cells))
+    };
+    let start = lacks(p);
+    let may_stand = |q: V2| passable(scene, q.x, q.y) && lacks(q) <= start;
+    let cell = grid.cell_size as f32;
+    let allowed = |from: V2, to: V2| {
+        if !may_stand(to) {
+            return false;
+        }
+        let d = to - from;
+        let len = d.len();
+        // A step of at most a cell cannot cross a cell: the ends alone decide.
+        if len <= cell {
+            return true;
+        }
+        let n = ((len / cell).ceil() as usize).min(1 << 16);
+        (1..n).all(|k| may_stand(from + d * (k as f32 / n as f32)))
+    };
+    let (q, _) = slide(p, v, h, allowed);
+    let (x0, y0) = (p.x, p.y);
+    let (mut x, mut y) = (q.x, q.y);
+    if (x, y) == (x0, y0) {
+        return q;
+    }
+    let r = body.rim;
+    // Leaves a rim point this far (m) outside the obstacle cell it is pushed out of.
+    const CLEAR: f32 = 1e-4;
+    for sign in [1.0f32, -1.0] {
+        if !rim_free(scene, x + sign * r, y) && rim_free(scene, x0 + sign * r, y0) {
+            let edge = if sign > 0.0 {
+                ((x + r) / cell).floor() * cell
+            } else {
+                ((x - r) / cell).ceil() * cell
+            };
+            let nx = edge - sign * (r + CLEAR);
+            if may_stand(V2::new(nx, y)) {
+                x = nx;
+            }
+        }
+    }
+    for sign in [1.0f32, -1.0] {
+        if !rim_free(scene, x, y + sign * r) && rim_free(scene, x0, y0 + sign * r) {
+            let edge = if sign > 0.0 {
+                ((y + r) / cell).floor() * cell
+            } else {
+                ((y - r) / cell).ceil() * cell
+            };
+            let ny = edge - sign * (r + CLEAR);
+            if may_stand(V2::new(x, ny)) {
+                y = ny;
+            }
+        }
+    }
+    V2::new(x, y)
+}
+
+/// Whether a body's rim may stand at `(x, y)` ([`slide_body`]): a passable point, or a point
+/// past the grid's edge beside a goal cell (the goal leads out of the map there, so a goal
+/// strip along the edge narrower than a body's radius still takes its centre).
+fn rim_free(scene: &Scene, x: f32, y: f32) -> bool {
+    if passable(scene, x, y) {
+        return true;
+    }
+    let g = &scene.grid;
+    let (xf, yf) = (x as f64, y as f64);
+    if g.cell_of(xf, yf).is_some() {
+        return false;
+    }
+    // The grid cell nearest the point outside it.
+    let h = g.cell_size;
+    let c = ((xf / h).floor().max(0.0) as usize).min(g.cols.saturating_sub(1));
+    let r = ((yf / h).floor().max(0.0) as usize).min(g.rows.saturating_sub(1));
+    !scene.obstacle[(r, c)]
+        && scene
+            .groups
+            .iter()
+            .any(|group| group.goals.iter().any(|area| area.mask[(r, c)]))
+}
+
 /// How far, metres, a body pushed off a wall is left from it.
 pub const WALL_CLEARANCE: f32 = 1e-4;
 
@@ -183,8 +281,9 @@ pub const WALL_CLEARANCE: f32 = 1e-4;
 /// (rounding of the push).
 const PENETRATION_SLACK: f64 = 1e-4;
 
-/// A step of a body of `group` from `p` by `v * h`, the simulation's move, against the exact
-/// walls `walls` ([`WallSegments`]) and the scene's cells.
+/// A step of a body of `group` from `p` by `v * h`, the simulation's move on a map with exact
+/// walls (`"walls": "exact"`), against the walls as drawn (`walls`, [`WallSegments`]) and the
+/// scene's cells.
 ///
 /// The body tries the whole step, then the step along x alone, then along y alone (as
 /// [`slide`] does), each pushed out of the walls it would reach into ([`WallSegments::push_out`]:
@@ -197,7 +296,7 @@ const PENETRATION_SLACK: f64 = 1e-4;
 /// it keeps out of openings narrower than its body by the cells' spans (`spans`, [`misfit`]). A step through an opening of the map's edge that is one of the
 /// group's goals ([`WallSegments::crossed_opening`]) is always taken: the walker leaves there.
 #[allow(clippy::too_many_arguments)]
-pub fn slide_body(
+pub fn slide_body_exact(
     scene: &Scene,
     walls: &WallSegments,
     spans: ArrayView2<u32>,

@@ -32,7 +32,7 @@ pub mod raster;
 
 pub use format::{
     Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Polygon,
-    Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange,
+    Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange, Walls,
 };
 
 use crate::error::{Error, Result};

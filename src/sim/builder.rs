@@ -399,12 +399,10 @@ fn walk_state(scene: &Scene, agents: &Agents, local: Option<Box<dyn LocalHook>>)
     } else {
         pedestrian_rule.time_gap
     };
-    let walls = crate::collision::WallSegments::from_scene(scene);
-    let exits = super::exits::Exits::new(
-        scene,
-        &walls,
-        scene.params.model == crate::params::Model::Pedestrian,
-    );
+    // Exact walls: a map that asks for them, walked by bodies.
+    let exact = scene.exact_walls && scene.params.model == crate::params::Model::Pedestrian;
+    let walls = exact.then(|| crate::collision::WallSegments::from_scene(scene));
+    let exits = super::exits::Exits::new(scene, walls.as_ref());
     WalkState {
         spans: FreeRuns::new(scene.obstacle.view()).span(),
         walls,

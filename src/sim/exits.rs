@@ -33,9 +33,9 @@ pub(crate) struct Exits {
 }
 
 impl Exits {
-    /// The exits of `scene`, whose walls (and openings) are `walls`; with `exact` false (the
-    /// published model's point walkers) every goal counts a walker on its cells.
-    pub(crate) fn new(scene: &Scene, walls: &WallSegments, exact: bool) -> Self {
+    /// The exits of `scene`, whose exact walls (and openings) are `walls`; without them every
+    /// goal counts a walker on its cells.
+    pub(crate) fn new(scene: &Scene, walls: Option<&WallSegments>) -> Self {
         let ways = scene
             .groups
             .iter()
@@ -43,9 +43,9 @@ impl Exits {
             .map(|(g, group)| {
                 (0..group.goals.len())
                     .map(|j| {
-                        if !exact {
+                        let Some(walls) = walls else {
                             return Way::Cells;
-                        }
+                        };
                         if walls.has_opening(g as u32, j as u32) {
                             return Way::Edge;
                         }
@@ -67,14 +67,14 @@ impl Exits {
     pub(crate) fn arrival(
         &self,
         scene: &Scene,
-        walls: &WallSegments,
+        walls: Option<&WallSegments>,
         group: usize,
         from: V2,
         to: V2,
     ) -> Option<usize> {
         let ways = self.ways.get(group)?;
         if ways.iter().any(|w| matches!(w, Way::Edge))
-            && let Some(crossed) = walls.crossed_opening(from, to, group as u32)
+            && let Some(crossed) = walls.and_then(|w| w.crossed_opening(from, to, group as u32))
         {
             return Some(crossed.goal as usize);
         }

@@ -203,7 +203,7 @@ impl Simulation {
             let g = a.group[i] as usize;
             let from = crate::vec2::V2::new(old_x[i], old_y[i]);
             let to = crate::vec2::V2::new(a.x[i], a.y[i]);
-            let Some(exit) = walk.exits.arrival(&self.scene, &walk.walls, g, from, to) else {
+            let Some(exit) = walk.exits.arrival(&self.scene, walk.walls.as_ref(), g, from, to) else {
                 continue;
             };
             self.arrivals.push(Arrival {

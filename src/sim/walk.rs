@@ -6,7 +6,7 @@ use super::exits::Exits;
 use super::{LocalHook, SEPARATION, SEPARATION_MAX_ITERATIONS, SEPARATION_SLACK, Simulation, pedestrian};
 use crate::collision::WallSegments;
 use crate::collision::overlap::{Push, coincident_direction};
-use crate::collision::walls::{Body, slide_body};
+use crate::collision::walls::{Body, slide_body, slide_body_exact};
 use crate::gradient;
 use crate::neighbors::NeighborGrid;
 use crate::plan::ContinuumStep;
@@ -19,8 +19,9 @@ pub(crate) struct WalkState {
     /// Per cell, the free floor across it in cells ([`crate::collision::walls::FreeRuns::span`]):
     /// where the walk and the separation keep out bodies wider than an opening ([`slide_body`]).
     pub spans: Array2<u32>,
-    /// The walls as drawn, and the openings of the goals in the map's edge.
-    pub walls: WallSegments,
+    /// The walls as drawn and the openings of the goals in the map's edge, on a map with exact
+    /// walls (`None`: the walls are the obstacle cells).
+    pub walls: Option<WallSegments>,
     /// How walkers leave by each goal.
     pub exits: Exits,
     /// The separation's neighbour grid.
@@ -47,7 +48,7 @@ impl Simulation {
         let planner = &self.planner;
         let gradients = planner.gradients();
         let now = self.time;
-        let walls = &self.walk.walls;
+        let walls = self.walk.walls.as_ref();
         let exits = &self.walk.exits;
         let goal_masks = planner.goal_masks();
         let scene = &self.scene;
@@ -75,7 +76,8 @@ impl Simulation {
                 }
                 let cap = agents.max_speed[i];
                 // On a goal cell the potential is flat: head for the goal itself.
-                if let Some(rc) = grid.cell_of(agents.x[i] as f64, agents.y[i] as f64)
+                if let Some(walls) = walls
+                    && let Some(rc) = grid.cell_of(agents.x[i] as f64, agents.y[i] as f64)
                     && goal_masks[g][rc]
                 {
                     let p = V2::new(agents.x[i], agents.y[i]);
@@ -138,14 +140,17 @@ impl Simulation {
         let dt = self.dt as f32;
         let scene = &self.scene;
         let spans = walk.spans.view();
-        let walls = &walk.walls;
+        let walls = walk.walls.as_ref();
         let moved: Vec<(f32, f32, f32, f32)> = (0..agents.len())
             .into_par_iter()
             .map(|i| {
                 let (x0, y0) = (agents.x[i], agents.y[i]);
                 let body = Body::new(agents.radius[i], scene.grid.cell_size, bodies);
                 let (p, v) = (V2::new(x0, y0), V2::new(vx[i], vy[i]));
-                let q = slide_body(scene, walls, spans, body, agents.group[i], p, v, dt);
+                let q = match walls {
+                    Some(walls) => slide_body_exact(scene, walls, spans, body, agents.group[i], p, v, dt),
+                    None => slide_body(scene, spans, body, p, v, dt),
+                };
                 (q.x, q.y, (q.x - x0) / dt, (q.y - y0) / dt)
             })
             .collect();
@@ -208,7 +213,10 @@ impl Simulation {
                 if push != V2::ZERO {
                     let body = Body::new(a.radius[i], scene.grid.cell_size, bodies);
                     let p = V2::new(a.x[i], a.y[i]);
-                    let q = slide_body(scene, &walk.walls, spans, body, a.group[i], p, push, 1.0);
+                    let q = match &walk.walls {
+                        Some(walls) => slide_body_exact(scene, walls, spans, body, a.group[i], p, push, 1.0),
+                        None => slide_body(scene, spans, body, p, push, 1.0),
+                    };
                     a.x[i] = q.x;
                     a.y[i] = q.y;
                 }
