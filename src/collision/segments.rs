@@ -504,8 +504,8 @@ mod tests {
 
     #[test]
     fn a_step_out_of_the_floor_is_blocked_and_one_back_onto_it_is_not() {
-        // A wall along x = 1 with the floor on the left (x < 1): directed downwards.
-        let s: Segment = [1.0, 2.0, 1.0, 0.0];
+        // A wall along x = 1 with the floor on its left (x < 1): directed upwards.
+        let s: Segment = [1.0, 0.0, 1.0, 2.0];
         assert!(leaves_through(&s, (0.5, 1.0), (1.5, 1.0)));
         assert!(!leaves_through(&s, (1.5, 1.0), (0.5, 1.0)));
         assert!(!leaves_through(&s, (0.5, 3.0), (1.5, 3.0)));

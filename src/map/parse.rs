@@ -12,7 +12,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
-const ROOT_KEYS: &[&str] = &["version", "name", "grid", "layers", "groups", "model", "params", "walls"];
+const ROOT_KEYS: &[&str] = &[
+    "version", "name", "grid", "layers", "groups", "model", "params", "walls",
+];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
 /// Keys of one layer.
