@@ -284,6 +284,29 @@ pub struct Scene {
     pub groups: Vec<Group>,
     /// Model parameters.
     pub params: Params,
+    /// The floor as drawn, on a map with exact walls whose obstacles are shapes ([`Outline`]):
+    /// the walkers' bodies meet its edges and its goal areas count arrivals. `None` otherwise
+    /// (a scene built in code, cell walls, an obstacle raster): exact walls are then the edges
+    /// of the obstacle cells and the goals their cells. Whoever changes `obstacle` or the goals
+    /// of a scene with an outline sets it to `None` or rebuilds it.
+    pub outline: Option<Outline>,
+    /// Whether the walkers' bodies meet the walls exactly (`"walls": "exact"`, with the
+    /// pedestrian model): the edges of [`Scene::outline`], or of the obstacle cells when there
+    /// is none, with the goals as openings and areas ([`crate::map::Walls::Exact`]).
+    pub exact_walls: bool,
+}
+
+/// The floor of a map as it is drawn, in metres: the walkable region (the domain less every
+/// obstacle shape, polygons with holes) and each goal's exact area. The grid's layers are
+/// rasterised from the same shapes (a cell is an obstacle when its centre is); the fields are
+/// computed on the cells, while bodies collide with these edges and arrivals are counted on
+/// these areas, so a door passes the width it is drawn with at any cell size and offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outline {
+    /// The walkable region.
+    pub walkable: geo::MultiPolygon<f64>,
+    /// Per group, per goal: the goal's area clipped to the domain.
+    pub goals: Vec<Vec<geo::MultiPolygon<f64>>>,
 }
 
 impl Scene {
@@ -297,6 +320,8 @@ impl Scene {
             discomfort: Array2::zeros(grid.shape()),
             groups: Vec::new(),
             params: Params::default(),
+            outline: None,
+            exact_walls: false,
         }
     }
 

@@ -215,6 +215,9 @@ pub struct Document {
     pub model: Option<Model>,
     /// Model parameters (`None`: the defaults, not written back).
     pub params: Option<Params>,
+    /// The map's `"walls"` (`None`: not written back). The editor's walls are cells, so exact
+    /// walls are the edges of its obstacle cells.
+    pub walls: Option<crowdfield::map::Walls>,
     /// Where the map's origin lies in the plan it was imported from (`grid.origin`), kept as
     /// the map gives it.
     pub origin: Option<[f64; 2]>,
@@ -233,6 +236,7 @@ impl Document {
             groups: Vec::new(),
             model: None,
             params: None,
+            walls: None,
             origin: None,
         }
     }
@@ -249,6 +253,7 @@ impl Document {
             groups,
             model: None,
             params,
+            walls: None,
             origin: None,
         }
     }
@@ -303,6 +308,8 @@ impl Document {
             discomfort: self.discomfort.clone(),
             groups,
             params: Params::for_map(self.model, self.params.as_ref()),
+            outline: None,
+            exact_walls: self.walls == Some(crowdfield::map::Walls::Exact),
         }
     }
 

@@ -130,6 +130,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
     }
     let mut doc = Document::from_scene(&scene, groups, file.params.clone());
     doc.model = file.model;
+    doc.walls = file.walls;
     doc.origin = file.grid.origin;
     Ok(doc)
 }
@@ -285,6 +286,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         groups,
         model: doc.model,
         params: doc.params.clone(),
+        walls: doc.walls,
     }
 }
 

@@ -16,6 +16,8 @@
 //! - a push's gap and how its direction is normalised ([`overlap::PushRule`]).
 
 pub mod overlap;
+pub mod segments;
 pub mod walls;
 
+pub use segments::WallSegments;
 pub use walls::WallMap;

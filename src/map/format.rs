@@ -41,6 +41,24 @@ pub struct MapFile {
     /// Model parameters; every field has a default (see [`Params`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Params>,
+    /// What the walkers' bodies meet (default [`Walls::Cells`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walls: Option<Walls>,
+}
+
+/// What the walkers' bodies meet: the obstacle cells, or the walls as drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Walls {
+    /// The obstacle cells: a door is as wide as the cells its shape covers (default).
+    #[default]
+    Cells,
+    /// The walls as drawn (the obstacle shapes combined in order, [`crate::scene::Outline`]):
+    /// with the pedestrian model, bodies meet their exact edges, a goal that reaches the map's
+    /// edge is an opening there that walkers leave through, and a goal inside the map counts a
+    /// walker when its centre enters the goal's area. The fields stay on the cells. The
+    /// obstacles must be shapes (no raster).
+    Exact,
 }
 
 /// Size and resolution of the grid. The origin is the lower-left corner (see [`crate::grid`]).

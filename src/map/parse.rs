@@ -12,7 +12,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
-const ROOT_KEYS: &[&str] = &["version", "name", "grid", "layers", "groups", "model", "params"];
+const ROOT_KEYS: &[&str] = &[
+    "version", "name", "grid", "layers", "groups", "model", "params", "walls",
+];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
 /// Keys of one layer.
@@ -269,6 +271,7 @@ impl Collector<'_> {
                 "groups" => self.array(v, "groups", Self::group),
                 "model" => self.de::<Option<Model>>(v, "model"),
                 "params" => self.de::<Option<Params>>(v, "params"),
+                "walls" => self.de::<Option<super::format::Walls>>(v, "walls"),
                 _ => {}
             }
         }

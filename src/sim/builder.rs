@@ -399,8 +399,14 @@ fn walk_state(scene: &Scene, agents: &Agents, local: Option<Box<dyn LocalHook>>)
     } else {
         pedestrian_rule.time_gap
     };
+    // Exact walls: a map that asks for them, walked by bodies.
+    let exact = scene.exact_walls && scene.params.model == crate::params::Model::Pedestrian;
+    let walls = exact.then(|| crate::collision::WallSegments::from_scene(scene));
+    let exits = super::exits::Exits::new(scene, walls.as_ref());
     WalkState {
         spans: FreeRuns::new(scene.obstacle.view()).span(),
+        walls,
+        exits,
         neighbors: NeighborGrid::new(grid.width() as f32, grid.height() as f32, 2.0 * max_radius),
         pedestrian_grid: NeighborGrid::new(
             grid.width() as f32,

@@ -160,7 +160,7 @@ impl Simulation {
         self.time = self.time_after_step();
         self.steps += 1;
         self.track_motion(old_x, old_y, step_began);
-        let arrived = self.remove_arrivals();
+        let arrived = self.remove_arrivals(old_x, old_y);
         self.logs
             .places
             .record_occupancy(&self.scene.grid, &self.agents.x, &self.agents.y, self.time);
@@ -192,26 +192,20 @@ impl Simulation {
         }
     }
 
-    /// Removes the agents standing on a goal cell of their group; returns how many.
-    fn remove_arrivals(&mut self) -> usize {
-        let grid = self.scene.grid;
+    /// Removes the agents who left by a goal of their group in this step (from `old_x, old_y`
+    /// to where they stand: [`super::exits::Exits::arrival`]); returns how many.
+    fn remove_arrivals(&mut self, old_x: &[f32], old_y: &[f32]) -> usize {
         let a = &self.agents;
-        let goal_masks = self.planner.goal_masks();
+        let walk = &self.walk;
         let mut keep = vec![true; a.len()];
         let mut count = 0;
         for i in 0..a.len() {
-            let Some(rc) = grid.cell_of(a.x[i] as f64, a.y[i] as f64) else {
+            let g = a.group[i] as usize;
+            let from = crate::vec2::V2::new(old_x[i], old_y[i]);
+            let to = crate::vec2::V2::new(a.x[i], a.y[i]);
+            let Some(exit) = walk.exits.arrival(&self.scene, walk.walls.as_ref(), g, from, to) else {
                 continue;
             };
-            let g = a.group[i] as usize;
-            if !goal_masks[g][rc] {
-                continue;
-            }
-            let exit = self.scene.groups[g]
-                .goals
-                .iter()
-                .position(|area| area.mask[rc])
-                .unwrap_or(0);
             self.arrivals.push(Arrival {
                 id: a.id[i],
                 group: a.group[i],

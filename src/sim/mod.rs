@@ -22,6 +22,7 @@
 //! agent order.
 
 pub mod builder;
+mod exits;
 pub mod levels;
 pub mod local_bridge;
 mod logs;

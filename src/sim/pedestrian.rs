@@ -91,7 +91,9 @@ pub const MIN_OPEN_SHARE: f32 = 0.25;
 /// Per cell, the share of the density kernel (radius `radius`, centred on the cell's centre)
 /// over open cells of the grid: the others around a walker are counted over the open area
 /// only, as an experiment measures a density over the floor where people can stand. Closed
-/// are obstacle cells, cells outside the grid and goal cells: a goal drawn in a doorway stands
+/// are obstacle cells, cells outside the grid and goal cells (on a map with exact walls, only
+/// of goals inside the map: a goal that reaches the map's edge is an opening there, and its
+/// cells are floor): a goal drawn in a doorway stands
 /// for the door's passage, whose walls would narrow the floor the walkers in it read (without
 /// this, walkers vanish on entering the door before its constriction slows them, and such a
 /// door passes 2.2 persons/(m·s) where a goal past the door gives 1.5–1.7). 0 in obstacle
@@ -112,9 +114,13 @@ pub fn open_share(scene: &Scene, radius: f32) -> Array2<f32> {
     let total: f32 = taps.iter().map(|t| t.2).sum();
     let (rows, cols) = (g.rows as i64, g.cols as i64);
     let mut closed = scene.obstacle.clone();
+    let on_border = |(r, c): (usize, usize)| r == 0 || c == 0 || r + 1 == g.rows || c + 1 == g.cols;
     for group in &scene.groups {
         for goal in &group.goals {
-            goal.mask.or_into(&mut closed);
+            // With exact walls a goal at the map's edge is an opening there; its cells are floor.
+            if !scene.exact_walls || !goal.mask.cells().any(on_border) {
+                goal.mask.or_into(&mut closed);
+            }
         }
     }
     let mut share = Array2::<f32>::zeros(g.shape());

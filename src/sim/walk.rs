@@ -2,9 +2,11 @@
 //! speed), the pedestrian model's speed, the local layer, the move against the walls, and the
 //! separation of overlapping bodies.
 
+use super::exits::Exits;
 use super::{LocalHook, SEPARATION, SEPARATION_MAX_ITERATIONS, SEPARATION_SLACK, Simulation, pedestrian};
+use crate::collision::WallSegments;
 use crate::collision::overlap::{Push, coincident_direction};
-use crate::collision::walls::{Body, slide_body};
+use crate::collision::walls::{Body, slide_body, slide_body_exact};
 use crate::gradient;
 use crate::neighbors::NeighborGrid;
 use crate::plan::ContinuumStep;
@@ -17,6 +19,11 @@ pub(crate) struct WalkState {
     /// Per cell, the free floor across it in cells ([`crate::collision::walls::FreeRuns::span`]):
     /// where the walk and the separation keep out bodies wider than an opening ([`slide_body`]).
     pub spans: Array2<u32>,
+    /// The walls as drawn and the openings of the goals in the map's edge, on a map with exact
+    /// walls (`None`: the walls are the obstacle cells).
+    pub walls: Option<WallSegments>,
+    /// How walkers leave by each goal.
+    pub exits: Exits,
     /// The separation's neighbour grid.
     pub neighbors: NeighborGrid,
     /// The pedestrian model's neighbour grid (bins of [`pedestrian::look_radius`]).
@@ -41,6 +48,10 @@ impl Simulation {
         let planner = &self.planner;
         let gradients = planner.gradients();
         let now = self.time;
+        let walls = self.walk.walls.as_ref();
+        let exits = &self.walk.exits;
+        let goal_masks = planner.goal_masks();
+        let scene = &self.scene;
         let speed = match field {
             ContinuumStep::Cpu => Some(&planner.fields().expect("a CPU step keeps its fields").speed),
             ContinuumStep::Device(_) => None,
@@ -63,8 +74,20 @@ impl Simulation {
                 if !(ux.is_finite() && uy.is_finite()) {
                     (ux, uy) = (0.0, 0.0);
                 }
-                let s = (ux * ux + uy * uy).sqrt();
                 let cap = agents.max_speed[i];
+                // On a goal cell the potential is flat: head for the goal itself.
+                if let Some(walls) = walls
+                    && let Some(rc) = grid.cell_of(agents.x[i] as f64, agents.y[i] as f64)
+                    && goal_masks[g][rc]
+                {
+                    let p = V2::new(agents.x[i], agents.y[i]);
+                    let goal = scene.groups[g].goals.iter().position(|area| area.mask[rc]);
+                    if let Some([dx, dy]) = goal.and_then(|j| exits.heading(walls, g, j, p, agents.radius[i]))
+                    {
+                        (ux, uy) = (dx * cap, dy * cap);
+                    }
+                }
+                let s = (ux * ux + uy * uy).sqrt();
                 if s > cap && s > 0.0 {
                     ux *= cap / s;
                     uy *= cap / s;
@@ -117,12 +140,17 @@ impl Simulation {
         let dt = self.dt as f32;
         let scene = &self.scene;
         let spans = walk.spans.view();
+        let walls = walk.walls.as_ref();
         let moved: Vec<(f32, f32, f32, f32)> = (0..agents.len())
             .into_par_iter()
             .map(|i| {
                 let (x0, y0) = (agents.x[i], agents.y[i]);
                 let body = Body::new(agents.radius[i], scene.grid.cell_size, bodies);
-                let q = slide_body(scene, spans, body, V2::new(x0, y0), V2::new(vx[i], vy[i]), dt);
+                let (p, v) = (V2::new(x0, y0), V2::new(vx[i], vy[i]));
+                let q = match walls {
+                    Some(walls) => slide_body_exact(scene, walls, spans, body, agents.group[i], p, v, dt),
+                    None => slide_body(scene, spans, body, p, v, dt),
+                };
                 (q.x, q.y, (q.x - x0) / dt, (q.y - y0) / dt)
             })
             .collect();
@@ -184,7 +212,11 @@ impl Simulation {
             for (i, (push, _)) in pushes.into_iter().enumerate() {
                 if push != V2::ZERO {
                     let body = Body::new(a.radius[i], scene.grid.cell_size, bodies);
-                    let q = slide_body(scene, spans, body, V2::new(a.x[i], a.y[i]), push, 1.0);
+                    let p = V2::new(a.x[i], a.y[i]);
+                    let q = match &walk.walls {
+                        Some(walls) => slide_body_exact(scene, walls, spans, body, a.group[i], p, push, 1.0),
+                        None => slide_body(scene, spans, body, p, push, 1.0),
+                    };
                     a.x[i] = q.x;
                     a.y[i] = q.y;
                 }

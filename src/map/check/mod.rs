@@ -62,6 +62,7 @@ pub(crate) fn check(
         );
     }
     let grid = ck.grid(&map.grid, map.groups.len());
+    let exact = map.walls == Some(crate::map::Walls::Exact);
     let params = Params::for_map(map.model, map.params.as_ref());
     ck.params(&params);
 
@@ -106,6 +107,11 @@ pub(crate) fn check(
         return (None, errors);
     }
     let groups: Vec<Group> = groups.into_iter().flatten().collect();
+    let outline = if exact {
+        crate::map::outline::outline(map, &grid)
+    } else {
+        None
+    };
     let scene = Scene {
         name: map.name.clone(),
         grid,
@@ -114,6 +120,8 @@ pub(crate) fn check(
         discomfort: discomfort.mapv(|v| v as f32),
         groups,
         params,
+        outline,
+        exact_walls: exact,
     };
     (Some(scene), errors)
 }
