@@ -335,16 +335,26 @@ impl NeighborGrid {
     /// slice (three slices in all rather than nine).
     #[inline]
     pub fn for_each_near(&self, x: f32, y: f32, mut visit: impl FnMut(u32)) {
-        let b = self.bin_of(x, y);
-        let (bx, by) = (b % self.bins_x, b / self.bins_x);
+        self.for_each_near_slots(x, y, |slots| {
+            for &j in &self.sorted[slots] {
+                visit(j);
+            }
+        });
+    }
+
+    /// Calls `visit(slots)` for each row of the 3x3 bins around point `(x, y)`, bottom row
+    /// first: the places in `sorted` of that row's agents, in the order
+    /// [`NeighborGrid::for_each_near`] visits them. A caller that keeps its agents' data in
+    /// `sorted`'s order reads each row's neighbours as one contiguous slice.
+    #[inline]
+    pub fn for_each_near_slots(&self, x: f32, y: f32, mut visit: impl FnMut(std::ops::Range<usize>)) {
+        let (bx, by) = self.bin_xy(x, y);
         let (x0, x1) = (bx.saturating_sub(1), (bx + 1).min(self.bins_x - 1));
         for ny in by.saturating_sub(1)..=(by + 1).min(self.bins_y - 1) {
             let row = ny * self.bins_x;
             let start = self.bin_start[(row + x0) as usize] as usize;
             let end = self.bin_start[(row + x1) as usize + 1] as usize;
-            for &j in &self.sorted[start..end] {
-                visit(j);
-            }
+            visit(start..end);
         }
     }
 }

@@ -13,7 +13,7 @@ pub mod window;
 
 pub use cost::{unit_cost, unit_cost_with};
 pub use density::splat;
-pub use speed::{SceneFaces, speed, speed_with};
+pub use speed::{SceneFaces, speed, speed_and_cost_with, speed_with};
 
 use crate::agents::Agents;
 use crate::grid::Dir;
@@ -107,6 +107,13 @@ impl AheadTap {
         }
     }
 
+    /// The one index this tap reads, when the point falls on a cell centre (`sample` then
+    /// gives that cell's value exactly), else `None`.
+    #[inline(always)]
+    pub fn exact(&self) -> Option<usize> {
+        (self.t == 0.0).then_some(self.lo)
+    }
+
     /// The interpolated value, with `at(i)` the field at index `i` along the axis.
     #[inline(always)]
     pub fn sample(&self, at: impl Fn(usize) -> f32) -> f64 {
@@ -138,6 +145,18 @@ impl AheadTaps {
             west: axis(cols, -1.0),
             north: axis(rows, 1.0),
             south: axis(rows, -1.0),
+        }
+    }
+
+    /// The row-major index of the one cell [`AheadTaps::sample`] reads for `(r, c, d)`, when it
+    /// reads one cell's value exactly ([`AheadTap::exact`]), else `None`.
+    #[inline(always)]
+    pub fn cell_read(&self, cols: usize, r: usize, c: usize, d: Dir) -> Option<usize> {
+        match d {
+            Dir::E => self.east[c].exact().map(|i| r * cols + i),
+            Dir::W => self.west[c].exact().map(|i| r * cols + i),
+            Dir::N => self.north[r].exact().map(|i| i * cols + c),
+            Dir::S => self.south[r].exact().map(|i| i * cols + c),
         }
     }
 

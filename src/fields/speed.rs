@@ -17,6 +17,7 @@
 //! density), and `density_at_walker` makes each face read the larger of the density ahead and
 //! the density of its own cell (the walker's).
 
+use super::cost::face_cost;
 use super::window::{DensityWindow, open_area, window_average};
 use super::{AheadTaps, Density, lookahead_cells, sample_ahead};
 use crate::grid::{Dir, Grid};
@@ -55,10 +56,22 @@ pub fn blend_speed(p: &Params, f_t: f64, f_v: f64, rho: f64) -> f64 {
             if rho <= 0.0 {
                 return f_t;
             }
-            let factor = 1.0 - (-p.weidmann_gamma * (1.0 / rho - 1.0 / p.weidmann_rho_jam)).exp();
-            (f_t * factor).max(p.f_min)
+            weidmann_blend(p, f_t, weidmann_factor(p, rho))
         }
     }
+}
+
+/// The share of the free speed Weidmann's diagram keeps at density `rho > 0`:
+/// `1 - exp(-gamma_w (1/rho - 1/rho_jam))`.
+#[inline]
+pub fn weidmann_factor(p: &Params, rho: f64) -> f64 {
+    1.0 - (-p.weidmann_gamma * (1.0 / rho - 1.0 / p.weidmann_rho_jam)).exp()
+}
+
+/// Weidmann's speed for terrain speed `f_t` and [`weidmann_factor`] `factor`, floored at `f_min`.
+#[inline]
+fn weidmann_blend(p: &Params, f_t: f64, factor: f64) -> f64 {
+    (f_t * factor).max(p.f_min)
 }
 
 /// Anisotropic walking speed f(x, theta), m/s, shape `(rows, cols, 4)`; 0 out of obstacle cells
@@ -150,11 +163,24 @@ impl SceneFaces {
 /// `density` is the splat; with a density window the speed reads its window average
 /// ([`SceneFaces::density_read`]).
 pub fn speed_with(scene: &Scene, faces: &SceneFaces, density: &Density) -> Array3<f32> {
+    speed_and_cost_with(scene, faces, density).0
+}
+
+/// The speed ([`speed_with`]) and the unit cost ([`super::cost::unit_cost_with`] of that speed)
+/// in one pass over the faces, the same values bit for bit: each face's cost is computed from
+/// its speed while both are in registers, so a step reads the density and the scene's faces
+/// once and writes each field once.
+pub fn speed_and_cost_with(
+    scene: &Scene,
+    faces: &SceneFaces,
+    density: &Density,
+) -> (Array3<f32>, Array3<f32>) {
     let grid = scene.grid;
     let p = &scene.params;
     let mut f = Array3::<f32>::zeros(grid.dir_shape());
+    let mut cost = Array3::<f32>::from_elem(grid.dir_shape(), f32::INFINITY);
     if grid.is_empty() {
-        return f;
+        return (f, cost);
     }
     let density = faces.density_read(&grid, density);
     let at_walker = p.density_at_walker;
@@ -171,28 +197,61 @@ pub fn speed_with(scene: &Scene, faces: &SceneFaces, density: &Density) -> Array
         vx.as_slice().expect(contiguous),
         vy.as_slice().expect(contiguous),
     );
+    // Weidmann's factor per cell: where a face reads the density of one cell (a whole number
+    // of cells ahead, or its own cell), it takes that cell's factor, one `exp` per cell rather
+    // than one per face.
+    let factors: Vec<f64> = if p.speed_law == SpeedLaw::Weidmann {
+        rho.par_iter()
+            .map(|&v| {
+                if v > 0.0 {
+                    weidmann_factor(p, v as f64)
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let fresh = "a new array is contiguous";
     f.as_slice_mut()
-        .expect("a new array is contiguous")
+        .expect(fresh)
         .par_chunks_mut(cols * 4)
+        .zip(cost.as_slice_mut().expect(fresh).par_chunks_mut(cols * 4))
         .enumerate()
-        .for_each(|(r, row)| {
+        .for_each(|(r, (row, cost_row))| {
             for c in 0..cols {
+                let i = r * cols + c;
                 for d in Dir::ALL {
-                    let Some(f_t) = faces.terrain(r * cols + c, d) else {
+                    let Some(f_t) = faces.terrain(i, d) else {
                         continue;
                     };
                     let sample = |field: &[f32]| taps.sample(field, cols, r, c, d);
                     let (ux, uy) = d.unit();
                     let v_along = sample(vx) * ux + sample(vy) * uy;
                     let mut rho_face = sample(rho);
+                    // The cell whose density the face reads, when it reads one cell's.
+                    let mut source = taps.cell_read(cols, r, c, d);
                     if at_walker {
-                        rho_face = rho_face.max(rho[r * cols + c] as f64);
+                        if rho[i] as f64 > rho_face {
+                            source = Some(i);
+                        }
+                        rho_face = rho_face.max(rho[i] as f64);
                     }
-                    row[c * 4 + d.index()] = face_speed(p, f_t, rho_face, v_along) as f32;
+                    let speed = match source {
+                        Some(k) if !factors.is_empty() && rho_face > 0.0 => {
+                            finite_speed(weidmann_blend(p, f_t, factors[k]))
+                        }
+                        _ => face_speed(p, f_t, rho_face, v_along),
+                    } as f32;
+                    let k = c * 4 + d.index();
+                    row[k] = speed;
+                    cost_row[k] =
+                        face_cost(p.alpha, p.beta, p.gamma, speed as f64, faces.discomfort(i, d)) as f32;
                 }
             }
         });
-    f
+    (f, cost)
 }
 
 /// True when a walker may leave cell `(r, c)` in direction `d`: the cell is free and the
@@ -215,7 +274,12 @@ fn face_speed(p: &Params, f_t: f64, rho: f64, v_along: f64) -> f64 {
     } else {
         p.f_min
     };
-    let f = blend_speed(p, f_t, f_v, rho);
+    finite_speed(blend_speed(p, f_t, f_v, rho))
+}
+
+/// A face's speed as the field holds it: non-negative, 0 where not finite.
+#[inline]
+fn finite_speed(f: f64) -> f64 {
     if f.is_finite() { f.max(0.0) } else { 0.0 }
 }
 
@@ -266,6 +330,68 @@ mod tests {
             between += (v > scene.params.f_min as f32 && v < 1.0) as usize;
         }
         assert!(between > 100, "the density blend is exercised: {between} faces");
+    }
+
+    #[test]
+    fn speed_and_cost_in_one_pass_are_those_of_each_face_on_its_own() {
+        let grid = crate::grid::Grid::new(21, 15, 0.25);
+        let scramble = |i: usize| ((i.wrapping_mul(2654435761) % 1_000_003) as f32) / 1_000_003.0;
+        let density = Density {
+            // Empty cells among the crowd: faces that read no one beside faces that do.
+            rho: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| {
+                let v = scramble(r * 21 + c);
+                if v < 0.3 { 0.0 } else { 8.0 * v * v }
+            }),
+            vx: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| scramble(r * 31 + c) - 0.5),
+            vy: ndarray::Array2::from_shape_fn(grid.shape(), |(r, c)| scramble(r * 7 + c * 3) - 0.4),
+        };
+        // The pedestrian preset (Weidmann, a 1 m² window, the density at the walker) with the
+        // look-ahead a whole number of cells (one cell's factor per face) and not (interpolated).
+        for (lookahead, at_walker) in [(1.0, true), (1.1, true), (1.0, false)] {
+            let mut scene = Scene::empty("one pass", grid);
+            scene.params = Params::pedestrian();
+            scene.params.lookahead = lookahead;
+            scene.params.density_at_walker = at_walker;
+            for ((r, c), o) in scene.obstacle.indexed_iter_mut() {
+                *o = (r * 21 + c) % 17 == 0;
+            }
+            for ((r, c), g) in scene.discomfort.indexed_iter_mut() {
+                *g = scramble(r * 5 + c * 11);
+            }
+            let faces = SceneFaces::new(&scene);
+            let (speed, cost) = speed_and_cost_with(&scene, &faces, &density);
+            let read = faces.density_read(&grid, &density);
+            let p = &scene.params;
+            let ahead = lookahead_cells(p.lookahead, grid.cell_size);
+            let mut slowed = 0;
+            for ((r, c, k), &v) in speed.indexed_iter() {
+                let d = Dir::ALL[k];
+                let i = r * grid.cols + c;
+                let (want_speed, want_cost) = match faces.terrain(i, d) {
+                    None => (0.0f32, f32::INFINITY),
+                    Some(f_t) => {
+                        let mut rho = sample_ahead(read.rho.view(), r, c, d, ahead);
+                        if at_walker {
+                            rho = rho.max(read.rho[[r, c]] as f64);
+                        }
+                        let (ux, uy) = d.unit();
+                        let v_along = sample_ahead(read.vx.view(), r, c, d, ahead) * ux
+                            + sample_ahead(read.vy.view(), r, c, d, ahead) * uy;
+                        let f = face_speed(p, f_t, rho, v_along) as f32;
+                        let g = faces.discomfort(i, d);
+                        (f, face_cost(p.alpha, p.beta, p.gamma, f as f64, g) as f32)
+                    }
+                };
+                assert_eq!(v.to_bits(), want_speed.to_bits(), "{lookahead} ({r}, {c}, {k})");
+                assert_eq!(
+                    cost[[r, c, k]].to_bits(),
+                    want_cost.to_bits(),
+                    "{lookahead} ({r}, {c}, {k})"
+                );
+                slowed += (v > 0.0 && (v as f64) < p.f_max * 0.9) as usize;
+            }
+            assert!(slowed > 100, "the diagram is exercised: {slowed} faces");
+        }
     }
 
     #[test]

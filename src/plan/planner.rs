@@ -245,8 +245,7 @@ impl Planner {
     /// [`Fields::compute`] gives, from the scene's faces computed once.
     fn fields_of(&self, scene: &Scene, crowd: &Agents) -> Fields {
         let density = fields::splat(&scene.grid, scene.params.lambda, crowd);
-        let speed = fields::speed_with(scene, &self.faces, &density);
-        let cost = fields::unit_cost_with(scene, &self.faces, speed.view());
+        let (speed, cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
         Fields { density, speed, cost }
     }
 
@@ -273,8 +272,7 @@ impl Planner {
         let density = fields::splat(&grid, scene.params.lambda, agents);
         timer.lap(Stage::Splat);
         // 2. Speed and cost.
-        let speed = fields::speed_with(scene, &self.faces, &density);
-        let cost = fields::unit_cost_with(scene, &self.faces, speed.view());
+        let (speed, cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
         timer.lap(Stage::Fields);
         // 3. Potentials and gradients.
         if replan {

@@ -292,9 +292,33 @@ pub fn apply(
     apply_with(scene, faces, agents, phi_at, grid, rule, floor, vx, vy);
 }
 
+/// What the speed rule reads of a walker when it is another's neighbour, gathered in the
+/// neighbour grid's order (`NeighborGrid::sorted`): a query reads the walkers of each row of
+/// bins as one contiguous slice.
+#[derive(Clone, Copy, Debug)]
+struct Neighbor {
+    x: f32,
+    y: f32,
+    radius: f32,
+    /// The field velocity, as it enters the rule.
+    vx: f32,
+    vy: f32,
+    group: u32,
+    /// The walker's index in the agents.
+    id: u32,
+    /// Its potential under its own group's field.
+    phi: f64,
+}
+
 /// As [`apply`], with the potentials read through `phi_at(group, j)`: agent `j`'s potential
 /// under group `group`'s field, as [`potential_at`] gives it (`+inf` without one). The GPU
 /// backend samples these on the device.
+///
+/// One pass in the neighbour grid's order: the walkers are gathered bin by bin with their
+/// potential under their own field (read once per walker, not once per query), and each
+/// walker's queries read the bins around it as contiguous slices of that copy. The values and
+/// the order of every sum are those of a query through [`NeighborGrid::for_each_near`], so the
+/// speeds are the same bit for bit; nothing is allocated per walker.
 #[allow(clippy::too_many_arguments)]
 pub fn apply_with(
     scene: &Scene,
@@ -313,16 +337,37 @@ pub fn apply_with(
     let grid = &*grid;
     let r_k = rule.density_radius;
     let norm = 2.0 / (std::f32::consts::PI * r_k * r_k);
-    let out: Vec<(f32, f32)> = (0..agents.len())
-        .into_par_iter()
-        .map(|i| {
-            let (ux, uy) = (vx[i], vy[i]);
+    let (vx_in, vy_in) = (&*vx, &*vy);
+    let near: Vec<Neighbor> = grid
+        .sorted
+        .par_iter()
+        .map(|&j| {
+            let k = j as usize;
+            let group = agents.group[k];
+            Neighbor {
+                x: agents.x[k],
+                y: agents.y[k],
+                radius: agents.radius[k],
+                vx: vx_in[k],
+                vy: vy_in[k],
+                group,
+                id: j,
+                phi: phi_at(group as usize, k),
+            }
+        })
+        .collect();
+    let near = near.as_slice();
+    let out: Vec<(f32, f32)> = near
+        .par_iter()
+        .map(|me| {
+            let i = me.id as usize;
+            let (ux, uy) = (me.vx, me.vy);
             let s = (ux * ux + uy * uy).sqrt();
             if !(s > 0.0 && s.is_finite()) {
                 return (0.0, 0.0);
             }
             let (dx, dy) = (ux / s, uy / s);
-            let (xi, yi, ri) = (agents.x[i], agents.y[i], agents.radius[i]);
+            let (xi, yi, ri) = (me.x, me.y, me.radius);
             let cell = g.cell_of(xi as f64, yi as f64).map(|(r, c)| r * g.cols + c);
             let terrain = cell.map_or(p.f_max as f32, |c| terrain_along(faces, p, c, dx, dy));
             // The walker's own free speed, slowed by the slope in the proportion the terrain
@@ -334,40 +379,45 @@ pub fn apply_with(
                 1.0
             };
             let free = agents.max_speed[i] * slope_factor;
-            let group = agents.group[i] as usize;
-            let phi_i = phi_at(group, i);
+            let group = me.group;
+            let phi_i = me.phi;
             let mut rho = 0.0f32;
             let mut gap = f32::INFINITY;
-            grid.for_each_near(xi, yi, |j| {
-                let j = j as usize;
-                if j == i {
-                    return;
+            grid.for_each_near_slots(xi, yi, |slots| {
+                for o in &near[slots] {
+                    if o.id == me.id {
+                        continue;
+                    }
+                    let (ex, ey) = (o.x - xi, o.y - yi);
+                    let d2 = ex * ex + ey * ey;
+                    if d2 < r_k * r_k {
+                        rho += norm * (1.0 - d2 / (r_k * r_k));
+                    }
+                    let along = ex * dx + ey * dy;
+                    if along <= 0.0 {
+                        continue;
+                    }
+                    let reach = ri + o.radius;
+                    let across = (ex * dy - ey * dx).abs();
+                    if across >= reach {
+                        continue;
+                    }
+                    // A walker coming the other way is no one to follow: waiting for it while
+                    // it waits for this one would lock the two for good. The separation step
+                    // keeps their bodies apart as they pass.
+                    if o.vx * dx + o.vy * dy < 0.0 {
+                        continue;
+                    }
+                    let phi_j = if o.group == group {
+                        o.phi
+                    } else {
+                        phi_at(group as usize, o.id as usize)
+                    };
+                    if !(phi_j < phi_i || (phi_j == phi_i && o.id < me.id)) {
+                        continue;
+                    }
+                    gap = gap.min(d2.sqrt() - reach);
                 }
-                let (ex, ey) = (agents.x[j] - xi, agents.y[j] - yi);
-                let d2 = ex * ex + ey * ey;
-                if d2 < r_k * r_k {
-                    rho += norm * (1.0 - d2 / (r_k * r_k));
-                }
-                let along = ex * dx + ey * dy;
-                if along <= 0.0 {
-                    return;
-                }
-                let reach = ri + agents.radius[j];
-                let across = (ex * dy - ey * dx).abs();
-                if across >= reach {
-                    return;
-                }
-                // A walker coming the other way is no one to follow: waiting for it while it
-                // waits for this one would lock the two for good. The separation step keeps
-                // their bodies apart as they pass.
-                if vx[j] * dx + vy[j] * dy < 0.0 {
-                    return;
-                }
-                let phi_j = phi_at(group, j);
-                if !(phi_j < phi_i || (phi_j == phi_i && j < i)) {
-                    return;
-                }
-                gap = gap.min(d2.sqrt() - reach);
             });
             let share = cell.map_or(1.0, |c| floor.open_share.as_slice().map_or(1.0, |o| o[c]));
             let rho = rho / share.max(MIN_OPEN_SHARE);
@@ -383,8 +433,8 @@ pub fn apply_with(
             (v * dx, v * dy)
         })
         .collect();
-    for (i, (x, y)) in out.into_iter().enumerate() {
-        vx[i] = x;
-        vy[i] = y;
+    for (me, (x, y)) in near.iter().zip(out) {
+        vx[me.id as usize] = x;
+        vy[me.id as usize] = y;
     }
 }
