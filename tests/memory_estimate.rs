@@ -83,8 +83,7 @@ fn peak_of_a_run(
     let mut db = crowdfield::export::jupedsim::SqliteTrajectories::create(
         &out.join("trajectories.sqlite"),
         10.0,
-        &grid,
-        sim.scene().obstacle.view(),
+        &crowdfield::export::jupedsim::scene_walkable_wkt(sim.scene()),
     )
     .unwrap();
     db.record(&sim).unwrap();

@@ -123,3 +123,69 @@ fn the_docs_pedpy_snippet_is_five_lines_and_runs_on_an_output() {
     let n: usize = printed.split_whitespace().next().unwrap().parse().unwrap();
     assert!(n > 5, "{printed}");
 }
+
+#[test]
+fn pedpy_reads_the_walls_as_drawn_on_a_map_with_exact_walls() {
+    if !pedpy_available() {
+        return;
+    }
+    // A 10 m x 6 m room of 0.5 m cells: a wall 0.3 m thick at x = 6.1 with a 0.9 m door off the
+    // cells' lattice, a round pillar, an exit strip at the east edge.
+    let map = serde_json::json!({
+        "version": 1, "name": "exact", "walls": "exact",
+        "grid": {"cols": 20, "rows": 12, "cell_size": 0.5},
+        "layers": {"obstacles": {"shapes": [
+            {"rect": {"min": [6.1, 0.0], "max": [6.4, 6.0]}},
+            {"rect": {"min": [6.1, 2.35], "max": [6.4, 3.25]}, "value": 0},
+            {"circle": {"center": [3.0, 3.0], "radius": 0.6}},
+        ]}},
+        "groups": [{"name": "walkers",
+            "goals": [{"rect": {"min": [9.5, 0.0], "max": [10.0, 6.0]}}],
+            "spawns": [{"rect": {"min": [0.5, 0.5], "max": [2.0, 5.5]}, "count": 30}]}],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("exact.json");
+    std::fs::write(&path, map.to_string()).unwrap();
+    let out = dir.path().join("run");
+    let o = Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .arg("simulate")
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .args(["--max-time", "120", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // PedPy reads the walkable area and the trajectories; shapely builds the same floor from
+    // the map's shapes (the circle as crowdfield draws it, within 1 mm); every position lies on it.
+    let script = r#"
+import json, sys, math
+import pedpy, shapely
+from shapely.geometry import box, Point
+import pathlib
+sqlite = pathlib.Path(sys.argv[1])
+area = pedpy.load_walkable_area_from_jupedsim_sqlite(trajectory_file=sqlite)
+traj = pedpy.load_trajectory_from_jupedsim_sqlite(trajectory_file=sqlite)
+walls = box(6.1, 0, 6.4, 6).difference(box(6.1, 2.35, 6.4, 3.25)).union(Point(3, 3).buffer(0.6, 256))
+floor = box(0, 0, 10, 6).difference(walls)
+outside = sum(1 for x, y in zip(traj.data.x, traj.data.y) if not area.polygon.buffer(1e-6).contains(Point(x, y)))
+print(json.dumps({"area": area.polygon.area, "shapely": floor.area, "holes": len(area.polygon.interiors), "outside": outside, "rows": len(traj.data)}))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(out.join("trajectories.sqlite"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    eprintln!("{v}");
+    let (ours, theirs) = (v["area"].as_f64().unwrap(), v["shapely"].as_f64().unwrap());
+    // The circle's polygon lies within 1 mm of shapely's 1024-gon: about 2 pi r 1e-3 m².
+    assert!(
+        (ours - theirs).abs() <= 2.0 * std::f64::consts::PI * 0.6 * 1e-3,
+        "{ours} m² against {theirs} m²"
+    );
+    assert_eq!(v["holes"], 1, "the pillar is a hole");
+    assert!(v["rows"].as_u64().unwrap() > 0);
+    assert_eq!(v["outside"], 0, "every position lies on the walkable area");
+}

@@ -348,10 +348,11 @@ impl Map {
         self.scene.obstacle.clone().into_pyarray(py)
     }
 
-    /// The walkable area, the open cells merged into polygons, as WKT: the geometry the
-    /// command writes into trajectories.sqlite (see `crowdfield.Map.walkable_area`).
+    /// The walkable area as WKT: the outline as drawn on a map with exact walls, else the open
+    /// cells merged into polygons; the geometry the command writes into trajectories.sqlite
+    /// (see `crowdfield.Map.walkable_area`).
     fn walkable_area_wkt(&self) -> String {
-        crowdfield::export::jupedsim::walkable_wkt(&self.scene.grid, self.scene.obstacle.view())
+        crowdfield::export::jupedsim::scene_walkable_wkt(&self.scene)
     }
 
     /// The warnings the command prints about this map (`warning: MAP: ...`), without the

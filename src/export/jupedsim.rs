@@ -62,8 +62,8 @@ impl std::fmt::Debug for SqliteTrajectories {
 #[cfg(feature = "sqlite")]
 impl SqliteTrajectories {
     /// Starts the database for `path` (in a temporary file beside it) with `fps` frames per
-    /// second of simulated time and the walkable area of `grid` and `obstacle`.
-    pub fn create(path: &Path, fps: f64, grid: &Grid, obstacle: ArrayView2<bool>) -> Result<Self> {
+    /// second of simulated time and the walkable area `walkable` (WKT, [`scene_walkable_wkt`]).
+    pub fn create(path: &Path, fps: f64, walkable: &str) -> Result<Self> {
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -108,7 +108,7 @@ impl SqliteTrajectories {
         .map_err(|e| this.error(e))?;
         conn.execute(
             "INSERT INTO geometry VALUES (?1, ?2)",
-            params![GEOMETRY_HASH, walkable_wkt(grid, obstacle)],
+            params![GEOMETRY_HASH, walkable],
         )
         .map_err(|e| this.error(e))?;
         this.conn = Some(conn);
@@ -207,6 +207,26 @@ impl Drop for SqliteTrajectories {
     fn drop(&mut self) {
         drop(self.conn.take());
         let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// The walkable area the walkers of `scene` walk on, as WKT: the outline as drawn on a map with
+/// exact walls whose obstacles are shapes (`"walls": "exact"`: bodies meet its edges, so every
+/// centre lies inside it), else the open cells ([`walkable_wkt`]). Exterior rings
+/// counter-clockwise, holes clockwise.
+pub fn scene_walkable_wkt(scene: &crate::scene::Scene) -> String {
+    use geo::orient::{Direction, Orient};
+    use wkt::ToWkt;
+    match (&scene.outline, scene.exact_walls) {
+        (Some(outline), true) => {
+            let walkable = outline.walkable.orient(Direction::Default);
+            match walkable.0.len() {
+                0 => "POLYGON EMPTY".to_string(),
+                1 => walkable.0[0].wkt_string(),
+                _ => walkable.wkt_string(),
+            }
+        }
+        _ => walkable_wkt(&scene.grid, scene.obstacle.view()),
     }
 }
 

@@ -329,8 +329,7 @@ impl<'o> RunWriter<'o> {
             true => Some(SqliteTrajectories::create(
                 &owned.claim("trajectories.sqlite")?,
                 1.0 / (every as f64 * driver.simulation().dt()),
-                &driver.simulation().scene().grid,
-                driver.simulation().scene().obstacle.view(),
+                &crate::export::jupedsim::scene_walkable_wkt(driver.simulation().scene()),
             )?),
             false => None,
         };
