@@ -284,6 +284,9 @@ pub struct Scene {
     pub groups: Vec<Group>,
     /// Model parameters.
     pub params: Params,
+    /// What changes while a run goes: exits closed at the start, exits opening and closing,
+    /// sources (empty for a static scene).
+    pub schedule: crate::schedule::Schedule,
 }
 
 impl Scene {
@@ -297,6 +300,7 @@ impl Scene {
             discomfort: Array2::zeros(grid.shape()),
             groups: Vec::new(),
             params: Params::default(),
+            schedule: Default::default(),
         }
     }
 
@@ -384,6 +388,27 @@ impl Scene {
             }
             for (k, s) in g.spawns.iter().enumerate() {
                 shape(format!("groups[{i}].spawns[{k}].area.mask"), s.area.mask.shape());
+            }
+        }
+        for (k, s) in self.schedule.sources.iter().enumerate() {
+            shape(format!("schedule.sources[{k}].area.mask"), s.area.mask.shape());
+        }
+        for (k, s) in self.schedule.sources.iter().enumerate() {
+            if s.group >= self.groups.len() {
+                errors.push(Error::invalid(
+                    file,
+                    format!("schedule.sources[{k}].group"),
+                    format!("{}: expected a group index below {}", s.group, self.groups.len()),
+                ));
+            }
+        }
+        for (k, &(g, e)) in self.schedule.closed.iter().enumerate() {
+            if self.groups.get(g).is_none_or(|group| e >= group.goals.len()) {
+                errors.push(Error::invalid(
+                    file,
+                    format!("schedule.closed[{k}]"),
+                    format!("({g}, {e}): expected a (group, goal) of the scene"),
+                ));
             }
         }
         // The goals' cells are only compared with the walls once every shape fits.

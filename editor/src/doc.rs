@@ -303,6 +303,7 @@ impl Document {
             discomfort: self.discomfort.clone(),
             groups,
             params: Params::for_map(self.model, self.params.as_ref()),
+            schedule: Default::default(),
         }
     }
 

@@ -285,6 +285,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         groups,
         model: doc.model,
         params: doc.params.clone(),
+        events: Vec::new(),
     }
 }
 

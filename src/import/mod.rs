@@ -518,6 +518,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         groups,
         model: None,
         params: None,
+        events: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![file.to_string()],
@@ -579,6 +580,7 @@ fn import_raster(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         groups: Vec::new(),
         model: None,
         params: None,
+        events: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![plan.file.clone()],

@@ -41,6 +41,26 @@ pub struct MapFile {
     /// Model parameters; every field has a default (see [`Params`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Params>,
+    /// Exits that open or close at given times, naming goals by their `name`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
+}
+
+/// An exit opening or closing at a time: `{"at": 15, "close": "east exit"}` or
+/// `{"at": 5, "open": "west exit"}` (exactly one of `open` and `close`). Every goal of that
+/// name, in every group, opens or closes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// Simulated time, seconds (at least 0): the event applies at the start of the first step
+    /// that begins at or after it.
+    pub at: f64,
+    /// The name of the goal(s) that open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<String>,
+    /// The name of the goal(s) that close.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close: Option<String>,
 }
 
 /// Size and resolution of the grid. The origin is the lower-left corner (see [`crate::grid`]).
@@ -295,6 +315,14 @@ pub struct GoalSpec {
     /// Width of the opening, metres (default: the longer side of the shape's bounding box).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<f64>,
+    /// Closed at the start (default false): not a goal, and no one leaves through it, until
+    /// an event opens it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub closed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A spawn area and how many walkers start in it.
@@ -313,7 +341,9 @@ pub struct SpawnSpec {
     /// Name shown in reports (default "`<group> spawn <i>`").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Number of walkers; at most the number of free cells in the area.
+    /// Number of walkers placed at the start; at most the number of free cells in the area.
+    /// Left out for a source (`rate` or `times`).
+    #[serde(default)]
     pub count: usize,
     /// Pre-movement time (the time from the alarm to the first step, RiMEA's "reaction
     /// time"): each walker of the area waits a time drawn uniformly in `[min, max]` seconds
@@ -321,6 +351,22 @@ pub struct SpawnSpec {
     /// walk around it). Default: none, every walker starts at `t = 0`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub premovement: Option<Premovement>,
+    /// A source instead of a count: persons per second arriving in the area over
+    /// `[from, until)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Start of a source's period, seconds (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<f64>,
+    /// End of a source's period, seconds (required with `rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<f64>,
+    /// How a source's walkers are spaced: `"even"` (default) or `"poisson"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<crate::schedule::ArrivalPattern>,
+    /// A source instead of a count: one walker at each of these times, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<Vec<f64>>,
 }
 
 /// A pre-movement time range, seconds, drawn uniformly per walker.

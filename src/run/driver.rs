@@ -127,6 +127,12 @@ impl RunDriver {
         &self.sim
     }
 
+    /// The simulation, to change between two steps through its run-time API (walkers added
+    /// and removed, exits opened and closed: [`crate::sim::dynamic`]).
+    pub fn simulation_mut(&mut self) -> &mut Simulation {
+        &mut self.sim
+    }
+
     /// Steps between two trajectory samples (0: none are taken).
     pub fn sample_every(&self) -> usize {
         self.sample_every
@@ -143,13 +149,17 @@ impl RunDriver {
 
     /// One step, then `observer` is told of it (and of the sample, on a sampling step); the
     /// step that ends the run queues its end warnings. Once the run is over it does nothing and
-    /// returns 0. Returns the agents that arrived in the step.
+    /// returns no event. Returns the step's events ([`crate::sim::StepEvents`]: arrivals, exits
+    /// opened or closed, walkers that came in).
     ///
     /// # Errors
     /// The observer's.
-    pub fn step(&mut self, observer: &mut impl RunObserver) -> Result<usize> {
+    pub fn step(&mut self, observer: &mut impl RunObserver) -> Result<crate::sim::StepEvents> {
         if self.sim.finished() {
-            return Ok(0);
+            return Ok(crate::sim::StepEvents {
+                time: self.sim.time(),
+                ..Default::default()
+            });
         }
         let arrived = self.sim.step();
         observer.stepped(&self.sim)?;

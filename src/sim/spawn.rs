@@ -111,6 +111,26 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
     Ok(agents)
 }
 
+/// One position in `area` (free cells only) for a body of `radius`, clear of every body of
+/// `agents`: a source's walker arriving among those already there. `None` when the area has no
+/// room for it now.
+pub(crate) fn place_clear_of(
+    scene: &Scene,
+    area: &Area,
+    radius: f64,
+    rng: &mut ChaCha8Rng,
+    agents: &Agents,
+) -> Option<(f64, f64)> {
+    let max_radius = agents.radius.iter().fold(radius as f32, |m, &r| m.max(r)) as f64;
+    let mut occupied = SpatialHash::new(2.0 * max_radius * (1.0 + SPAWN_CLEARANCE));
+    for i in 0..agents.len() {
+        occupied.insert(agents.x[i] as f64, agents.y[i] as f64, agents.radius[i] as f64);
+    }
+    place_in_area(scene, area, 1, radius, rng, &occupied)
+        .ok()
+        .and_then(|points| points.first().copied())
+}
+
 /// `count` positions in `area` (free cells only), at least `2 * radius` apart and clear of the
 /// agents already in `occupied`. The error message (to follow the count) names the area and
 /// says how many it can hold.

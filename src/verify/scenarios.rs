@@ -42,6 +42,7 @@ impl SceneBuilder {
                 groups: Vec::new(),
                 params: None,
                 model: None,
+                events: Vec::new(),
             },
         }
     }
