@@ -54,6 +54,7 @@ __all__ = [
     "Map",
     "Plan",
     "Simulation",
+    "StepEvents",
 ]
 
 _DIMENSIONS_MESSAGE = (
@@ -536,8 +537,53 @@ TRAJECTORY_DTYPE = np.dtype(
 )
 
 
+_ARRIVAL_DTYPE = np.dtype([("id", np.uint32), ("group", np.uint32), ("exit", np.int64), ("time", np.float64)])
+
+
+class StepEvents:
+    """What happened in one step (:meth:`Simulation.step`).
+
+    ``time``: the time at the end of the step, seconds; ``arrivals``: structured array (id,
+    group, exit, time) of the walkers that left, ``id`` being the walker's handle; ``exits``:
+    ``(time, name, open)`` of the exits that opened or closed at the start of the step;
+    ``entered``: uint32 handles of the walkers a source brought in; ``waiting_to_enter``: walkers
+    due from a source that found no room and wait for the next step.
+    """
+
+    __slots__ = ("time", "arrivals", "exits", "entered", "waiting_to_enter")
+
+    def __init__(self, time, arrivals, exits, entered, waiting_to_enter):
+        self.time = time
+        self.arrivals = arrivals
+        self.exits = exits
+        self.entered = entered
+        self.waiting_to_enter = waiting_to_enter
+
+    @classmethod
+    def _from_native(cls, native) -> "StepEvents":
+        time, arrivals, exits, entered, waiting = native
+        return cls(
+            time,
+            np.array(arrivals, dtype=_ARRIVAL_DTYPE),
+            list(exits),
+            np.array(entered, dtype=np.uint32),
+            int(waiting),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"StepEvents(time={self.time}, arrivals={len(self.arrivals)}, exits={self.exits}, "
+            f"entered={len(self.entered)}, waiting_to_enter={self.waiting_to_enter})"
+        )
+
+
 class Simulation:
-    """A crowd run on a map (made by :meth:`Map.simulation`)."""
+    """A crowd run on a map (made by :meth:`Map.simulation`).
+
+    Besides stepping, a program drives it at run time: :meth:`add_walker` and
+    :meth:`remove_walker` with handles that stay valid until the walker leaves,
+    :meth:`position` and :meth:`velocity` by handle (or :attr:`positions` with :attr:`handles`),
+    :meth:`set_exit_open`, and each :meth:`step`'s :class:`StepEvents`."""
 
     def __init__(self, native: Any):
         self._native = native
@@ -545,18 +591,69 @@ class Simulation:
     def _give_warnings(self, stacklevel: int) -> None:
         _warn_all(self._native.take_warnings(), stacklevel + 1)
 
-    def step(self) -> int:
-        """Advances one step; returns how many agents arrived in it.
+    def step(self) -> "StepEvents":
+        """Advances one step; returns its :class:`StepEvents`: the arrivals with their exits,
+        the exits that opened or closed, the walkers a source brought in.
 
-        Once the run is finished (:attr:`finished`: everyone arrived, or one more step would
-        pass ``max_time``) it does nothing and returns 0: the time never passes ``max_time``.
-        The step that finishes the run gives the command's closing warnings (agents still
-        inside, the report's ``warnings``, a GPU run that finished on the CPU) as
-        :class:`CrowdfieldWarning`.
+        Once the run is finished (:attr:`finished`: everyone arrived and no source has walkers
+        to bring, or one more step would pass ``max_time``) it does nothing and returns no
+        event: the time never passes ``max_time``. The step that finishes the run gives the
+        command's closing warnings (agents still inside, the report's ``warnings``, a GPU run
+        that finished on the CPU) as :class:`CrowdfieldWarning`.
         """
-        arrived = self._native.step()
+        events = StepEvents._from_native(self._native.step())
         self._give_warnings(stacklevel=2)
-        return arrived
+        return events
+
+    def add_walker(
+        self, x: float, y: float, group: Union[int, str] = 0, speed: float = 1.34, radius: float = 0.25
+    ) -> int:
+        """Adds a walker at ``(x, y)`` metres of ``group`` (an index or a name) with a preferred
+        ``speed`` (m/s) and a body of ``radius`` (m), walking from the next step; returns its
+        handle, valid until it leaves. ``ValueError`` names the argument the run cannot take
+        (a position in a wall, a speed above what the time step was chosen for, a radius above
+        the scene's largest body)."""
+        if isinstance(group, str):
+            names = self._native.group_names
+            if group not in names:
+                raise ValueError(f"group: {group!r}: expected one of {names}")
+            group = names.index(group)
+        return self._native.add_walker(float(x), float(y), int(group), float(speed), float(radius))
+
+    def remove_walker(self, handle: int) -> None:
+        """Takes the walker ``handle`` off the map (the report counts it as removed). ``KeyError``
+        when it is not on the map."""
+        self._native.remove_walker(int(handle))
+
+    @property
+    def handles(self) -> np.ndarray:
+        """uint32 (n,): the handle of each walker on the map, in :attr:`positions`' order
+        (ascending; the same numbers as :attr:`ids`)."""
+        return self._native.handles
+
+    def position(self, handle: int) -> Tuple[float, float]:
+        """``(x, y)`` of the walker ``handle``, metres; ``KeyError`` when it is not on the map."""
+        return self._native.position_of(int(handle))
+
+    def velocity(self, handle: int) -> Tuple[float, float]:
+        """``(vx, vy)`` of the walker ``handle`` in the last step, m/s; ``KeyError`` when it is
+        not on the map."""
+        return self._native.velocity_of(int(handle))
+
+    def set_exit_open(self, name: str, open: bool = True) -> int:
+        """Opens (or with ``open=False`` closes) every exit named ``name``, in every group; the
+        potentials see it in the next step and no one leaves through a closed exit. Returns how
+        many goals bear the name; ``ValueError`` for an unknown name."""
+        return self._native.set_exit_open(str(name), bool(open))
+
+    def exit_open(self, group: int, goal: int) -> bool:
+        """Whether goal ``goal`` (its index in the group's goals) of group ``group`` is open."""
+        return self._native.exit_open(int(group), int(goal))
+
+    def exit_changes(self) -> List[Tuple[float, str, bool]]:
+        """Every exit change so far, the map's events and :meth:`set_exit_open`'s, as
+        ``(time, name, open)``."""
+        return self._native.exit_changes()
 
     def run(self, until: Optional[float] = None) -> int:
         """Steps until every agent has arrived or the time limit is reached, or until the
@@ -627,8 +724,7 @@ class Simulation:
 
     def arrivals(self) -> np.ndarray:
         """Structured array of arrivals so far: id, group, exit, time."""
-        dtype = np.dtype([("id", np.uint32), ("group", np.uint32), ("exit", np.int64), ("time", np.float64)])
-        return np.array(self._native.arrivals(), dtype=dtype)
+        return np.array(self._native.arrivals(), dtype=_ARRIVAL_DTYPE)
 
     def report(self) -> Dict[str, Any]:
         """The run's report as a dict: the content ``crowdfield simulate`` writes to report.json."""

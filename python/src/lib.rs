@@ -10,7 +10,7 @@ use crowdfield::names::Named;
 use crowdfield::params::{Model, SpeedLaw};
 use crowdfield::run::driver::{RunDriver, RunObserver, local_layer_for};
 use crowdfield::scene::Scene;
-use crowdfield::sim::{SimConfig, Simulation};
+use crowdfield::sim::{SimConfig, Simulation, StepEvents};
 use ndarray::{Array2, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -495,8 +495,8 @@ struct Recording {
 }
 
 impl Recording {
-    /// One step, recording as the command does; once the run is finished, nothing (0 arrive).
-    fn step(&mut self) -> crowdfield::Result<usize> {
+    /// One step, recording as the command does; once the run is finished, nothing (no event).
+    fn step(&mut self) -> crowdfield::Result<StepEvents> {
         self.driver.step(&mut self.rows)
     }
 
@@ -523,12 +523,95 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
     Array2::from_shape_fn((x.len(), 2), |(i, k)| if k == 0 { x[i] } else { y[i] }).into_pyarray(py)
 }
 
+/// A step's events as Python takes them: `(time, arrivals as (handle, group, exit, time),
+/// exits as (time, name, open), handles that came in, walkers waiting to come in)`.
+type PyStepEvents = (f64, Vec<(u32, u32, usize, f64)>, Vec<(f64, String, bool)>, Vec<u32>, usize);
+
+/// A step's events in the tuple Python takes.
+fn step_events(e: StepEvents) -> PyStepEvents {
+    (
+        e.time,
+        e.arrivals.iter().map(|a| (a.id, a.group, a.exit, a.time)).collect(),
+        e.exits.into_iter().map(|c| (c.time, c.name, c.open)).collect(),
+        e.entered,
+        e.waiting_to_enter,
+    )
+}
+
+/// The error for a handle that is not a walker on the map.
+fn no_walker(handle: u32) -> PyErr {
+    pyo3::exceptions::PyKeyError::new_err(format!(
+        "handle {handle}: not a walker on the map (it left, was removed, or was never given)"
+    ))
+}
+
 #[pymethods]
 impl SimulationHandle {
-    /// Advances one step; returns the number of agents that arrived in it. Once the run is
-    /// finished, does nothing and returns 0.
-    fn step(&self, py: Python<'_>) -> PyResult<usize> {
-        py.detach(|| self.lock().step()).map_err(to_py)
+    /// Advances one step; returns its events (see [`step_events`]). Once the run is finished,
+    /// does nothing and returns no event.
+    fn step(&self, py: Python<'_>) -> PyResult<PyStepEvents> {
+        py.detach(|| self.lock().step().map(step_events)).map_err(to_py)
+    }
+
+    /// Adds a walker; returns its handle.
+    fn add_walker(&self, x: f32, y: f32, group: usize, speed: f32, radius: f32) -> PyResult<u32> {
+        let mut rec = self.lock();
+        rec.driver
+            .simulation_mut()
+            .add_walker(x, y, group, speed, radius)
+            .map_err(to_py)
+    }
+
+    /// Takes the walker `handle` off the map.
+    fn remove_walker(&self, handle: u32) -> PyResult<()> {
+        let mut rec = self.lock();
+        let sim = rec.driver.simulation_mut();
+        if sim.index_of(handle).is_none() {
+            return Err(no_walker(handle));
+        }
+        sim.remove_walker(handle).map_err(to_py)
+    }
+
+    /// The walker's position, `(x, y)` in metres.
+    fn position_of(&self, handle: u32) -> PyResult<(f32, f32)> {
+        self.lock().sim().position_of(handle).ok_or_else(|| no_walker(handle))
+    }
+
+    /// The walker's velocity in the last step, `(vx, vy)` in m/s.
+    fn velocity_of(&self, handle: u32) -> PyResult<(f32, f32)> {
+        self.lock().sim().velocity_of(handle).ok_or_else(|| no_walker(handle))
+    }
+
+    /// Opens or closes every goal named `name`; returns how many bear the name.
+    fn set_exit_open(&self, name: &str, open: bool) -> PyResult<usize> {
+        self.lock().driver.simulation_mut().set_exit_open(name, open).map_err(to_py)
+    }
+
+    /// Whether goal `goal` of group `group` is open.
+    fn exit_open(&self, group: usize, goal: usize) -> bool {
+        self.lock().sim().exit_open(group, goal)
+    }
+
+    /// Every exit change so far as `(time, name, open)`.
+    fn exit_changes(&self) -> Vec<(f64, String, bool)> {
+        self.lock()
+            .sim()
+            .exit_changes()
+            .iter()
+            .map(|c| (c.time, c.name.clone(), c.open))
+            .collect()
+    }
+
+    /// The scene's group names, in index order.
+    #[getter]
+    fn group_names(&self) -> Vec<String> {
+        self.lock().sim().scene().groups.iter().map(|g| g.name.clone()).collect()
+    }
+
+    /// The handle of each walker on the map, uint32, in the order of `positions`.
+    #[getter]
+    fn handles<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.lock().sim().handles().to_vec().into_pyarray(py)
     }
 
     /// Steps until the run is finished or its time reaches `until` (None: to the end); returns
