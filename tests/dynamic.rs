@@ -73,7 +73,7 @@ fn closing_room(t_close: f64) -> Scene {
     ))
 }
 
-fn check_closing(mut sim: Simulation, t_close: f64) {
+fn check_closing(mut sim: Simulation, t_close: f64) -> Simulation {
     let mut closed_in_step = None;
     while !sim.finished() {
         let events = sim.step();
@@ -104,12 +104,34 @@ fn check_closing(mut sim: Simulation, t_close: f64) {
     assert_eq!(report.exit_changes.len(), 1);
     let east_report = &report.total.exits[EAST];
     assert!(east_report.last_arrival.unwrap() <= t_close + DT + 1e-9);
+    sim
 }
 
 #[test]
 fn an_exit_closing_at_t_takes_no_one_after_t_plus_a_step_and_the_others_take_everyone() {
     let t_close = 2.0;
     check_closing(sim(closing_room(t_close), 1, 120.0), t_close);
+}
+
+/// A run of `scene` with its continuum step on the GPU, `None` (after saying why) without an
+/// adapter unless `CROWDFIELD_REQUIRE_GPU=1`.
+fn gpu_sim(scene: Scene, seed: u64) -> Option<Simulation> {
+    let config = SimConfig {
+        dt: Some(DT),
+        max_time: 120.0,
+        seed,
+        ..Default::default()
+    };
+    match Simulation::builder(scene).config(config).backend(Backend::Gpu).build() {
+        Ok(sim) => Some(sim),
+        Err(e) if std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("CROWDFIELD_REQUIRE_GPU=1 but no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping the GPU run: {e}");
+            None
+        }
+    }
 }
 
 #[test]
@@ -381,25 +403,81 @@ fn event_and_source_problems_name_the_json_path_and_the_value() {
 #[test]
 fn an_exit_closing_replans_on_the_gpu_as_on_the_cpu() {
     let t_close = 2.0;
+    let Some(sim) = gpu_sim(closing_room(t_close), 1) else {
+        return;
+    };
+    let sim = check_closing(sim, t_close);
+    assert_eq!(sim.gpu_fallback(), None);
+    assert_eq!(sim.solver_name(), "gpu-continuum");
+}
+
+/// Closes the east exit after three steps of a run that replans only every 50 steps: the next
+/// step's potential has its zero at the west exit alone.
+fn check_replans_at_once(mut sim: Simulation) {
+    let east_cell = (10, 39);
+    let west_cell = (10, 0);
+    for _ in 0..3 {
+        sim.step();
+    }
+    assert_eq!(sim.potentials()[0][east_cell], 0.0);
+    sim.set_exit_open("east exit", false).unwrap();
+    sim.step();
+    let phi = &sim.potentials()[0];
+    assert_eq!(phi[west_cell], 0.0);
+    assert!(phi[east_cell] > 10.0, "the east exit is no goal: {}", phi[east_cell]);
+}
+
+fn rarely_replanning(backend: Backend) -> Option<Simulation> {
+    let json = room(r#"{"rect": {"min": [13, 2], "max": [18, 8]}, "count": 10}"#, "", "");
     let config = SimConfig {
         dt: Some(DT),
-        max_time: 120.0,
+        max_time: 60.0,
         seed: 1,
+        replan_every: 50,
         ..Default::default()
     };
-    let built = Simulation::builder(closing_room(t_close))
-        .config(config)
-        .backend(Backend::Gpu)
-        .build();
-    let sim = match built {
-        Ok(sim) => sim,
-        Err(e) if std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
-            panic!("CROWDFIELD_REQUIRE_GPU=1 but no GPU: {e}")
+    let built = Simulation::builder(compile(&json)).config(config).backend(backend).build();
+    match built {
+        Ok(sim) => Some(sim),
+        Err(e) if backend == Backend::Cpu || std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("{e}")
         }
         Err(e) => {
             eprintln!("skipping the GPU run: {e}");
-            return;
+            None
         }
+    }
+}
+
+#[test]
+fn a_closing_exit_replans_in_the_same_step_between_replanning_steps() {
+    check_replans_at_once(rarely_replanning(Backend::Cpu).unwrap());
+}
+
+#[test]
+fn a_closing_exit_replans_in_the_same_step_on_the_gpu() {
+    if let Some(sim) = rarely_replanning(Backend::Gpu) {
+        check_replans_at_once(sim);
+    }
+}
+
+#[test]
+fn every_exit_closed_on_the_gpu_stops_the_crowd_without_falling_back() {
+    let json = room(r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "count": 10}"#, "", "");
+    let Some(mut sim) = gpu_sim(compile(&json), 7) else {
+        return;
     };
-    check_closing(sim, t_close);
+    sim.step();
+    sim.set_exit_open("east exit", false).unwrap();
+    sim.set_exit_open("west exit", false).unwrap();
+    for _ in 0..10 {
+        assert!(sim.step().arrivals.is_empty());
+    }
+    let (vx, vy) = sim.velocities();
+    assert!(vx.iter().chain(vy).all(|v| v.abs() < 1e-6), "nowhere to go");
+    sim.set_exit_open("west exit", true).unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    assert_eq!(sim.gpu_fallback(), None);
+    assert_eq!(sim.arrivals().len(), 10);
+    assert!(sim.arrivals().iter().all(|a| a.exit == WEST));
 }
