@@ -481,3 +481,45 @@ fn every_exit_closed_on_the_gpu_stops_the_crowd_without_falling_back() {
     assert_eq!(sim.arrivals().len(), 10);
     assert!(sim.arrivals().iter().all(|a| a.exit == WEST));
 }
+
+#[test]
+fn the_bundled_platform_unloads_its_train_through_the_open_exits() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/platform.json");
+    let scene = crowdfield::map::load(&path).unwrap();
+    let mut sim = sim(scene, 1, 300.0);
+    sim.run(|_| Ok(())).unwrap();
+    let report = sim.report();
+    assert_eq!(report.total.agents, 60);
+    assert!(report.complete, "{:?}", report.total.remaining);
+    let (west, east, north) = (0, 1, 2);
+    for a in sim.arrivals() {
+        match a.exit {
+            e if e == east => assert!(a.time <= 12.0 + DT + 1e-9, "east at {}", a.time),
+            e if e == north => assert!(a.time > 25.0, "north at {}", a.time),
+            e => assert_eq!(e, west),
+        }
+    }
+    let names: Vec<&str> = report.exit_changes.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["east stairs", "north gate"]);
+    // The exits' flows: zero at the east stairs once closed, none at the gate before it opens.
+    let curves = crowdfield::run::planner::exit_usage(&sim);
+    assert_eq!(curves[east].closed, [(12.0, f64::INFINITY)]);
+    assert_eq!(curves[north].closed, [(0.0, 25.0)]);
+    assert!(curves[east].flow_at(11.9, 10.0) > 0.0);
+    assert_eq!(curves[east].flow_at(12.0, 10.0), 0.0);
+    assert_eq!(curves[east].flow_at(20.0, 10.0), 0.0);
+    // The plots mark both events (red a closing, green an opening) and the page lists them.
+    let colors: Vec<[u8; 3]> = sim.scene().groups.iter().map(|g| g.color).collect();
+    let plot = crowdfield::run::draw::arrivals_plot(&report, &colors);
+    let has = |c: [u8; 3]| plot.pixels().any(|p| p.0[..3] == c);
+    assert!(has([200, 40, 40]) && has([30, 140, 60]));
+    let input = crowdfield::export::html::PageInput {
+        map_path: "maps/platform.json",
+        map_sha256: "0",
+        grid: (60, 24, 0.5),
+        parameters: Vec::new(),
+        images: Vec::new(),
+    };
+    let page = crowdfield::export::html::report_page(&report, &input);
+    assert!(page.contains("<h2>Exit events</h2>") && page.contains("<td>east stairs</td><td>closes</td>"));
+}
