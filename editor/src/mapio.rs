@@ -101,7 +101,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
                 Ok(SpawnArea {
                     name: s.name.clone(),
                     shape: area_shape(s, &label, &at("spawns", i))?,
-                    count: s.count,
+                    count: s.count.unwrap_or(0),
                     premovement: s.premovement,
                 })
             })
@@ -241,7 +241,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
                 .map(|a| {
                     let mut spec = SpawnSpec {
                         name: a.name.clone(),
-                        count: a.count,
+                        count: Some(a.count),
                         premovement: a.premovement,
                         ..Default::default()
                     };

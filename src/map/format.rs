@@ -342,9 +342,9 @@ pub struct SpawnSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Number of walkers placed at the start; at most the number of free cells in the area.
-    /// Left out for a source (`rate` or `times`).
-    #[serde(default)]
-    pub count: usize,
+    /// Required, except for a source (`rate` or `times`), which leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
     /// Pre-movement time (the time from the alarm to the first step, RiMEA's "reaction
     /// time"): each walker of the area waits a time drawn uniformly in `[min, max]` seconds
     /// before it walks, standing where it was placed (it counts in the density and others

@@ -134,7 +134,7 @@ pub fn spawn(name: &str, r: Rect, count: usize) -> SpawnSpec {
     SpawnSpec {
         rect: Some(r),
         name: Some(name.to_string()),
-        count,
+        count: Some(count),
         ..Default::default()
     }
 }

@@ -276,7 +276,8 @@ impl Checker<'_> {
                 });
                 continue;
             }
-            self.ensure(spawn.count <= free, &format!("{at}.count"), || {
+            let count = spawn.count.unwrap_or(0);
+            self.ensure(count <= free, &format!("{at}.count"), || {
                 // Say how many bodies fit, the number a user can act on; one agent per free cell
                 // is the rule only where cells are larger than bodies.
                 let name = crate::text::truncate_for_message(&name);
@@ -286,14 +287,14 @@ impl Checker<'_> {
                     format!(
                         "{}: the area '{name}' ({m2} m² of free cells) holds at most {fit} agents of radius {} m \
                          without overlap: lower the count to {fit} or enlarge the area",
-                        spawn.count,
+                        count,
                         num(g.radius)
                     )
                 } else {
                     format!(
                         "{}: the area '{name}' ({m2} m², {free} free cells) takes at most {free} agents, one per \
                          free (non-obstacle) cell: lower the count to {free} or enlarge the area",
-                        spawn.count,
+                        count,
                     )
                 }
             });
@@ -304,7 +305,7 @@ impl Checker<'_> {
                     mask,
                     width: default_width(shape, grid),
                 },
-                count: spawn.count,
+                count,
                 premovement,
             });
         }

@@ -274,14 +274,20 @@ fn apply(
     }
     for spawn in variant.groups.iter_mut().flat_map(|g| g.spawns.iter_mut()) {
         if let Some(f) = file.population {
-            spawn.count = (spawn.count as f64 * f).round() as usize;
+            // A source's walkers arrive at its rate: the population scales the rate.
+            if let Some(count) = &mut spawn.count {
+                *count = (*count as f64 * f).round() as usize;
+            }
+            if let Some(rate) = &mut spawn.rate {
+                *rate *= f;
+            }
         }
         if let Some(p) = &file.premovement {
             spawn.premovement = Some(*p);
         }
         if let Some(o) = spawn.name.as_ref().and_then(|n| file.spawns.get(n)) {
             if let Some(c) = o.count {
-                spawn.count = c;
+                spawn.count = Some(c);
             }
             if let Some(p) = &o.premovement {
                 spawn.premovement = Some(*p);
