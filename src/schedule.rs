@@ -91,7 +91,9 @@ impl SourceTimes {
     pub fn expected_count(&self) -> f64 {
         match self {
             SourceTimes::Listed(times) => times.len() as f64,
-            SourceTimes::Rate { rate, from, until, .. } => (rate * (until - from)).max(0.0),
+            SourceTimes::Rate {
+                rate, from, until, ..
+            } => (rate * (until - from)).max(0.0),
         }
     }
 }

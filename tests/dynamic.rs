@@ -89,7 +89,11 @@ fn check_closing(mut sim: Simulation, t_close: f64) -> Simulation {
         "{closed_at}"
     );
     let arrivals = sim.arrivals();
-    let east: Vec<f64> = arrivals.iter().filter(|a| a.exit == EAST).map(|a| a.time).collect();
+    let east: Vec<f64> = arrivals
+        .iter()
+        .filter(|a| a.exit == EAST)
+        .map(|a| a.time)
+        .collect();
     let west = arrivals.iter().filter(|a| a.exit == WEST).count();
     assert!(!east.is_empty(), "some leave east before it closes");
     assert!(west > 0, "the others turn west");
@@ -122,7 +126,11 @@ fn gpu_sim(scene: Scene, seed: u64) -> Option<Simulation> {
         seed,
         ..Default::default()
     };
-    match Simulation::builder(scene).config(config).backend(Backend::Gpu).build() {
+    match Simulation::builder(scene)
+        .config(config)
+        .backend(Backend::Gpu)
+        .build()
+    {
         Ok(sim) => Some(sim),
         Err(e) if std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
             panic!("CROWDFIELD_REQUIRE_GPU=1 but no GPU: {e}")
@@ -150,7 +158,10 @@ fn an_exit_opening_at_t_takes_no_one_before() {
     sim.run(|_| Ok(())).unwrap();
     let arrivals = sim.arrivals();
     assert_eq!(arrivals.len(), 20);
-    assert!(arrivals.iter().all(|a| a.exit == EAST && a.time > 6.0), "{arrivals:?}");
+    assert!(
+        arrivals.iter().all(|a| a.exit == EAST && a.time > 6.0),
+        "{arrivals:?}"
+    );
     let report = sim.report();
     let changes: Vec<(f64, bool)> = report.exit_changes.iter().map(|c| (c.time, c.open)).collect();
     assert_eq!(changes, [(0.0, false), (6.0, true)]);
@@ -217,7 +228,10 @@ fn a_full_source_area_holds_walkers_back_and_the_report_counts_them() {
     );
     let mut sim = sim(compile(&json), 4, 1.0);
     let first = sim.step();
-    assert!(!first.entered.is_empty() && first.waiting_to_enter > 0, "{first:?}");
+    assert!(
+        !first.entered.is_empty() && first.waiting_to_enter > 0,
+        "{first:?}"
+    );
     assert_eq!(first.entered.len() + first.waiting_to_enter, 20);
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
@@ -265,7 +279,10 @@ fn handles_stay_valid_as_others_leave() {
     for _ in 0..60 {
         let events = sim.step();
         for a in &events.arrivals {
-            assert!(sim.position_of(a.id).is_none(), "an arrived walker's handle is gone");
+            assert!(
+                sim.position_of(a.id).is_none(),
+                "an arrived walker's handle is gone"
+            );
         }
         let i = sim.index_of(slow).unwrap();
         assert_eq!(sim.handles()[i], slow);
@@ -276,7 +293,11 @@ fn handles_stay_valid_as_others_leave() {
         assert!(((x - last.0).powi(2) + (y - last.1).powi(2)).sqrt() <= 0.3 * DT as f32 + 0.05);
         last = (x, y);
     }
-    assert!(sim.arrivals().len() >= 10, "others left: {}", sim.arrivals().len());
+    assert!(
+        sim.arrivals().len() >= 10,
+        "others left: {}",
+        sim.arrivals().len()
+    );
     assert!(sim.handles().windows(2).all(|w| w[0] < w[1]));
     sim.remove_walker(other).unwrap();
     assert!(sim.position_of(other).is_none());
@@ -293,7 +314,11 @@ fn handles_stay_valid_as_others_leave() {
 
 #[test]
 fn the_api_refuses_what_the_run_cannot_hold() {
-    let json = room(r#"{"rect": {"min": [15, 3], "max": [18, 7]}, "count": 5}"#, "", "");
+    let json = room(
+        r#"{"rect": {"min": [15, 3], "max": [18, 7]}, "count": 5}"#,
+        "",
+        "",
+    );
     let mut sim = sim(compile(&json), 6, 10.0);
     let problems = [
         (sim.add_walker(5.0, 5.0, 1, 1.0, 0.2), "group"),
@@ -313,7 +338,11 @@ fn the_api_refuses_what_the_run_cannot_hold() {
 
 #[test]
 fn closing_every_exit_stops_the_crowd_and_opening_one_lets_it_go() {
-    let json = room(r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "count": 10}"#, "", "");
+    let json = room(
+        r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "count": 10}"#,
+        "",
+        "",
+    );
     let mut sim = sim(compile(&json), 7, 120.0);
     sim.set_exit_open("east exit", false).unwrap();
     sim.set_exit_open("west exit", false).unwrap();
@@ -330,7 +359,11 @@ fn closing_every_exit_stops_the_crowd_and_opening_one_lets_it_go() {
 
 #[test]
 fn adding_and_removing_10000_walkers_keeps_memory_bounded() {
-    let json = room(r#"{"rect": {"min": [15, 3], "max": [18, 7]}, "count": 5}"#, "", "");
+    let json = room(
+        r#"{"rect": {"min": [15, 3], "max": [18, 7]}, "count": 5}"#,
+        "",
+        "",
+    );
     let mut sim = sim(compile(&json), 8, 600.0);
     let mut live = Vec::new();
     let mut capacity_after_warm_up = 0;
@@ -378,10 +411,20 @@ fn event_and_source_problems_name_the_json_path_and_the_value() {
         "",
         "",
     ));
-    assert!(both.contains("groups[0].spawns[0].count: given with `rate`"), "{both}");
+    assert!(
+        both.contains("groups[0].spawns[0].count: given with `rate`"),
+        "{both}"
+    );
     let neither = load_error(&room(r#"{"rect": {"min": [8, 3], "max": [12, 7]}}"#, "", ""));
-    assert!(neither.contains("groups[0].spawns[0]: missing field `count`"), "{neither}");
-    let no_end = load_error(&room(r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "rate": 2}"#, "", ""));
+    assert!(
+        neither.contains("groups[0].spawns[0]: missing field `count`"),
+        "{neither}"
+    );
+    let no_end = load_error(&room(
+        r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "rate": 2}"#,
+        "",
+        "",
+    ));
     assert!(no_end.contains("groups[0].spawns[0].until: missing"), "{no_end}");
     let bad_time = load_error(&room(
         r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "times": [1, -2]}"#,
@@ -424,11 +467,19 @@ fn check_replans_at_once(mut sim: Simulation) {
     sim.step();
     let phi = &sim.potentials()[0];
     assert_eq!(phi[west_cell], 0.0);
-    assert!(phi[east_cell] > 10.0, "the east exit is no goal: {}", phi[east_cell]);
+    assert!(
+        phi[east_cell] > 10.0,
+        "the east exit is no goal: {}",
+        phi[east_cell]
+    );
 }
 
 fn rarely_replanning(backend: Backend) -> Option<Simulation> {
-    let json = room(r#"{"rect": {"min": [13, 2], "max": [18, 8]}, "count": 10}"#, "", "");
+    let json = room(
+        r#"{"rect": {"min": [13, 2], "max": [18, 8]}, "count": 10}"#,
+        "",
+        "",
+    );
     let config = SimConfig {
         dt: Some(DT),
         max_time: 60.0,
@@ -436,10 +487,15 @@ fn rarely_replanning(backend: Backend) -> Option<Simulation> {
         replan_every: 50,
         ..Default::default()
     };
-    let built = Simulation::builder(compile(&json)).config(config).backend(backend).build();
+    let built = Simulation::builder(compile(&json))
+        .config(config)
+        .backend(backend)
+        .build();
     match built {
         Ok(sim) => Some(sim),
-        Err(e) if backend == Backend::Cpu || std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+        Err(e)
+            if backend == Backend::Cpu || std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1") =>
+        {
             panic!("{e}")
         }
         Err(e) => {
@@ -463,7 +519,11 @@ fn a_closing_exit_replans_in_the_same_step_on_the_gpu() {
 
 #[test]
 fn every_exit_closed_on_the_gpu_stops_the_crowd_without_falling_back() {
-    let json = room(r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "count": 10}"#, "", "");
+    let json = room(
+        r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "count": 10}"#,
+        "",
+        "",
+    );
     let Some(mut sim) = gpu_sim(compile(&json), 7) else {
         return;
     };

@@ -525,13 +525,22 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
 
 /// A step's events as Python takes them: `(time, arrivals as (handle, group, exit, time),
 /// exits as (time, name, open), handles that came in, walkers waiting to come in)`.
-type PyStepEvents = (f64, Vec<(u32, u32, usize, f64)>, Vec<(f64, String, bool)>, Vec<u32>, usize);
+type PyStepEvents = (
+    f64,
+    Vec<(u32, u32, usize, f64)>,
+    Vec<(f64, String, bool)>,
+    Vec<u32>,
+    usize,
+);
 
 /// A step's events in the tuple Python takes.
 fn step_events(e: StepEvents) -> PyStepEvents {
     (
         e.time,
-        e.arrivals.iter().map(|a| (a.id, a.group, a.exit, a.time)).collect(),
+        e.arrivals
+            .iter()
+            .map(|a| (a.id, a.group, a.exit, a.time))
+            .collect(),
         e.exits.into_iter().map(|c| (c.time, c.name, c.open)).collect(),
         e.entered,
         e.waiting_to_enter,
@@ -574,17 +583,27 @@ impl SimulationHandle {
 
     /// The walker's position, `(x, y)` in metres.
     fn position_of(&self, handle: u32) -> PyResult<(f32, f32)> {
-        self.lock().sim().position_of(handle).ok_or_else(|| no_walker(handle))
+        self.lock()
+            .sim()
+            .position_of(handle)
+            .ok_or_else(|| no_walker(handle))
     }
 
     /// The walker's velocity in the last step, `(vx, vy)` in m/s.
     fn velocity_of(&self, handle: u32) -> PyResult<(f32, f32)> {
-        self.lock().sim().velocity_of(handle).ok_or_else(|| no_walker(handle))
+        self.lock()
+            .sim()
+            .velocity_of(handle)
+            .ok_or_else(|| no_walker(handle))
     }
 
     /// Opens or closes every goal named `name`; returns how many bear the name.
     fn set_exit_open(&self, name: &str, open: bool) -> PyResult<usize> {
-        self.lock().driver.simulation_mut().set_exit_open(name, open).map_err(to_py)
+        self.lock()
+            .driver
+            .simulation_mut()
+            .set_exit_open(name, open)
+            .map_err(to_py)
     }
 
     /// Whether goal `goal` of group `group` is open.
@@ -605,7 +624,13 @@ impl SimulationHandle {
     /// The scene's group names, in index order.
     #[getter]
     fn group_names(&self) -> Vec<String> {
-        self.lock().sim().scene().groups.iter().map(|g| g.name.clone()).collect()
+        self.lock()
+            .sim()
+            .scene()
+            .groups
+            .iter()
+            .map(|g| g.name.clone())
+            .collect()
     }
 
     /// The handle of each walker on the map, uint32, in the order of `positions`.
@@ -893,7 +918,8 @@ fn study(
         let scenarios = st::load_scenarios(&path, &load, discount_exits, &scenarios, aset)?;
         let study = st::run_study(&path, &scenarios, &options, &out, &|_, _| {})?
             .expect("a study without a shard writes its summary");
-        serde_json::to_string(&study).map_err(|e| crowdfield::Error::invalid("study.json", "(root)", e.to_string()))
+        serde_json::to_string(&study)
+            .map_err(|e| crowdfield::Error::invalid("study.json", "(root)", e.to_string()))
     })
     .map_err(to_py)
 }

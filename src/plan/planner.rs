@@ -377,7 +377,11 @@ impl Planner {
     /// for the walkers. The one place a goal's state is kept and read (`false` for a goal
     /// that is not the scene's).
     pub fn exit_open(&self, group: usize, goal: usize) -> bool {
-        self.open.get(group).and_then(|g| g.get(goal)).copied().unwrap_or(false)
+        self.open
+            .get(group)
+            .and_then(|g| g.get(goal))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Opens or closes goal `goal` of group `group` of `scene`: the group's goal cells change

@@ -231,7 +231,12 @@ const MARK_DASH: u32 = 6;
 /// vertical line at its time, red for a closing and green for an opening, labelled with the
 /// exit's name at the top of the plot (staggered over three rows so that close events stay
 /// legible).
-pub fn mark_exit_changes(img: &mut RgbaImage, l: &PlotLayout, t_max: f64, changes: &[crate::sim::ExitChange]) {
+pub fn mark_exit_changes(
+    img: &mut RgbaImage,
+    l: &PlotLayout,
+    t_max: f64,
+    changes: &[crate::sim::ExitChange],
+) {
     for (k, c) in changes.iter().enumerate() {
         if c.time > t_max + 1e-9 {
             continue;

@@ -285,7 +285,10 @@ mod tests {
         assert_eq!(log.steps, (1..=steps).collect::<Vec<_>>());
         let samples: Vec<(usize, u64)> = (0..=steps).step_by(3).map(|n| (n, n as u64 / 3)).collect();
         assert_eq!(log.samples, samples);
-        assert!(run.step(&mut log).unwrap().arrivals.is_empty(), "a finished run takes no step");
+        assert!(
+            run.step(&mut log).unwrap().arrivals.is_empty(),
+            "a finished run takes no step"
+        );
         assert_eq!(log.steps.len(), steps);
     }
 

@@ -224,7 +224,11 @@ impl ExitCurve {
     /// Flow over the `window` seconds up to `t`, persons/s (the window is cut at 0 early on,
     /// and at the time the exit last opened); 0 while the exit is closed.
     pub fn flow_at(&self, t: f64, window: f64) -> f64 {
-        if self.closed.iter().any(|&(from, until)| from <= t + 1e-9 && t + 1e-9 < until) {
+        if self
+            .closed
+            .iter()
+            .any(|&(from, until)| from <= t + 1e-9 && t + 1e-9 < until)
+        {
             return 0.0;
         }
         let opened = self

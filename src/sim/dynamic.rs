@@ -9,8 +9,8 @@
 use super::{Arrival, Simulation};
 use crate::agents::Agents;
 use crate::error::{Error, Result};
-use crate::schedule::{ExitEvent, Schedule};
 use crate::scene::Scene;
+use crate::schedule::{ExitEvent, Schedule};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -102,7 +102,12 @@ impl Dynamics {
         for (source, s) in schedule.sources.iter().enumerate() {
             let times = s.times.times(&mut times_rng);
             let n = times.len();
-            due.extend(times.into_iter().enumerate().map(|(k, time)| Due { time, source, k, n }));
+            due.extend(
+                times
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, time)| Due { time, source, k, n }),
+            );
         }
         due.sort_by(|a, b| a.time.total_cmp(&b.time));
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -216,7 +221,14 @@ impl Simulation {
                 self.dynamics.late[g] += 1;
             }
             let radius = group.radius as f32;
-            let handle = self.push_walker(x as f32, y as f32, g, speed as f32, radius, (self.time + wait) as f32);
+            let handle = self.push_walker(
+                x as f32,
+                y as f32,
+                g,
+                speed as f32,
+                radius,
+                (self.time + wait) as f32,
+            );
             events.entered.push(handle);
         }
         for due in self.dynamics.due.iter().take_while(|d| d.time <= now) {
@@ -353,7 +365,9 @@ impl Simulation {
     /// [`Error::Invalid`] when `handle` is not a walker on the map (never given, arrived or
     /// removed already).
     pub fn remove_walker(&mut self, handle: u32) -> Result<()> {
-        let i = self.index_of(handle).ok_or_else(|| unknown_handle("<remove_walker>", handle))?;
+        let i = self
+            .index_of(handle)
+            .ok_or_else(|| unknown_handle("<remove_walker>", handle))?;
         let group = self.agents.group[i] as usize;
         self.agents.retain(|j| j != i);
         self.logs.agents.keep_ids(&self.agents.id, self.time);
@@ -374,13 +388,15 @@ impl Simulation {
 
     /// The position of the walker `handle`, metres, `None` when it is not on the map.
     pub fn position_of(&self, handle: u32) -> Option<(f32, f32)> {
-        self.index_of(handle).map(|i| (self.agents.x[i], self.agents.y[i]))
+        self.index_of(handle)
+            .map(|i| (self.agents.x[i], self.agents.y[i]))
     }
 
     /// The velocity of the walker `handle` in the last step, m/s, `None` when it is not on the
     /// map.
     pub fn velocity_of(&self, handle: u32) -> Option<(f32, f32)> {
-        self.index_of(handle).map(|i| (self.agents.vx[i], self.agents.vy[i]))
+        self.index_of(handle)
+            .map(|i| (self.agents.vx[i], self.agents.vy[i]))
     }
 
     /// The memory the per-walker state holds room for, in walkers: the largest capacity of the

@@ -3,12 +3,12 @@
 
 use super::{Checker, num, parse_color};
 use crate::grid::{Dir, Grid};
+use crate::map::format::SpawnSpec;
 use crate::map::format::{DEFAULT_SPEED, GroupSpec, SpeedRange};
 use crate::map::raster::default_width;
 use crate::map::{COORD_LIMIT, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MIN_RADIUS};
-use crate::map::format::SpawnSpec;
-use crate::schedule::{Source, SourceTimes};
 use crate::scene::{Area, Group, Spawn};
+use crate::schedule::{Source, SourceTimes};
 use crate::speeds::{RimeaPopulation, SpeedDistribution};
 use crate::text::{name_problem, quoted};
 use ndarray::Array2;

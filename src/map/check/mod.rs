@@ -13,12 +13,12 @@ mod settings;
 
 use crate::error::Error;
 use crate::map::LoadOptions;
+use crate::map::format::{EventSpec, GroupSpec};
 use crate::map::format::{FORMAT_VERSION, MapFile};
 use crate::map::{COORD_LIMIT, VALUE_LIMIT};
 use crate::params::Params;
-use crate::map::format::{EventSpec, GroupSpec};
-use crate::schedule::{ExitEvent, Schedule, Source};
 use crate::scene::{Group, Scene};
+use crate::schedule::{ExitEvent, Schedule, Source};
 use crate::text::{name_problem, quoted};
 use std::collections::HashSet;
 use std::path::Path;
@@ -137,10 +137,11 @@ impl Checker<'_> {
         let names: Vec<String> = groups
             .iter()
             .flat_map(|g| {
-                g.goals
-                    .iter()
-                    .enumerate()
-                    .map(move |(k, goal)| goal.name.clone().unwrap_or_else(|| format!("{} goal {k}", g.name)))
+                g.goals.iter().enumerate().map(move |(k, goal)| {
+                    goal.name
+                        .clone()
+                        .unwrap_or_else(|| format!("{} goal {k}", g.name))
+                })
             })
             .collect();
         let mut out = Vec::new();
