@@ -90,6 +90,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
                     name: g.name.clone(),
                     shape: area_shape(g, &label, &at("goals", i))?,
                     width: g.width,
+                    closed: g.closed,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -103,6 +104,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
                     shape: area_shape(s, &label, &at("spawns", i))?,
                     count: s.count.unwrap_or(0),
                     premovement: s.premovement,
+                    source: s.source_keys(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -131,6 +133,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
     let mut doc = Document::from_scene(&scene, groups, file.params.clone());
     doc.model = file.model;
     doc.origin = file.grid.origin;
+    doc.events = file.events.clone();
     Ok(doc)
 }
 
@@ -229,6 +232,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
                     let mut spec = GoalSpec {
                         name: a.name.clone(),
                         width: a.width,
+                        closed: a.closed,
                         ..Default::default()
                     };
                     spec.set_shape(to_shape(&a.shape));
@@ -241,10 +245,11 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
                 .map(|a| {
                     let mut spec = SpawnSpec {
                         name: a.name.clone(),
-                        count: Some(a.count),
+                        count: a.source.is_none().then_some(a.count),
                         premovement: a.premovement,
                         ..Default::default()
                     };
+                    spec.set_source_keys(a.source.clone());
                     spec.set_shape(to_shape(&a.shape));
                     spec
                 })
@@ -285,7 +290,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         groups,
         model: doc.model,
         params: doc.params.clone(),
-        events: Vec::new(),
+        events: doc.events.clone(),
     }
 }
 

@@ -157,3 +157,13 @@ def test_an_unknown_exit_in_events_names_the_path(tmp_path):
             [{"rect": {"min": [8, 3], "max": [12, 7]}, "count": 5}],
             [{"at": 3, "close": "north exit"}],
         )
+
+
+def test_the_guide_example_runs(root, capsys):
+    guide = (root / "docs" / "python.md").read_text()
+    section = guide[guide.index("### Changing the scene while it runs"):]
+    start = section.index("```python\n") + len("```python\n")
+    example = section[start:section.index("```", start)]
+    exec(compile(example, "python.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "east stairs" in printed and "61" in printed

@@ -369,6 +369,64 @@ pub struct SpawnSpec {
     pub times: Option<Vec<f64>>,
 }
 
+/// A spawn area's source keys as one value (`rate`, `from`, `until`, `arrivals`, `times`), for
+/// a program that keeps them apart from the area's shape and count (the editor).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceKeys {
+    /// Persons per second.
+    pub rate: Option<f64>,
+    /// Start of the period, seconds.
+    pub from: Option<f64>,
+    /// End of the period, seconds.
+    pub until: Option<f64>,
+    /// Even or Poisson.
+    pub arrivals: Option<crate::schedule::ArrivalPattern>,
+    /// Listed times, seconds.
+    pub times: Option<Vec<f64>>,
+}
+
+impl SourceKeys {
+    /// The times these keys give, as the map's check reads them (`None` without `rate` or
+    /// `times`; not checked: [`crate::map::compile`] checks a map's).
+    pub fn times(&self) -> Option<crate::schedule::SourceTimes> {
+        use crate::schedule::SourceTimes;
+        match (self.rate, &self.times) {
+            (Some(rate), _) => Some(SourceTimes::Rate {
+                rate,
+                from: self.from.unwrap_or(0.0),
+                until: self.until.unwrap_or(0.0),
+                pattern: self.arrivals.unwrap_or_default(),
+            }),
+            (None, Some(times)) => {
+                let mut times = times.clone();
+                times.sort_by(f64::total_cmp);
+                Some(SourceTimes::Listed(times))
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+impl SpawnSpec {
+    /// The area's source keys, `None` for an area that places a count at the start.
+    pub fn source_keys(&self) -> Option<SourceKeys> {
+        (self.rate.is_some() || self.times.is_some()).then(|| SourceKeys {
+            rate: self.rate,
+            from: self.from,
+            until: self.until,
+            arrivals: self.arrivals,
+            times: self.times.clone(),
+        })
+    }
+
+    /// Sets (or with `None` clears) the area's source keys.
+    pub fn set_source_keys(&mut self, keys: Option<SourceKeys>) {
+        let k = keys.unwrap_or_default();
+        (self.rate, self.from, self.until, self.arrivals, self.times) =
+            (k.rate, k.from, k.until, k.arrivals, k.times);
+    }
+}
+
 /// A pre-movement time range, seconds, drawn uniformly per walker.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
