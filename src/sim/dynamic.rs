@@ -304,6 +304,12 @@ impl Simulation {
         Ok(named)
     }
 
+    /// The walkers the scene's sources still have to bring (those due and waiting for room
+    /// included).
+    pub fn walkers_to_come(&self) -> usize {
+        self.dynamics.due.len()
+    }
+
     /// Every exit change so far, the map's events and [`Simulation::set_exit_open`]'s, in order.
     pub fn exit_changes(&self) -> &[ExitChange] {
         &self.dynamics.exit_log

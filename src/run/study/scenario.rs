@@ -157,10 +157,13 @@ pub fn exit_names(map: &MapFile) -> Vec<String> {
     names
 }
 
-/// `map` with the exits named in `blocked` removed from every group; the reason it cannot
-/// run when a group that had exits is left without any.
+/// `map` with the exits named in `blocked` removed from every group (and the map's events
+/// that open or close them: a blocked exit stays blocked); the reason it cannot run when a
+/// group that had exits is left without any.
 fn block_exits(map: &MapFile, blocked: &[String]) -> (MapFile, Option<String>) {
     let mut out = map.clone();
+    out.events
+        .retain(|e| e.open.iter().chain(&e.close).all(|name| !blocked.contains(name)));
     let mut cannot = None;
     for (g, group) in out.groups.iter_mut().enumerate() {
         let had = group.goals.len();
