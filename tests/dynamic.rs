@@ -215,7 +215,9 @@ fn a_source_at_listed_times_brings_one_walker_at_each() {
     for (t, want) in entered.iter().zip([1.0, 2.6, 4.0]) {
         assert!((t - want).abs() < 1e-6, "{entered:?}");
     }
-    assert_eq!(sim.report().total.arrived, 3);
+    let report = sim.report();
+    assert_eq!(report.total.arrived, 3);
+    assert_eq!(report.total.late_entries, 0, "a time inside a step is not late");
 }
 
 #[test]
@@ -546,6 +548,7 @@ fn every_exit_closed_on_the_gpu_stops_the_crowd_without_falling_back() {
 fn the_bundled_platform_unloads_its_train_through_the_open_exits() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/platform.json");
     let scene = crowdfield::map::load(&path).unwrap();
+    assert_eq!(crowdfield::map::warnings(&scene), Vec::<String>::new());
     let mut sim = sim(scene, 1, 300.0);
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();

@@ -6,6 +6,7 @@
 //! never reused, and the agents stay in id order, so a handle is found by a binary search.
 //! Whether an exit is open is kept in one place, the planner ([`Simulation::exit_open`]).
 
+use super::spawn::{Occupied, place_clear_of};
 use super::{Arrival, Simulation};
 use crate::agents::Agents;
 use crate::error::{Error, Result};
@@ -79,7 +80,7 @@ pub(crate) struct Dynamics {
     pub removed: Vec<usize>,
     /// Per group, walkers of a source that had to wait for room.
     pub late: Vec<usize>,
-    /// Per group, walkers of a source due by now that are not in yet (no room).
+    /// Per group, walkers of a source due by the current time that are not in yet (no room).
     pub waiting: Vec<usize>,
     /// The id the next walker gets.
     next_id: u32,
@@ -160,13 +161,13 @@ fn source_speeds<'a>(schedule: &'a Schedule, scene: &'a Scene) -> impl Iterator<
 
 impl Simulation {
     /// Applies what is due at the start of a step: the exit events whose time has come (the
-    /// planner replans in this step), then the sources' walkers due by now, each on a free spot
+    /// planner replans in this step), then the sources' walkers due by the current time, each on a free spot
     /// of its area clear of the bodies there (those that find none wait for the next step).
     pub(super) fn apply_schedule(&mut self) -> StepEvents {
         let mut events = StepEvents::default();
-        let now = self.time + DUE_SLACK;
+        let due_by = self.time + DUE_SLACK;
         while let Some(e) = self.dynamics.events.get(self.dynamics.next_event) {
-            if e.time > now {
+            if e.time > due_by {
                 break;
             }
             let (name, open) = (e.name.clone(), e.open);
@@ -178,26 +179,30 @@ impl Simulation {
                 open,
             });
         }
-        self.admit_due(now, &mut events);
+        self.admit_due(due_by, &mut events);
         events
     }
 
-    /// Brings in the sources' walkers due by `now`, in time order, stopping at the first that
+    /// Brings in the sources' walkers due by `due_by` (seconds), in time order, stopping at the first that
     /// finds no room (it and those after it wait for the next step).
-    fn admit_due(&mut self, now: f64, events: &mut StepEvents) {
+    fn admit_due(&mut self, due_by: f64, events: &mut StepEvents) {
         self.dynamics.waiting.iter_mut().for_each(|w| *w = 0);
+        // The bodies on the map, gathered once the first walker is due.
+        let mut occupied = None;
         while let Some(&due) = self.dynamics.due.front() {
-            if due.time > now {
+            if due.time > due_by {
                 break;
             }
             let source = &self.scene.schedule.sources[due.source];
             let group = &self.scene.groups[source.group];
-            let Some((x, y)) = super::spawn::place_clear_of(
+            let max_radius = self.dynamics.max_radius as f64;
+            let occupied = occupied.get_or_insert_with(|| Occupied::of(&self.agents, max_radius));
+            let Some((x, y)) = place_clear_of(
                 &self.scene,
                 &source.area,
                 group.radius,
                 &mut self.dynamics.rng,
-                &self.agents,
+                occupied,
             ) else {
                 break;
             };
@@ -217,7 +222,8 @@ impl Simulation {
                 early
             };
             let g = source.group;
-            if self.time > due.time + DUE_SLACK {
+            // Late: it was due at the start of an earlier step already.
+            if due.time + self.dt <= due_by {
                 self.dynamics.late[g] += 1;
             }
             let radius = group.radius as f32;
@@ -231,7 +237,7 @@ impl Simulation {
             );
             events.entered.push(handle);
         }
-        for due in self.dynamics.due.iter().take_while(|d| d.time <= now) {
+        for due in self.dynamics.due.iter().take_while(|d| d.time <= due_by) {
             self.dynamics.waiting[self.scene.schedule.sources[due.source].group] += 1;
             events.waiting_to_enter += 1;
         }

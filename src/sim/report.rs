@@ -592,7 +592,7 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
         if !in_group(log.group[row]) {
             continue;
         }
-        // Time on the move: from the end of its pre-movement time to now.
+        // Time on the move: from the end of its pre-movement time to the current time.
         let moving = sim.time - log.start_at[row];
         if moving > 0.0 {
             min_speed = min_speed.min(walked / moving);
