@@ -390,6 +390,7 @@ fn adding_and_removing_10000_walkers_keeps_memory_bounded() {
     assert_eq!(report.total.agents, 5 + 10_000);
     assert!(report.total.removed + report.total.arrived >= 10_000);
     let capacity = sim.walker_capacity();
+    eprintln!("per-walker capacity: {capacity_after_warm_up} after 11 rounds, {capacity} after 500");
     assert!(
         capacity <= capacity_after_warm_up.max(64),
         "per-walker memory grew from {capacity_after_warm_up} to {capacity} walkers"
