@@ -587,3 +587,25 @@ fn the_bundled_platform_unloads_its_train_through_the_open_exits() {
     let page = crowdfield::export::html::report_page(&report, &input);
     assert!(page.contains("<h2>Exit events</h2>") && page.contains("<td>east stairs</td><td>closes</td>"));
 }
+
+#[test]
+fn a_study_blocking_an_exit_drops_the_events_that_name_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("maps/platform.json");
+    let map = MapFile::from_path(&path).unwrap();
+    let scenarios = crowdfield::run::study::scenarios(&map, true, &[], None).unwrap();
+    let blocked: Vec<&str> = scenarios
+        .iter()
+        .flat_map(|s| s.blocked.iter().map(String::as_str))
+        .collect();
+    assert_eq!(blocked, ["west stairs", "east stairs", "north gate"]);
+    for s in &scenarios {
+        let scene = crowdfield::map::compile(&s.map, path.parent().unwrap(), &s.name)
+            .unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        let named: Vec<&str> = scene.schedule.events.iter().map(|e| e.name.as_str()).collect();
+        assert!(
+            s.blocked.iter().all(|b| !named.contains(&b.as_str())),
+            "{}: {named:?}",
+            s.name
+        );
+    }
+}
