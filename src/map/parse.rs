@@ -83,8 +83,10 @@ fn spawn_count_problems(value: &Value) -> Vec<(String, String)> {
                 continue;
             };
             let at = format!("groups[{gi}].spawns[{si}]");
-            let source = ["rate", "times"].iter().find(|k| obj.contains_key(**k));
-            match (obj.contains_key("count"), source) {
+            // A key given `null` is a key left out, as serde reads an optional field.
+            let given = |key: &str| obj.get(key).is_some_and(|v| !v.is_null());
+            let source = ["rate", "times"].into_iter().find(|k| given(k));
+            match (given("count"), source) {
                 (false, None) => found.push((at, "missing field `count`".to_string())),
                 (true, Some(key)) => found.push((
                     format!("{at}.count"),
