@@ -423,6 +423,15 @@ fn event_and_source_problems_name_the_json_path_and_the_value() {
         neither.contains("groups[0].spawns[0]: missing field `count`"),
         "{neither}"
     );
+    let null = load_error(&room(
+        r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "count": null}"#,
+        "",
+        "",
+    ));
+    assert!(
+        null.contains("groups[0].spawns[0]: missing field `count`"),
+        "{null}"
+    );
     let no_end = load_error(&room(
         r#"{"rect": {"min": [8, 3], "max": [12, 7]}, "rate": 2}"#,
         "",
