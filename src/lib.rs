@@ -53,6 +53,7 @@ pub mod params;
 pub mod plan;
 pub mod run;
 pub mod scene;
+pub mod schedule;
 pub mod sim;
 pub mod speeds;
 pub mod stages;

@@ -62,8 +62,14 @@ pub struct RunSize {
 }
 
 impl RunSize {
-    /// The size of a run of `scene` with the walkers its spawn areas ask for.
+    /// The size of a run of `scene` with the walkers its spawn areas ask for, its sources'
+    /// (as many as they bring over the run, on average) included.
     pub fn of(scene: &crate::scene::Scene) -> Self {
+        let sources = scene
+            .schedule
+            .sources
+            .iter()
+            .map(|s| s.times.expected_count().ceil() as usize);
         Self {
             grid: scene.grid,
             groups: scene.groups.len(),
@@ -71,6 +77,7 @@ impl RunSize {
                 .groups
                 .iter()
                 .map(|g| g.agent_count())
+                .chain(sources)
                 .fold(0, usize::saturating_add),
             max_radius: scene.groups.iter().map(|g| g.radius).fold(0.05, f64::max),
         }

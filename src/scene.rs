@@ -294,6 +294,9 @@ pub struct Scene {
     /// pedestrian model): the edges of [`Scene::outline`], or of the obstacle cells when there
     /// is none, with the goals as openings and areas ([`crate::map::Walls::Exact`]).
     pub exact_walls: bool,
+    /// What changes while a run goes: exits closed at the start, exits opening and closing,
+    /// sources (empty for a static scene).
+    pub schedule: crate::schedule::Schedule,
 }
 
 /// The floor of a map as it is drawn, in metres: the walkable region (the domain less every
@@ -322,6 +325,7 @@ impl Scene {
             params: Params::default(),
             outline: None,
             exact_walls: false,
+            schedule: Default::default(),
         }
     }
 
@@ -409,6 +413,27 @@ impl Scene {
             }
             for (k, s) in g.spawns.iter().enumerate() {
                 shape(format!("groups[{i}].spawns[{k}].area.mask"), s.area.mask.shape());
+            }
+        }
+        for (k, s) in self.schedule.sources.iter().enumerate() {
+            shape(format!("schedule.sources[{k}].area.mask"), s.area.mask.shape());
+        }
+        for (k, s) in self.schedule.sources.iter().enumerate() {
+            if s.group >= self.groups.len() {
+                errors.push(Error::invalid(
+                    file,
+                    format!("schedule.sources[{k}].group"),
+                    format!("{}: expected a group index below {}", s.group, self.groups.len()),
+                ));
+            }
+        }
+        for (k, &(g, e)) in self.schedule.closed.iter().enumerate() {
+            if self.groups.get(g).is_none_or(|group| e >= group.goals.len()) {
+                errors.push(Error::invalid(
+                    file,
+                    format!("schedule.closed[{k}]"),
+                    format!("({g}, {e}): expected a (group, goal) of the scene"),
+                ));
             }
         }
         // The goals' cells are only compared with the walls once every shape fits.

@@ -183,3 +183,44 @@ fn dump_positions() {
         println!("{:.3} {:.3}  v {:.3} {:.3}", r.0, r.1, r.2, r.3);
     }
 }
+
+#[test]
+fn a_closed_opening_in_the_edge_is_wall() {
+    // Two 1 m openings in the room's east edge; the southern one closed from the start and the
+    // northern one closing at 10 s, reopening the southern one then.
+    let map = json!({
+        "version": 1, "name": "two openings", "walls": "exact",
+        "grid": {"cols": 24, "rows": 24, "cell_size": 0.25},
+        "groups": [{
+            "name": "walkers",
+            "goals": [
+                {"rect": {"min": [5.75, 1.0], "max": [6.0, 2.0]}, "name": "south", "closed": true},
+                {"rect": {"min": [5.75, 4.0], "max": [6.0, 5.0]}, "name": "north"},
+            ],
+            "spawns": [{"rect": {"min": [0.5, 0.5], "max": [4.5, 5.5]}, "count": 40}],
+        }],
+        "events": [{"at": 10, "close": "north"}, {"at": 10, "open": "south"}],
+    });
+    let file = MapFile::from_json(&map.to_string(), "two.json").unwrap();
+    let scene = map::compile(&file, Path::new("."), "two.json").unwrap();
+    let mut sim = Simulation::builder(scene)
+        .seed(3)
+        .max_time(200.0)
+        .build()
+        .unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    let (xs, _) = sim.positions();
+    assert!(xs.is_empty(), "{} walkers left inside", xs.len());
+    let dt = sim.dt();
+    for a in sim.arrivals() {
+        let expected = if a.time <= 10.0 + dt { 1 } else { 0 };
+        if a.time <= 10.0 || a.time > 10.0 + dt {
+            assert_eq!(
+                a.exit, expected,
+                "an arrival at {} s through the closed exit",
+                a.time
+            );
+        }
+    }
+    assert!(sim.arrivals().iter().any(|a| a.exit == 0) && sim.arrivals().iter().any(|a| a.exit == 1));
+}

@@ -355,9 +355,9 @@ fn the_guides_scenario_example_is_a_scenario_file() {
     let spawns: Vec<(String, usize)> = late.map.groups[0]
         .spawns
         .iter()
-        .map(|s| (s.name.clone().unwrap(), s.count))
+        .map(|s| (s.name.clone().unwrap(), s.count.unwrap()))
         .collect();
-    let before: Vec<usize> = map.groups[0].spawns.iter().map(|s| s.count).collect();
+    let before: Vec<usize> = map.groups[0].spawns.iter().map(|s| s.count.unwrap()).collect();
     assert_eq!(spawns[0], ("front floor".to_string(), 300));
     assert_eq!(spawns[1].1, (before[1] as f64 * 1.5).round() as usize);
     assert!(

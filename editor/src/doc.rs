@@ -7,8 +7,10 @@
 
 use crowdfield::grid::Grid;
 use crowdfield::map::Premovement;
+use crowdfield::map::format::{EventSpec, SourceKeys};
 use crowdfield::params::{BoidsParams, Model, OrcaParams, Params};
 use crowdfield::scene::{Area, Group, Scene, Spawn};
+use crowdfield::schedule::{ExitEvent, Schedule, Source};
 use ndarray::Array2;
 
 /// Group colours given to new groups, by index (sRGB): distinct hues that read on the terrain.
@@ -137,6 +139,8 @@ pub struct GoalArea {
     pub shape: AreaShape,
     /// Opening width, metres; `None` gives the longer side of the bounding box.
     pub width: Option<f64>,
+    /// Closed at the start (kept from the map file; an event opens it).
+    pub closed: bool,
 }
 
 /// A spawn area and how many walkers start in it.
@@ -150,6 +154,8 @@ pub struct SpawnArea {
     pub count: usize,
     /// Pre-movement time range, seconds (kept from the map file; `None` starts everyone at once).
     pub premovement: Option<Premovement>,
+    /// A source's keys (kept from the map file): walkers arrive over time instead of `count`.
+    pub source: Option<SourceKeys>,
 }
 
 /// One group of walkers as edited.
@@ -221,6 +227,8 @@ pub struct Document {
     /// Where the map's origin lies in the plan it was imported from (`grid.origin`), kept as
     /// the map gives it.
     pub origin: Option<[f64; 2]>,
+    /// The map's exit events, kept as the map gives them.
+    pub events: Vec<EventSpec>,
 }
 
 impl Document {
@@ -238,6 +246,7 @@ impl Document {
             params: None,
             walls: None,
             origin: None,
+            events: Vec::new(),
         }
     }
 
@@ -255,11 +264,66 @@ impl Document {
             params,
             walls: None,
             origin: None,
+            events: Vec::new(),
         }
     }
 
+    /// What changes while a run of the document goes, as the map loader compiles it: the goals
+    /// closed at the start, the exit events (those naming a goal), the sources.
+    fn schedule(&self) -> Schedule {
+        let grid = self.grid;
+        let mut schedule = Schedule::default();
+        let mut names = Vec::new();
+        for (gi, g) in self.groups.iter().enumerate() {
+            for (k, goal) in g.goals.iter().enumerate() {
+                names.push(
+                    goal.name
+                        .clone()
+                        .unwrap_or_else(|| format!("{} goal {k}", g.name)),
+                );
+                if goal.closed {
+                    schedule.closed.push((gi, k));
+                }
+            }
+            for (k, spawn) in g.spawns.iter().enumerate() {
+                let Some(times) = spawn.source.as_ref().and_then(SourceKeys::times) else {
+                    continue;
+                };
+                schedule.sources.push(Source {
+                    group: gi,
+                    area: Area {
+                        name: spawn
+                            .name
+                            .clone()
+                            .unwrap_or_else(|| format!("{} spawn {k}", g.name)),
+                        mask: spawn.shape.mask(&grid).into(),
+                        width: spawn.shape.longer_side(),
+                    },
+                    times,
+                    premovement: spawn.premovement.map_or([0.0, 0.0], |p| [p.min, p.max]),
+                });
+            }
+        }
+        for e in &self.events {
+            let (name, open) = match (&e.open, &e.close) {
+                (Some(name), None) => (name, true),
+                (None, Some(name)) => (name, false),
+                _ => continue,
+            };
+            if names.contains(name) {
+                schedule.events.push(ExitEvent {
+                    time: e.at,
+                    name: name.clone(),
+                    open,
+                });
+            }
+        }
+        schedule
+    }
+
     /// Compiles the document into a scene: areas rasterised by cell centre, default names and
-    /// widths filled in as the map loader does.
+    /// widths filled in as the map loader does, the map's schedule (closed goals, exit events,
+    /// sources) with them.
     pub fn to_scene(&self) -> Scene {
         let grid = self.grid;
         let groups = self
@@ -282,6 +346,7 @@ impl Document {
                     .spawns
                     .iter()
                     .enumerate()
+                    .filter(|(_, s)| s.source.is_none())
                     .map(|(i, s)| Spawn {
                         area: Area {
                             name: s.name.clone().unwrap_or_else(|| format!("{} spawn {i}", g.name)),
@@ -310,6 +375,7 @@ impl Document {
             params: Params::for_map(self.model, self.params.as_ref()),
             outline: None,
             exact_walls: self.walls == Some(crowdfield::map::Walls::Exact),
+            schedule: self.schedule(),
         }
     }
 
@@ -348,6 +414,7 @@ impl Document {
                 max: [w, 0.7 * h],
             },
             width: None,
+            closed: false,
         });
         east.spawns.push(SpawnArea {
             name: None,
@@ -357,6 +424,7 @@ impl Document {
             },
             count: 40,
             premovement: None,
+            source: None,
         });
         let mut north = GroupDoc::new("northbound", 1);
         north.goals.push(GoalArea {
@@ -366,6 +434,7 @@ impl Document {
                 max: [0.9 * w, h],
             },
             width: None,
+            closed: false,
         });
         north.spawns.push(SpawnArea {
             name: None,
@@ -375,6 +444,7 @@ impl Document {
             },
             count: 20,
             premovement: None,
+            source: None,
         });
         // At most one walker per free cell of a spawn area, as the map format requires.
         for g in [&mut east, &mut north] {

@@ -90,6 +90,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
                     name: g.name.clone(),
                     shape: area_shape(g, &label, &at("goals", i))?,
                     width: g.width,
+                    closed: g.closed,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -101,8 +102,9 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
                 Ok(SpawnArea {
                     name: s.name.clone(),
                     shape: area_shape(s, &label, &at("spawns", i))?,
-                    count: s.count,
+                    count: s.count.unwrap_or(0),
                     premovement: s.premovement,
+                    source: s.source_keys(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -132,6 +134,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
     doc.model = file.model;
     doc.walls = file.walls;
     doc.origin = file.grid.origin;
+    doc.events = file.events.clone();
     Ok(doc)
 }
 
@@ -230,6 +233,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
                     let mut spec = GoalSpec {
                         name: a.name.clone(),
                         width: a.width,
+                        closed: a.closed,
                         ..Default::default()
                     };
                     spec.set_shape(to_shape(&a.shape));
@@ -242,10 +246,11 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
                 .map(|a| {
                     let mut spec = SpawnSpec {
                         name: a.name.clone(),
-                        count: a.count,
+                        count: a.source.is_none().then_some(a.count),
                         premovement: a.premovement,
                         ..Default::default()
                     };
+                    spec.set_source_keys(a.source.clone());
                     spec.set_shape(to_shape(&a.shape));
                     spec
                 })
@@ -287,6 +292,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         model: doc.model,
         params: doc.params.clone(),
         walls: doc.walls,
+        events: doc.events.clone(),
     }
 }
 

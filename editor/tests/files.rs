@@ -30,6 +30,13 @@ fn load_save_load_gives_the_same_map_for_every_bundled_map() {
         let second = mapio::load(&out).unwrap();
         assert_eq!(second, first, "{}: the saved map differs", map.display());
         assert_eq!(second.to_scene(), first.to_scene());
+        // The schedule (closed exits, events, sources) as the library compiles it.
+        assert_eq!(
+            first.to_scene().schedule,
+            crowdfield::map::load(&map).unwrap().schedule,
+            "{}",
+            map.display()
+        );
         // The compiled map is also what the library's own loader gives.
         assert_eq!(
             crowdfield::map::load(&out).unwrap(),

@@ -15,6 +15,7 @@ fn corridor(exit_col: usize) -> Document {
         name: None,
         shape: AreaShape::rect_from_corners([exit_col as f64, 0.0], [exit_col as f64 + 1.0, 10.0]),
         width: None,
+        closed: false,
     });
     doc.groups.push(g);
     doc

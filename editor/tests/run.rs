@@ -19,12 +19,14 @@ fn corridor() -> Document {
         name: Some("east".into()),
         shape: AreaShape::rect_from_corners([11.5, 0.0], [12.0, 4.0]),
         width: None,
+        closed: false,
     });
     g.spawns.push(SpawnArea {
         name: None,
         shape: AreaShape::rect_from_corners([0.0, 0.0], [2.0, 4.0]),
         count: 8,
         premovement: None,
+        source: None,
     });
     doc.groups.push(g);
     doc
@@ -118,12 +120,14 @@ fn head_on() -> Document {
             name: None,
             shape: AreaShape::rect_from_corners(goal.0, goal.1),
             width: None,
+            closed: false,
         });
         g.spawns.push(SpawnArea {
             name: None,
             shape: AreaShape::rect_from_corners(spawn.0, spawn.1),
             count: 6,
             premovement: None,
+            source: None,
         });
         doc.groups.push(g);
     }

@@ -58,6 +58,7 @@ fn painting_an_obstacle_changes_the_map_and_the_potential() {
         name: None,
         shape: crowdfield_editor::doc::AreaShape::rect_from_corners([19.0, 0.0], [20.0, 10.0]),
         width: None,
+        closed: false,
     });
     doc.groups.push(g);
     let mut h = harness(app(doc));

@@ -25,7 +25,6 @@ the tolerances against scikit-fmm.
 from __future__ import annotations
 
 import json
-import math
 import numbers
 import os
 import warnings
@@ -35,6 +34,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from . import _native
+from ._simulation import TRAJECTORY_DTYPE, Simulation, StepEvents
 
 __version__ = _native.__version__
 
@@ -54,6 +54,7 @@ __all__ = [
     "Map",
     "Plan",
     "Simulation",
+    "StepEvents",
 ]
 
 _DIMENSIONS_MESSAGE = (
@@ -520,146 +521,6 @@ class Map:
     def __repr__(self) -> str:
         rows, cols = self.shape
         return f"<crowdfield.Map {self.name!r}: {rows} x {cols} cells of {self.cell_size} m, groups {self.group_names}>"
-
-
-TRAJECTORY_DTYPE = np.dtype(
-    [
-        ("t", np.float64),
-        ("id", np.uint32),
-        ("group", np.uint32),
-        ("x", np.float32),
-        ("y", np.float32),
-        ("vx", np.float32),
-        ("vy", np.float32),
-        ("frame", np.int64),
-    ]
-)
-
-
-class Simulation:
-    """A crowd run on a map (made by :meth:`Map.simulation`)."""
-
-    def __init__(self, native: Any):
-        self._native = native
-
-    def _give_warnings(self, stacklevel: int) -> None:
-        _warn_all(self._native.take_warnings(), stacklevel + 1)
-
-    def step(self) -> int:
-        """Advances one step; returns how many agents arrived in it.
-
-        Once the run is finished (:attr:`finished`: everyone arrived, or one more step would
-        pass ``max_time``) it does nothing and returns 0: the time never passes ``max_time``.
-        The step that finishes the run gives the command's closing warnings (agents still
-        inside, the report's ``warnings``, a GPU run that finished on the CPU) as
-        :class:`CrowdfieldWarning`.
-        """
-        arrived = self._native.step()
-        self._give_warnings(stacklevel=2)
-        return arrived
-
-    def run(self, until: Optional[float] = None) -> int:
-        """Steps until every agent has arrived or the time limit is reached, or until the
-        simulated time reaches ``until`` seconds; returns the number of steps taken (0 when the
-        run is already finished). ``until`` NaN raises ``ValueError``. When the run finishes,
-        the command's closing warnings (agents still inside, the report's ``warnings``, a GPU
-        run that finished on the CPU) are given as :class:`CrowdfieldWarning`, once."""
-        if until is not None:
-            until = float(until)
-            if math.isnan(until):
-                raise ValueError("until: nan: expected a time in seconds or None")
-        steps = self._native.run(until)
-        self._give_warnings(stacklevel=2)
-        return steps
-
-    @property
-    def finished(self) -> bool:
-        """Whether the run is over (everyone arrived, or the time limit)."""
-        return self._native.finished
-
-    @property
-    def time(self) -> float:
-        """Simulated time, seconds."""
-        return self._native.time
-
-    @property
-    def steps(self) -> int:
-        """Steps taken so far."""
-        return self._native.steps
-
-    @property
-    def dt(self) -> float:
-        """Time step, seconds."""
-        return self._native.dt
-
-    @property
-    def trajectory_every(self) -> int:
-        """Steps between two trajectory recordings (0: none are recorded, ``trajectory_every=None``)."""
-        return self._native.trajectory_every
-
-    @property
-    def frame_rate(self) -> float:
-        """Trajectory recordings per simulated second, ``1 / (trajectory_every * dt)``: the
-        ``frame_rate`` for ``pedpy.TrajectoryData`` (the ``fps`` of the command's
-        trajectories.sqlite). NaN when no trajectories are recorded."""
-        every = self.trajectory_every
-        return 1.0 / (every * self.dt) if every else math.nan
-
-    @property
-    def positions(self) -> np.ndarray:
-        """float32 (n, 2): x, y of each walking agent, metres."""
-        return self._native.positions
-
-    @property
-    def velocities(self) -> np.ndarray:
-        """float32 (n, 2): vx, vy of each walking agent, m/s."""
-        return self._native.velocities
-
-    @property
-    def groups(self) -> np.ndarray:
-        """uint32 (n,): the group index of each walking agent."""
-        return self._native.groups
-
-    @property
-    def ids(self) -> np.ndarray:
-        """uint32 (n,): the id of each walking agent."""
-        return self._native.ids
-
-    def arrivals(self) -> np.ndarray:
-        """Structured array of arrivals so far: id, group, exit, time."""
-        dtype = np.dtype([("id", np.uint32), ("group", np.uint32), ("exit", np.int64), ("time", np.float64)])
-        return np.array(self._native.arrivals(), dtype=dtype)
-
-    def report(self) -> Dict[str, Any]:
-        """The run's report as a dict: the content ``crowdfield simulate`` writes to report.json."""
-        return json.loads(self._native.report_json())
-
-    def trajectories(self, as_frame: Optional[bool] = None):
-        """The recorded trajectories: one row per walking agent per recorded step, with columns
-        t, id, group, x, y, vx, vy (``trajectories.csv``'s) and frame: the index of the
-        recording, ``t / (trajectory_every * dt)`` (0, 1, 2, ...), as trajectories.sqlite
-        numbers its frames. With pandas, ``pedpy.TrajectoryData(data=sim.trajectories(),
-        frame_rate=sim.frame_rate)`` reads it as it is.
-
-        Returns a pandas DataFrame when pandas is installed (or ``as_frame=True``, which raises
-        ImportError without it), otherwise (or with ``as_frame=False``) a numpy structured array.
-        """
-        cols = self._native.trajectory_columns()
-        out = np.empty(len(cols[0]), dtype=TRAJECTORY_DTYPE)
-        for name, col in zip(TRAJECTORY_DTYPE.names, cols):
-            out[name] = col
-        if as_frame is False:
-            return out
-        try:
-            import pandas as pd
-        except ImportError:
-            if as_frame:
-                raise ImportError("trajectories(as_frame=True) needs pandas: pip install pandas")
-            return out
-        return pd.DataFrame(out)
-
-    def __repr__(self) -> str:
-        return f"<crowdfield.Simulation t={self.time:.2f} s, {len(self.ids)} walking, {self.steps} steps>"
 
 
 #: Extensions :func:`load_map` imports as floor plans rather than reading as map JSON.

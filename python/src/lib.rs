@@ -3,14 +3,13 @@
 //! arguments (dtypes, masked arrays, scikit-fmm's keywords) and calls these functions; each
 //! solve and simulation step runs with the GIL released.
 
-use crowdfield::eikonal::{self, Order, SpeedGrid, levelset};
+use crowdfield::eikonal::{self, SpeedGrid, levelset};
 use crowdfield::gpu::Backend;
 use crowdfield::local::{LocalBackend, LocalMode};
-use crowdfield::names::Named;
 use crowdfield::params::{Model, SpeedLaw};
 use crowdfield::run::driver::{RunDriver, RunObserver, local_layer_for};
 use crowdfield::scene::Scene;
-use crowdfield::sim::{SimConfig, Simulation};
+use crowdfield::sim::{SimConfig, Simulation, StepEvents};
 use ndarray::{Array2, ArrayView2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -19,88 +18,9 @@ use pyo3::types::{PyDict, PySlice};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-/// The library's names for what the Python arguments set, and the arguments that set them, in
-/// the order [`python_text`] replaces them (longer phrases first), before the choices'
-/// ([`choice_names`]). The library names its own fields (`SimConfig.dt`, `Backend::Gpu`) and the
-/// command's flags where only the command can help; Python speaks of its arguments.
-const PYTHON_NAMES: &[(&str, &str)] = &[
-    ("order: Order::Second:", "order: 2:"),
-    ("backend: Backend::Gpu:", "backend: \"gpu\":"),
-    ("leave SimConfig.dt unset", "leave dt=None"),
-    ("SimConfig.dt", "dt"),
-    ("SimConfig.max_time", "max_time"),
-    ("SimConfig.replan_every", "replan_every"),
-    ("StudyOptions.max_seeds", "max_seeds"),
-    ("StudyOptions.seeds", "seeds"),
-    ("StudyOptions.max_time", "max_time"),
-    ("StudyOptions.aset", "aset"),
-    ("Order::First", "order=1"),
-    (
-        "pass --allow-outside-rasters to the command to read it",
-        "pass allow_outside_rasters=True to load_map to read it",
-    ),
-    (
-        "see `remaining` in report.json; raise --max-time",
-        "see `remaining` in report(); raise max_time",
-    ),
-];
+mod names;
 
-/// The library's and the command's names of the choices' values and the Python arguments that
-/// give them: `Backend::Gpu` and `backend="gpu"`, `--model pedestrian` and
-/// `model="pedestrian"`, `--local orca` and `local="orca"`; longer names first, so that
-/// `--local boids+orca` is not read as `--local boids`.
-fn choice_names() -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for &b in Backend::ALL {
-        pairs.push((format!("Backend::{b:?}"), format!("backend={:?}", b.name())));
-    }
-    for &m in Model::ALL {
-        pairs.push((format!("--model {}", m.name()), format!("model={:?}", m.name())));
-    }
-    for &l in LocalMode::ALL {
-        pairs.push((format!("--local {}", l.name()), format!("local={:?}", l.name())));
-    }
-    pairs.sort_by_key(|(library, _)| std::cmp::Reverse(library.len()));
-    pairs
-}
-
-/// `text` (an error, a note from the library) with the library's names of settings replaced by
-/// the Python arguments that set them ([`PYTHON_NAMES`], then [`choice_names`]).
-fn python_text(text: &str) -> String {
-    let text = PYTHON_NAMES
-        .iter()
-        .fold(text.to_string(), |t, (library, python)| {
-            t.replace(library, python)
-        });
-    choice_names()
-        .iter()
-        .fold(text, |t, (library, python)| t.replace(library, python))
-}
-
-/// A library error as the Python exception of its kind, with the command's message in the
-/// Python arguments' names.
-fn to_py(e: crowdfield::Error) -> PyErr {
-    let text = python_text(&e.to_string());
-    match e {
-        crowdfield::Error::Io { .. } => PyOSError::new_err(text),
-        crowdfield::Error::Gpu(_) => PyRuntimeError::new_err(text),
-        _ => PyValueError::new_err(text),
-    }
-}
-
-/// The value of the library choice `N` named `text`, given as the Python argument `arg`: a
-/// `ValueError` naming the argument, the value and the names accepted otherwise.
-fn choice<N: Named>(arg: &str, text: &str) -> PyResult<N> {
-    N::parse(text).map_err(|e| match e {
-        crowdfield::Error::Invalid { message, .. } => PyValueError::new_err(format!("{arg}: {message}")),
-        other => to_py(other),
-    })
-}
-
-/// The order of the update from its number.
-fn order_of(order: u8) -> PyResult<Order> {
-    choice("order", &order.to_string())
-}
+use names::{choice, order_of, python_text, to_py};
 
 /// The first cell of `a` whose value is NaN, as "(row r, column c)".
 fn first_nan(a: ArrayView2<f64>) -> Option<String> {
@@ -496,8 +416,8 @@ struct Recording {
 }
 
 impl Recording {
-    /// One step, recording as the command does; once the run is finished, nothing (0 arrive).
-    fn step(&mut self) -> crowdfield::Result<usize> {
+    /// One step, recording as the command does; once the run is finished, nothing (no event).
+    fn step(&mut self) -> crowdfield::Result<StepEvents> {
         self.driver.step(&mut self.rows)
     }
 
@@ -524,12 +444,120 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
     Array2::from_shape_fn((x.len(), 2), |(i, k)| if k == 0 { x[i] } else { y[i] }).into_pyarray(py)
 }
 
+/// A step's events as Python takes them: `(time, arrivals as (handle, group, exit, time),
+/// exits as (time, name, open), handles that came in, walkers waiting to come in)`.
+type PyStepEvents = (
+    f64,
+    Vec<(u32, u32, usize, f64)>,
+    Vec<(f64, String, bool)>,
+    Vec<u32>,
+    usize,
+);
+
+/// A step's events in the tuple Python takes.
+fn step_events(e: StepEvents) -> PyStepEvents {
+    (
+        e.time,
+        e.arrivals
+            .iter()
+            .map(|a| (a.id, a.group, a.exit, a.time))
+            .collect(),
+        e.exits.into_iter().map(|c| (c.time, c.name, c.open)).collect(),
+        e.entered,
+        e.waiting_to_enter,
+    )
+}
+
+/// The error for a handle that is not a walker on the map.
+fn no_walker(handle: u32) -> PyErr {
+    pyo3::exceptions::PyKeyError::new_err(format!(
+        "handle {handle}: not a walker on the map (it left, was removed, or was never given)"
+    ))
+}
+
 #[pymethods]
 impl SimulationHandle {
-    /// Advances one step; returns the number of agents that arrived in it. Once the run is
-    /// finished, does nothing and returns 0.
-    fn step(&self, py: Python<'_>) -> PyResult<usize> {
-        py.detach(|| self.lock().step()).map_err(to_py)
+    /// Advances one step; returns its events (see [`step_events`]). Once the run is finished,
+    /// does nothing and returns no event.
+    fn step(&self, py: Python<'_>) -> PyResult<PyStepEvents> {
+        py.detach(|| self.lock().step().map(step_events)).map_err(to_py)
+    }
+
+    /// Adds a walker; returns its handle.
+    fn add_walker(&self, x: f32, y: f32, group: usize, speed: f32, radius: f32) -> PyResult<u32> {
+        let mut rec = self.lock();
+        rec.driver
+            .simulation_mut()
+            .add_walker(x, y, group, speed, radius)
+            .map_err(to_py)
+    }
+
+    /// Takes the walker `handle` off the map.
+    fn remove_walker(&self, handle: u32) -> PyResult<()> {
+        let mut rec = self.lock();
+        let sim = rec.driver.simulation_mut();
+        if sim.index_of(handle).is_none() {
+            return Err(no_walker(handle));
+        }
+        sim.remove_walker(handle).map_err(to_py)
+    }
+
+    /// The walker's position, `(x, y)` in metres.
+    fn position_of(&self, handle: u32) -> PyResult<(f32, f32)> {
+        self.lock()
+            .sim()
+            .position_of(handle)
+            .ok_or_else(|| no_walker(handle))
+    }
+
+    /// The walker's velocity in the last step, `(vx, vy)` in m/s.
+    fn velocity_of(&self, handle: u32) -> PyResult<(f32, f32)> {
+        self.lock()
+            .sim()
+            .velocity_of(handle)
+            .ok_or_else(|| no_walker(handle))
+    }
+
+    /// Opens or closes every goal named `name`; returns how many bear the name.
+    fn set_exit_open(&self, name: &str, open: bool) -> PyResult<usize> {
+        self.lock()
+            .driver
+            .simulation_mut()
+            .set_exit_open(name, open)
+            .map_err(to_py)
+    }
+
+    /// Whether goal `goal` of group `group` is open.
+    fn exit_open(&self, group: usize, goal: usize) -> bool {
+        self.lock().sim().exit_open(group, goal)
+    }
+
+    /// Every exit change so far as `(time, name, open)`.
+    fn exit_changes(&self) -> Vec<(f64, String, bool)> {
+        self.lock()
+            .sim()
+            .exit_changes()
+            .iter()
+            .map(|c| (c.time, c.name.clone(), c.open))
+            .collect()
+    }
+
+    /// The scene's group names, in index order.
+    #[getter]
+    fn group_names(&self) -> Vec<String> {
+        self.lock()
+            .sim()
+            .scene()
+            .groups
+            .iter()
+            .map(|g| g.name.clone())
+            .collect()
+    }
+
+    /// The handle of each walker on the map, uint32, in the order of `positions`.
+    #[getter]
+    fn handles<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.lock().sim().handles().to_vec().into_pyarray(py)
     }
 
     /// Steps until the run is finished or its time reaches `until` (None: to the end); returns
@@ -811,7 +839,8 @@ fn study(
         let scenarios = st::load_scenarios(&path, &load, discount_exits, &scenarios, aset)?;
         let study = st::run_study(&path, &scenarios, &options, &out, &|_, _| {})?
             .expect("a study without a shard writes its summary");
-        serde_json::to_string(&study).map_err(|e| crowdfield::Error::invalid("study.json", "(root)", e.to_string()))
+        serde_json::to_string(&study)
+            .map_err(|e| crowdfield::Error::invalid("study.json", "(root)", e.to_string()))
     })
     .map_err(to_py)
 }

@@ -244,7 +244,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let total: usize = sim.spawned().iter().sum();
+    let total: usize = sim.spawned().iter().sum::<usize>() + sim.walkers_to_come();
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {

@@ -28,6 +28,8 @@ pub struct WallSegments {
     opening: Vec<Option<u32>>,
     /// Per opening: the `(group, goal)` pairs whose walkers leave through it.
     openings: Vec<Vec<(u32, u32)>>,
+    /// The `(group, goal)` pairs that are closed: their openings are wall.
+    closed: Vec<(u32, u32)>,
     /// Bucket edge, metres.
     bucket: f64,
     cols: usize,
@@ -178,6 +180,7 @@ impl WallSegments {
             segments,
             opening,
             openings,
+            closed: Vec::new(),
             bucket,
             cols,
             rows,
@@ -191,12 +194,30 @@ impl WallSegments {
         &self.segments
     }
 
-    /// Whether segment `k` stops walkers of `group`: a wall, or an opening that is not theirs.
+    /// Opens or closes the openings of goal `goal` of `group`: a closed goal's opening is wall.
+    pub fn set_open(&mut self, group: u32, goal: u32, open: bool) {
+        self.closed.retain(|&c| c != (group, goal));
+        if !open {
+            self.closed.push((group, goal));
+        }
+    }
+
+    /// The goal of `group` that opening `o` is a way out for, if it is one and open.
+    #[inline]
+    fn way_out(&self, o: u32, group: u32) -> Option<u32> {
+        self.openings[o as usize]
+            .iter()
+            .find(|&&(g, e)| g == group && !self.closed.contains(&(g, e)))
+            .map(|&(_, e)| e)
+    }
+
+    /// Whether segment `k` stops walkers of `group`: a wall, or an opening that is not an open
+    /// way out of theirs.
     #[inline]
     fn stops(&self, k: usize, group: u32) -> bool {
         match self.opening[k] {
             None => true,
-            Some(o) => !self.openings[o as usize].iter().any(|&(g, _)| g == group),
+            Some(o) => self.way_out(o, group).is_none(),
         }
     }
 
@@ -287,7 +308,7 @@ impl WallSegments {
                 return;
             }
             let Some(o) = self.opening[k] else { return };
-            let Some(&(_, goal)) = self.openings[o as usize].iter().find(|&&(g, _)| g == group) else {
+            let Some(goal) = self.way_out(o, group) else {
                 return;
             };
             if leaves_through(&self.segments[k], a, b) {

@@ -269,6 +269,25 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
     }
     h.push_str("</table>\n");
 
+    // Exit events.
+    if !report.exit_changes.is_empty() {
+        h.push_str(
+            "<h2>Exit events</h2><p>Exits that opened or closed during the run (marked on the plots: \
+             red a closing, green an opening); a closed exit is no goal and takes no one.</p>\
+             <table id=\"exit-events\"><tr><th>time, s</th><th>exit</th><th>event</th></tr>",
+        );
+        for c in &report.exit_changes {
+            let _ = write!(
+                h,
+                "<tr><td class=\"n\">{:.1}</td><td>{}</td><td>{}</td></tr>",
+                c.time,
+                escape(&c.name),
+                if c.open { "opens" } else { "closes" }
+            );
+        }
+        h.push_str("</table>\n");
+    }
+
     // Level of service.
     h.push_str(
         "<h2>Level of service</h2><p>Fruin's walkway levels (persons/m² of the people who have started to move, walking or queueing, \

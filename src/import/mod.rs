@@ -464,7 +464,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         let spawn = SpawnSpec {
             polygon: Some(polygon_spec(&local(&d.area.polygon))),
             name: Some(d.area.name.clone()),
-            count: s.persons,
+            count: Some(s.persons),
             ..SpawnSpec::default()
         };
         match groups.iter_mut().find(|g| g.radius == radius) {
@@ -519,6 +519,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         model: None,
         params: None,
         walls: None,
+        events: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![file.to_string()],
@@ -581,6 +582,7 @@ fn import_raster(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         model: None,
         params: None,
         walls: None,
+        events: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![plan.file.clone()],

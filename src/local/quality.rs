@@ -137,7 +137,9 @@ struct JamState {
 }
 
 /// Tracks, per agent id, how long each agent that wants to move has stayed within
-/// `move_distance` of where it last moved. Update it once per step.
+/// `move_distance` of where it last moved. Update it once per step. It holds one state per
+/// agent of the last update, so agents that leave (and ids that come and go over a long run)
+/// take no memory.
 #[derive(Clone, Debug)]
 pub struct JamTracker {
     /// Preferred speed (m/s) above which an agent wants to move.
@@ -146,7 +148,12 @@ pub struct JamTracker {
     pub move_distance: f32,
     /// Jam time T (s).
     pub jam_seconds: f32,
+    /// The ids of the last update, in its order, and each one's state.
+    ids: Vec<u32>,
     state: Vec<JamState>,
+    /// The next update's, swapped in at its end (kept to reuse its memory).
+    next_ids: Vec<u32>,
+    next_state: Vec<JamState>,
     worst: f32,
 }
 
@@ -163,39 +170,66 @@ impl JamTracker {
             want_speed,
             move_distance,
             jam_seconds,
+            ids: Vec::new(),
             state: Vec::new(),
+            next_ids: Vec::new(),
+            next_state: Vec::new(),
             worst: 0.0,
         }
     }
 
+    /// The number of agents the tracker holds a state for (those of the last update).
+    pub fn tracked(&self) -> usize {
+        self.ids.len()
+    }
+
     /// Records one step of `dt` seconds: `agents` after the step, `preferred` their preferred
-    /// velocities (index `i` is agent `i`; missing entries count as not wanting to move).
+    /// velocities (index `i` is agent `i`; missing entries count as not wanting to move). An
+    /// agent keeps its state from one update to the next while the ids keep their order
+    /// (a simulation's agents are in ascending id order); an id not found starts afresh.
     pub fn update(&mut self, agents: &Agents, preferred: &[[f32; 2]], dt: f32) -> JamStats {
-        let max_id = agents.id.iter().copied().max().map_or(0, |m| m as usize + 1);
-        if self.state.len() < max_id {
-            self.state.resize(max_id, JamState::default());
-        }
+        self.next_ids.clear();
+        self.next_state.clear();
+        let mut k = 0;
         let (mut jammed, mut longest) = (0usize, 0.0f32);
         for i in 0..agents.len() {
-            let s = &mut self.state[agents.id[i] as usize];
+            let id = agents.id[i];
+            let mut found = None;
+            while k < self.ids.len() {
+                let old = self.ids[k];
+                k += 1;
+                if old == id {
+                    found = Some(self.state[k - 1]);
+                    break;
+                }
+                if old > id {
+                    k -= 1;
+                    break;
+                }
+            }
+            let mut s = found.unwrap_or_default();
             let p = V2::new(agents.x[i], agents.y[i]);
             let want = preferred
                 .get(i)
                 .is_some_and(|v| V2::new(v[0], v[1]).len() > self.want_speed);
             if !s.seen || !want || (p - s.anchor).len() >= self.move_distance {
-                *s = JamState {
+                s = JamState {
                     anchor: p,
                     still_for: 0.0,
                     seen: true,
                 };
-                continue;
+            } else {
+                s.still_for += dt;
+                longest = longest.max(s.still_for);
+                if s.still_for > self.jam_seconds {
+                    jammed += 1;
+                }
             }
-            s.still_for += dt;
-            longest = longest.max(s.still_for);
-            if s.still_for > self.jam_seconds {
-                jammed += 1;
-            }
+            self.next_ids.push(id);
+            self.next_state.push(s);
         }
+        std::mem::swap(&mut self.ids, &mut self.next_ids);
+        std::mem::swap(&mut self.state, &mut self.next_state);
         self.worst = self.worst.max(longest);
         JamStats {
             jammed,

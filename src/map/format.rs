@@ -44,6 +44,9 @@ pub struct MapFile {
     /// What the walkers' bodies meet (default [`Walls::Cells`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub walls: Option<Walls>,
+    /// Exits that open or close at given times, naming goals by their `name`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
 }
 
 /// What the walkers' bodies meet: the obstacle cells, or the walls as drawn.
@@ -56,9 +59,26 @@ pub enum Walls {
     /// The walls as drawn (the obstacle shapes combined in order, [`crate::scene::Outline`]):
     /// with the pedestrian model, bodies meet their exact edges, a goal that reaches the map's
     /// edge is an opening there that walkers leave through, and a goal inside the map counts a
-    /// walker when its centre enters the goal's area. The fields stay on the cells. The
-    /// obstacles must be shapes (no raster).
+    /// walker when its centre enters the goal's area. The fields stay on the cells. With an
+    /// obstacle raster the walls are the edges of its cells.
     Exact,
+}
+
+/// An exit opening or closing at a time: `{"at": 15, "close": "east exit"}` or
+/// `{"at": 5, "open": "west exit"}` (exactly one of `open` and `close`). Every goal of that
+/// name, in every group, opens or closes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// Simulated time, seconds (at least 0): the event applies at the start of the first step
+    /// that begins at or after it.
+    pub at: f64,
+    /// The name of the goal(s) that open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<String>,
+    /// The name of the goal(s) that close.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close: Option<String>,
 }
 
 /// Size and resolution of the grid. The origin is the lower-left corner (see [`crate::grid`]).
@@ -313,6 +333,14 @@ pub struct GoalSpec {
     /// Width of the opening, metres (default: the longer side of the shape's bounding box).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<f64>,
+    /// Closed at the start (default false): not a goal, and no one leaves through it, until
+    /// an event opens it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub closed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A spawn area and how many walkers start in it.
@@ -331,14 +359,90 @@ pub struct SpawnSpec {
     /// Name shown in reports (default "`<group> spawn <i>`").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Number of walkers; at most the number of free cells in the area.
-    pub count: usize,
+    /// Number of walkers placed at the start; at most the number of free cells in the area.
+    /// Required, except for a source (`rate` or `times`), which leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
     /// Pre-movement time (the time from the alarm to the first step, RiMEA's "reaction
     /// time"): each walker of the area waits a time drawn uniformly in `[min, max]` seconds
     /// before it walks, standing where it was placed (it counts in the density and others
     /// walk around it). Default: none, every walker starts at `t = 0`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub premovement: Option<Premovement>,
+    /// A source instead of a count: persons per second arriving in the area over
+    /// `[from, until)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Start of a source's period, seconds (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<f64>,
+    /// End of a source's period, seconds (required with `rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<f64>,
+    /// How a source's walkers are spaced: `"even"` (default) or `"poisson"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<crate::schedule::ArrivalPattern>,
+    /// A source instead of a count: one walker at each of these times, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<Vec<f64>>,
+}
+
+/// A spawn area's source keys as one value (`rate`, `from`, `until`, `arrivals`, `times`), for
+/// a program that keeps them apart from the area's shape and count (the editor).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceKeys {
+    /// Persons per second.
+    pub rate: Option<f64>,
+    /// Start of the period, seconds.
+    pub from: Option<f64>,
+    /// End of the period, seconds.
+    pub until: Option<f64>,
+    /// Even or Poisson.
+    pub arrivals: Option<crate::schedule::ArrivalPattern>,
+    /// Listed times, seconds.
+    pub times: Option<Vec<f64>>,
+}
+
+impl SourceKeys {
+    /// The times these keys give, as the map's check reads them (`None` without `rate` or
+    /// `times`; not checked: [`crate::map::compile`] checks a map's).
+    pub fn times(&self) -> Option<crate::schedule::SourceTimes> {
+        use crate::schedule::SourceTimes;
+        match (self.rate, &self.times) {
+            (Some(rate), _) => Some(SourceTimes::Rate {
+                rate,
+                from: self.from.unwrap_or(0.0),
+                until: self.until.unwrap_or(0.0),
+                pattern: self.arrivals.unwrap_or_default(),
+            }),
+            (None, Some(times)) => {
+                let mut times = times.clone();
+                times.sort_by(f64::total_cmp);
+                Some(SourceTimes::Listed(times))
+            }
+            (None, None) => None,
+        }
+    }
+}
+
+impl SpawnSpec {
+    /// The area's source keys, `None` for an area that places a count at the start.
+    pub fn source_keys(&self) -> Option<SourceKeys> {
+        (self.rate.is_some() || self.times.is_some()).then(|| SourceKeys {
+            rate: self.rate,
+            from: self.from,
+            until: self.until,
+            arrivals: self.arrivals,
+            times: self.times.clone(),
+        })
+    }
+
+    /// Sets (or with `None` clears) the area's source keys.
+    pub fn set_source_keys(&mut self, keys: Option<SourceKeys>) {
+        let k = keys.unwrap_or_default();
+        (self.rate, self.from, self.until, self.arrivals, self.times) =
+            (k.rate, k.from, k.until, k.arrivals, k.times);
+    }
 }
 
 /// A pre-movement time range, seconds, drawn uniformly per walker.

@@ -5,7 +5,7 @@
 //! deserialises each piece on its own: one error per broken piece, each with its full path
 //! (`groups[1].goals[0].rect.max`), tracked inside a piece by `serde_path_to_error`.
 
-use super::format::{GoalSpec, GridSpec, LayerShape, MapFile, Raster, SpawnSpec, SpeedRange};
+use super::format::{EventSpec, GoalSpec, GridSpec, LayerShape, MapFile, Raster, SpawnSpec, SpeedRange};
 use crate::error::Error;
 use crate::params::{BoidsParams, Model, OrcaParams, Params};
 use serde::de::DeserializeOwned;
@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
 const ROOT_KEYS: &[&str] = &[
-    "version", "name", "grid", "layers", "groups", "model", "params", "walls",
+    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events",
 ];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
@@ -31,8 +31,9 @@ pub(crate) fn parse_map(text: &str, file: &str) -> Result<MapFile, Vec<Error>> {
         Err(e) => return Err(vec![syntax_error(file, &e)]),
     };
     let duplicates = duplicate_keys(text);
+    let counts = spawn_count_problems(&value);
     let first = match serde_path_to_error::deserialize::<_, MapFile>(&value) {
-        Ok(map) if duplicates.is_empty() => return Ok(map),
+        Ok(map) if duplicates.is_empty() && counts.is_empty() => return Ok(map),
         Ok(_) => None,
         Err(e) => Some(e),
     };
@@ -50,6 +51,9 @@ pub(crate) fn parse_map(text: &str, file: &str) -> Result<MapFile, Vec<Error>> {
             ),
         );
     }
+    for (at, message) in counts {
+        c.push(&at, message);
+    }
     if let Some(first) = first {
         let before = c.errors.len();
         c.root(&value);
@@ -60,6 +64,42 @@ pub(crate) fn parse_map(text: &str, file: &str) -> Result<MapFile, Vec<Error>> {
         }
     }
     Err(c.errors)
+}
+
+/// The spawn areas that give neither `count` nor a source's `rate` or `times`, or a count
+/// beside them: `(JSON path, message)`. A spawn area either places `count` walkers at the start
+/// or brings them in over time, and the format's `count` has a default only for the latter.
+fn spawn_count_problems(value: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let Some(groups) = value.get("groups").and_then(Value::as_array) else {
+        return found;
+    };
+    for (gi, group) in groups.iter().enumerate() {
+        let Some(spawns) = group.get("spawns").and_then(Value::as_array) else {
+            continue;
+        };
+        for (si, spawn) in spawns.iter().enumerate() {
+            let Some(obj) = spawn.as_object() else {
+                continue;
+            };
+            let at = format!("groups[{gi}].spawns[{si}]");
+            // A key given `null` is a key left out, as serde reads an optional field.
+            let given = |key: &str| obj.get(key).is_some_and(|v| !v.is_null());
+            let source = ["rate", "times"].into_iter().find(|k| given(k));
+            match (given("count"), source) {
+                (false, None) => found.push((at, "missing field `count`".to_string())),
+                (true, Some(key)) => found.push((
+                    format!("{at}.count"),
+                    format!(
+                        "given with `{key}`: expected either `count` (walkers placed at the start) \
+                         or a source's `rate` or `times` (walkers arriving over time)"
+                    ),
+                )),
+                _ => {}
+            }
+        }
+    }
+    found
 }
 
 /// The JSON paths of the keys given more than once in one object (each repeat once).
@@ -272,6 +312,7 @@ impl Collector<'_> {
                 "model" => self.de::<Option<Model>>(v, "model"),
                 "params" => self.de::<Option<Params>>(v, "params"),
                 "walls" => self.de::<Option<super::format::Walls>>(v, "walls"),
+                "events" => self.array(v, "events", |c, v, at| c.de::<EventSpec>(v, at)),
                 _ => {}
             }
         }

@@ -107,8 +107,12 @@ pub struct Planner {
     /// The GPU: the context one-off plans reuse, or the one a run's continuum step runs on
     /// (until a GPU error).
     gpu: Option<Arc<GpuContext>>,
-    /// Per group, its goal cells (the union of its goals).
+    /// Per group, per goal, whether the goal is open ([`Planner::exit_open`]).
+    open: Vec<Vec<bool>>,
+    /// Per group, its goal cells (the union of its open goals).
     goal_masks: Vec<Array2<bool>>,
+    /// Whether a goal opened or closed since the last solve: the next step replans.
+    goals_changed: bool,
     /// The scene's part of the speed and cost fields, computed once.
     faces: SceneFaces,
     /// What a run's continuum step runs on, in words.
@@ -141,12 +145,14 @@ impl Planner {
     /// The scene's problems ([`Scene::check`]).
     pub fn new(scene: &Scene, options: &PlanOptions) -> Result<Self> {
         scene.check()?;
-        let grid = scene.grid;
+        let open = open_at_start(scene);
         Ok(Self {
             order: options.order,
             backend: options.backend,
             gpu: options.gpu.clone(),
-            goal_masks: scene.groups.iter().map(|g| g.goal_mask(&grid)).collect(),
+            goal_masks: goal_masks(scene, &open),
+            open,
+            goals_changed: false,
             faces: SceneFaces::new(scene),
             description: device::describe_cpu(options.order),
             whole_marches: true,
@@ -173,12 +179,14 @@ impl Planner {
             scene.grid.len(),
             options.gpu.clone(),
         )?;
-        let grid = scene.grid;
+        let open = open_at_start(scene);
         Ok(Self {
             order: options.order,
             backend: options.backend,
             gpu,
-            goal_masks: scene.groups.iter().map(|g| g.goal_mask(&grid)).collect(),
+            goal_masks: goal_masks(scene, &open),
+            open,
+            goals_changed: false,
             faces: SceneFaces::new(scene),
             description,
             whole_marches,
@@ -266,7 +274,8 @@ impl Planner {
             self.fields = None;
             return ContinuumStep::Device(sampled);
         }
-        let replan = replan || self.gradients.is_empty();
+        let replan = replan || self.gradients.is_empty() || self.goals_changed;
+        self.goals_changed = false;
         let grid = scene.grid;
         // 1. Splat (all groups together).
         let density = fields::splat(&grid, scene.params.lambda, agents);
@@ -295,6 +304,8 @@ impl Planner {
     /// [`Planner::fallback`]; the GPU is off for the rest of the run).
     fn device_step(&mut self, scene: &Scene, agents: &Agents, replan: bool) -> Option<ContinuumVelocities> {
         let ctx = self.gpu.clone()?;
+        // The goals' change stays due for the CPU's step should this one fail.
+        let replan = replan || self.goals_changed;
         match open_device_step(
             &ctx,
             &mut self.device_run,
@@ -304,6 +315,7 @@ impl Planner {
             replan,
         ) {
             Ok(sampled) => {
+                self.goals_changed = false;
                 self.reads.steps += 1;
                 self.reads.step_read_backs += sampled.read_backs.count;
                 self.reads.step_bytes += sampled.read_backs.bytes;
@@ -354,9 +366,36 @@ impl Planner {
         self.whole_potentials = self.potentials.iter().map(|_| OnceLock::new()).collect();
     }
 
-    /// Per group, its goal cells.
+    /// Per group, its goal cells: those of its open goals.
     pub fn goal_masks(&self) -> &[Array2<bool>] {
         &self.goal_masks
+    }
+
+    /// Whether goal `goal` of group `group` is open: a goal for the potential and a way out
+    /// for the walkers. The one place a goal's state is kept and read (`false` for a goal
+    /// that is not the scene's).
+    pub fn exit_open(&self, group: usize, goal: usize) -> bool {
+        self.open
+            .get(group)
+            .and_then(|g| g.get(goal))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Opens or closes goal `goal` of group `group` of `scene`: the group's goal cells change
+    /// at once and the next continuum step replans (on the CPU and on a GPU alike). Returns
+    /// whether the state changed (`false` for a goal that is not the scene's).
+    pub fn set_exit_open(&mut self, scene: &Scene, group: usize, goal: usize, open: bool) -> bool {
+        let Some(state) = self.open.get_mut(group).and_then(|g| g.get_mut(goal)) else {
+            return false;
+        };
+        if *state == open {
+            return false;
+        }
+        *state = open;
+        self.goal_masks[group] = group_goal_mask(scene, group, &self.open[group]);
+        self.goals_changed = true;
+        true
     }
 
     /// The scene's part of the speed and cost fields.
@@ -448,6 +487,37 @@ impl Planner {
     pub fn on_gpu(&self) -> bool {
         self.gpu.is_some()
     }
+}
+
+/// Per group, per goal, whether it is open at the start of a run (the scene's schedule closes
+/// some).
+fn open_at_start(scene: &Scene) -> Vec<Vec<bool>> {
+    let mut open: Vec<Vec<bool>> = scene.groups.iter().map(|g| vec![true; g.goals.len()]).collect();
+    for &(g, k) in &scene.schedule.closed {
+        if let Some(state) = open.get_mut(g).and_then(|goals| goals.get_mut(k)) {
+            *state = false;
+        }
+    }
+    open
+}
+
+/// Per group, the cells of its open goals.
+fn goal_masks(scene: &Scene, open: &[Vec<bool>]) -> Vec<Array2<bool>> {
+    (0..scene.groups.len())
+        .map(|g| group_goal_mask(scene, g, &open[g]))
+        .collect()
+}
+
+/// The cells of the open goals of group `g` (`open` per goal); with every goal open, the
+/// group's [`crate::scene::Group::goal_mask`].
+fn group_goal_mask(scene: &Scene, g: usize, open: &[bool]) -> Array2<bool> {
+    let mut m = Array2::from_elem(scene.grid.shape(), false);
+    for (goal, &open) in scene.groups[g].goals.iter().zip(open) {
+        if open {
+            goal.mask.or_into(&mut m);
+        }
+    }
+    m
 }
 
 /// One continuum step on the device, opening the run's device buffers on the first: new

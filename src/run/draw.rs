@@ -215,8 +215,48 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
         segment(&mut img, (x0, y), (x1, y), *c);
     }
 
+    mark_exit_changes(&mut img, &l, t_max, &report.exit_changes);
     draw_legend_at(&mut img, l.legend_x, l.legend_y, &legend);
     img
+}
+
+/// The colour of the marks of exits that close.
+const CLOSED_MARK: [u8; 3] = [200, 40, 40];
+/// The colour of the marks of exits that open.
+const OPENED_MARK: [u8; 3] = [30, 140, 60];
+/// Dash and gap of a mark's line, px.
+const MARK_DASH: u32 = 6;
+
+/// Marks each exit change on a time plot of layout `l` (time axis up to `t_max`): a dashed
+/// vertical line at its time, red for a closing and green for an opening, labelled with the
+/// exit's name at the top of the plot (staggered over three rows so that close events stay
+/// legible).
+pub fn mark_exit_changes(
+    img: &mut RgbaImage,
+    l: &PlotLayout,
+    t_max: f64,
+    changes: &[crate::sim::ExitChange],
+) {
+    for (k, c) in changes.iter().enumerate() {
+        if c.time > t_max + 1e-9 {
+            continue;
+        }
+        let color = if c.open { OPENED_MARK } else { CLOSED_MARK };
+        let x = l.x_of(c.time, t_max);
+        let mut y = l.plot_y;
+        while y < l.plot_y + l.plot_h {
+            let h = MARK_DASH.min(l.plot_y + l.plot_h - y);
+            fill_rect(img, x, y, CURVE_W, h, color);
+            y += 2 * MARK_DASH;
+        }
+        let label = format!("{} {}", c.name, if c.open { "opens" } else { "closes" });
+        let size = LABEL_SIZE * 0.85;
+        let width = text_width(&label, size);
+        let right = (l.plot_x + l.plot_w) as f32;
+        let tx = (x as f32 + 4.0).min(right - width).max(l.plot_x as f32);
+        let ty = l.plot_y as f32 + 4.0 + (k % 3) as f32 * (size + 4.0);
+        draw_text(img, tx, ty, size, &label, color);
+    }
 }
 
 /// Heat map of the highest density seen in each cell over the run, drawn like `solve`'s

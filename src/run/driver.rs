@@ -127,6 +127,12 @@ impl RunDriver {
         &self.sim
     }
 
+    /// The simulation, to change between two steps through its run-time API (walkers added
+    /// and removed, exits opened and closed: [`crate::sim::dynamic`]).
+    pub fn simulation_mut(&mut self) -> &mut Simulation {
+        &mut self.sim
+    }
+
     /// Steps between two trajectory samples (0: none are taken).
     pub fn sample_every(&self) -> usize {
         self.sample_every
@@ -143,13 +149,17 @@ impl RunDriver {
 
     /// One step, then `observer` is told of it (and of the sample, on a sampling step); the
     /// step that ends the run queues its end warnings. Once the run is over it does nothing and
-    /// returns 0. Returns the agents that arrived in the step.
+    /// returns no event. Returns the step's events ([`crate::sim::StepEvents`]: arrivals, exits
+    /// opened or closed, walkers that came in).
     ///
     /// # Errors
     /// The observer's.
-    pub fn step(&mut self, observer: &mut impl RunObserver) -> Result<usize> {
+    pub fn step(&mut self, observer: &mut impl RunObserver) -> Result<crate::sim::StepEvents> {
         if self.sim.finished() {
-            return Ok(0);
+            return Ok(crate::sim::StepEvents {
+                time: self.sim.time(),
+                ..Default::default()
+            });
         }
         let arrived = self.sim.step();
         observer.stepped(&self.sim)?;
@@ -275,7 +285,10 @@ mod tests {
         assert_eq!(log.steps, (1..=steps).collect::<Vec<_>>());
         let samples: Vec<(usize, u64)> = (0..=steps).step_by(3).map(|n| (n, n as u64 / 3)).collect();
         assert_eq!(log.samples, samples);
-        assert_eq!(run.step(&mut log).unwrap(), 0, "a finished run takes no step");
+        assert!(
+            run.step(&mut log).unwrap().arrivals.is_empty(),
+            "a finished run takes no step"
+        );
         assert_eq!(log.steps.len(), steps);
     }
 
@@ -286,7 +299,7 @@ mod tests {
         let mut by_hand = RunDriver::new(corridor_run(3.0), None);
         let mut arrived = 0;
         while !by_hand.simulation().finished() {
-            arrived += by_hand.step(&mut ()).unwrap();
+            arrived += by_hand.step(&mut ()).unwrap().arrivals.len();
         }
         assert_eq!(arrived, whole.simulation().arrivals().len());
         assert_eq!(by_hand.simulation().positions(), whole.simulation().positions());

@@ -210,6 +210,9 @@ pub struct ExitCurve {
     pub width: f64,
     /// Arrival times through it, ascending, seconds.
     pub times: Vec<f64>,
+    /// The periods `[from, until)` it was closed, seconds (`until` infinite while it stays
+    /// closed): no flow then.
+    pub closed: Vec<(f64, f64)>,
 }
 
 impl ExitCurve {
@@ -218,9 +221,23 @@ impl ExitCurve {
         self.times.partition_point(|&a| a <= t + 1e-9)
     }
 
-    /// Flow over the `window` seconds up to `t`, persons/s (the window is cut at 0 early on).
+    /// Flow over the `window` seconds up to `t`, persons/s (the window is cut at 0 early on,
+    /// and at the time the exit last opened); 0 while the exit is closed.
     pub fn flow_at(&self, t: f64, window: f64) -> f64 {
-        let span = window.min(t);
+        if self
+            .closed
+            .iter()
+            .any(|&(from, until)| from <= t + 1e-9 && t + 1e-9 < until)
+        {
+            return 0.0;
+        }
+        let opened = self
+            .closed
+            .iter()
+            .map(|&(_, until)| until)
+            .filter(|&until| until <= t + 1e-9)
+            .fold(0.0, f64::max);
+        let span = window.min(t - opened);
         if span <= 0.0 {
             return 0.0;
         }
@@ -244,10 +261,31 @@ pub fn exit_usage(sim: &Simulation) -> Vec<ExitCurve> {
                 name: format!("{}/{}", group.name, area.name),
                 width: area.width,
                 times,
+                closed: closed_periods(sim, gi, ei),
             });
         }
     }
     curves
+}
+
+/// The periods `[from, until)` goal `ei` of group `gi` was closed in `sim` so far (`until`
+/// infinite while it stays closed).
+fn closed_periods(sim: &Simulation, gi: usize, ei: usize) -> Vec<(f64, f64)> {
+    let name = &sim.scene.groups[gi].goals[ei].name;
+    let mut periods = Vec::new();
+    let mut closed_since = sim.scene.schedule.closed.contains(&(gi, ei)).then_some(0.0);
+    for c in sim.exit_changes().iter().filter(|c| &c.name == name) {
+        match (c.open, closed_since) {
+            (true, Some(from)) => {
+                periods.push((from, c.time));
+                closed_since = None;
+            }
+            (false, None) => closed_since = Some(c.time),
+            _ => {}
+        }
+    }
+    periods.extend(closed_since.map(|from| (from, f64::INFINITY)));
+    periods
 }
 
 /// The times [`exit_usage_csv`] samples at: every step (or coarser, at most
@@ -278,8 +316,15 @@ pub fn exit_usage_csv(curves: &[ExitCurve], dt: f64, end: f64) -> String {
 }
 
 /// The exits' N-t curves in one plot (one line per exit) above their flows over a sliding
-/// window of [`FLOW_WINDOW_S`] seconds, so a planner sees which exit saturates.
-pub fn exit_usage_plot(map: &str, curves: &[ExitCurve], dt: f64, end: f64) -> RgbaImage {
+/// window of [`FLOW_WINDOW_S`] seconds, so a planner sees which exit saturates; each exit that
+/// opened or closed (`changes`) marked at its time on both.
+pub fn exit_usage_plot(
+    map: &str,
+    curves: &[ExitCurve],
+    dt: f64,
+    end: f64,
+    changes: &[crate::sim::ExitChange],
+) -> RgbaImage {
     let legend: Vec<LegendEntry> = curves
         .iter()
         .enumerate()
@@ -324,6 +369,8 @@ pub fn exit_usage_plot(map: &str, curves: &[ExitCurve], dt: f64, end: f64) -> Rg
             .collect();
         polyline(&mut lower, &pts, color);
     }
+    crate::run::draw::mark_exit_changes(&mut upper, &l, t_max, changes);
+    crate::run::draw::mark_exit_changes(&mut lower, &l, t_max, changes);
     draw_legend_at(&mut upper, l.legend_x, l.legend_y, &legend);
     draw_legend_at(&mut lower, l.legend_x, l.legend_y, &legend);
     let mut img = RgbaImage::from_pixel(l.width, 2 * l.height, image::Rgba([255; 4]));
@@ -454,7 +501,7 @@ pub fn write_planner_outputs(dir: &Path, sim: &Simulation) -> Result<()> {
     let curves = exit_usage(sim);
     save_png(
         &dir.join("exit_usage.png"),
-        &exit_usage_plot(&scene.name, &curves, sim.dt, sim.time),
+        &exit_usage_plot(&scene.name, &curves, sim.dt, sim.time, sim.exit_changes()),
     )?;
     write_bytes_atomic(
         &dir.join("exit_usage.csv"),
@@ -586,6 +633,7 @@ mod tests {
             name: "g/e".into(),
             width: 1.0,
             times: vec![1.0, 2.0, 2.0, 11.5],
+            closed: Vec::new(),
         };
         assert_eq!(c.count_at(0.5), 0);
         assert_eq!(c.count_at(2.0), 3);

@@ -223,7 +223,8 @@ impl SimulationBuilder {
             &format!("a run of {}", size.describe()),
         )?;
         let seed = config.seed;
-        let dt = checked_time_step(&scene, &config, &agents)?;
+        let (max_radius, v_max) = super::dynamic::walker_limits(&scene, &agents);
+        let dt = checked_time_step(&scene, &config, &agents, v_max)?;
         // A march may stop past the walkers only when every step replans.
         let whole_marches = config.full_potentials || config.replan_every > 1;
         let plan_options = PlanOptions {
@@ -253,7 +254,8 @@ impl SimulationBuilder {
             }
             None => (None, None, LocalMode::None),
         };
-        let walk = walk_state(&scene, &agents, local_hook);
+        let walk = walk_state(&scene, (max_radius, v_max), local_hook);
+        let dynamics = super::dynamic::Dynamics::new(&scene, &agents, seed, max_radius, v_max);
         let mut spawned = vec![0usize; scene.groups.len()];
         for &g in &agents.group {
             spawned[g as usize] += 1;
@@ -276,13 +278,14 @@ impl SimulationBuilder {
             model_warnings,
             model_source,
             local_mode,
+            dynamics,
         })
     }
 }
 
 /// Checks a run's agents on `scene` (checked already) and its configuration, and returns the
-/// time step: the given one, or the automatic one.
-fn checked_time_step(scene: &Scene, config: &SimConfig, agents: &Agents) -> Result<f64> {
+/// time step: the given one, or the automatic one for walkers of at most `v_max` m/s.
+fn checked_time_step(scene: &Scene, config: &SimConfig, agents: &Agents, v_max: f64) -> Result<f64> {
     agents.check_on(scene, true)?;
     let grid = scene.grid;
     if config.replan_every == 0 {
@@ -309,10 +312,6 @@ fn checked_time_step(scene: &Scene, config: &SimConfig, agents: &Agents) -> Resu
             "agent ids must be 0..n in order",
         ));
     }
-    let v_max = agents
-        .max_speed
-        .iter()
-        .fold(scene.params.f_max, |m, &v| m.max(v as f64));
     let dt = match config.dt {
         None => DEFAULT_DT.min(AUTO_DT_CFL * grid.cell_size / v_max),
         Some(dt) => {
@@ -379,20 +378,17 @@ fn checked_time_step(scene: &Scene, config: &SimConfig, agents: &Agents) -> Resu
 }
 
 /// The walk's state at time 0: the free floor per cell, the separation's and the pedestrian
-/// model's neighbour grids (bins as wide as the largest body and as far as a walker looks).
-fn walk_state(scene: &Scene, agents: &Agents, local: Option<Box<dyn LocalHook>>) -> WalkState {
+/// model's neighbour grids (bins as wide as the largest body and as far as a walker looks, for
+/// the run's largest radius and fastest speed, `limits`).
+fn walk_state(scene: &Scene, limits: (f32, f64), local: Option<Box<dyn LocalHook>>) -> WalkState {
     let grid = scene.grid;
-    let v_max = agents
-        .max_speed
-        .iter()
-        .fold(scene.params.f_max, |m, &v| m.max(v as f64));
+    let (max_radius, v_max) = limits;
     let pedestrian_rule = pedestrian::SpeedRule::default();
     let pedestrian_floor = if scene.params.model == crate::params::Model::Pedestrian {
         pedestrian::Floor::new(scene, pedestrian_rule.density_radius)
     } else {
         pedestrian::Floor::default()
     };
-    let max_radius = agents.radius.iter().fold(0.05f32, |m, &r| m.max(r));
     // The headway looks as far ahead as the longest time gap the floor asks for.
     let pedestrian_time_gap = if pedestrian_floor.has_single_file(&grid, max_radius) {
         pedestrian_rule.single_file_time_gap
@@ -401,7 +397,13 @@ fn walk_state(scene: &Scene, agents: &Agents, local: Option<Box<dyn LocalHook>>)
     };
     // Exact walls: a map that asks for them, walked by bodies.
     let exact = scene.exact_walls && scene.params.model == crate::params::Model::Pedestrian;
-    let walls = exact.then(|| crate::collision::WallSegments::from_scene(scene));
+    let walls = exact.then(|| {
+        let mut walls = crate::collision::WallSegments::from_scene(scene);
+        for &(g, e) in &scene.schedule.closed {
+            walls.set_open(g as u32, e as u32, false);
+        }
+        walls
+    });
     let exits = super::exits::Exits::new(scene, walls.as_ref());
     WalkState {
         spans: FreeRuns::new(scene.obstacle.view()).span(),
@@ -427,7 +429,7 @@ fn run_logs(scene: &Scene, agents: &Agents, dt: f64) -> RunLogs {
     places.record_occupancy(&grid, &agents.x, &agents.y, 0.0);
     RunLogs {
         quality: QualityLog::default(),
-        agents: AgentLog::new(agents),
+        agents: AgentLog::new(agents, scene.groups.len()),
         density: DensityLog::new(&grid, scene.groups.len()),
         places,
         // Pairs within the separation's slack are in contact, not colliding.

@@ -63,7 +63,8 @@ impl Exits {
         Self { ways }
     }
 
-    /// The goal of `group` a walker who stepped from `from` to `to` has left by, if any.
+    /// The open goal of `group` (`open` says which are) a walker who stepped from `from` to `to`
+    /// has left by, if any.
     pub(crate) fn arrival(
         &self,
         scene: &Scene,
@@ -71,6 +72,7 @@ impl Exits {
         group: usize,
         from: V2,
         to: V2,
+        open: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         let ways = self.ways.get(group)?;
         if ways.iter().any(|w| matches!(w, Way::Edge))
@@ -88,7 +90,7 @@ impl Exits {
                 }
                 Way::Cells => cell.is_some_and(|rc| scene.groups[group].goals[j].mask[rc]),
             };
-            inside.then_some(j)
+            (inside && open(j)).then_some(j)
         })
     }
 

@@ -33,29 +33,95 @@ impl QualityLog {
     }
 }
 
-/// Per-agent bookkeeping, indexed by agent id (ids are `0..n`).
+/// Per-walker bookkeeping: one row per agent still walking, in the order of the simulation's
+/// agents, and per group what the walkers that left leave behind (their lowest mean speed).
+/// Walkers that come and go take no memory once gone.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AgentLog {
+    /// The id of each row (the agents' ids, in their order).
+    pub ids: Vec<u32>,
+    /// Group of each row.
+    pub group: Vec<u32>,
     /// Distance walked so far, metres.
     pub walked: Vec<f64>,
-    /// Time the agent left the simulation (arrival), or `None`.
-    pub left_at: Vec<Option<f64>>,
     /// Point the agent has stayed near since `anchor_t` (for the stuck test).
     pub anchor: Vec<(f32, f32, f64)>,
     /// Time the agent starts walking (its pre-movement time), seconds.
     pub start_at: Vec<f64>,
+    /// Per group, the lowest mean speed (distance over time on the move) of the walkers that
+    /// left, m/s; `+inf` while none did.
+    pub left_min_speed: Vec<f64>,
 }
 
 impl AgentLog {
-    /// The log of `agents` at time 0.
-    pub(crate) fn new(agents: &Agents) -> Self {
-        let n = agents.len();
-        Self {
-            walked: vec![0.0; n],
-            left_at: vec![None; n],
-            anchor: (0..n).map(|i| (agents.x[i], agents.y[i], 0.0)).collect(),
-            start_at: agents.start_time.iter().map(|&t| t as f64).collect(),
+    /// The log of `agents` at time 0, for a scene of `groups` groups.
+    pub(crate) fn new(agents: &Agents, groups: usize) -> Self {
+        let mut log = Self {
+            left_min_speed: vec![f64::INFINITY; groups],
+            ..Self::default()
+        };
+        for i in 0..agents.len() {
+            log.enter(agents, i, 0.0);
         }
+        log
+    }
+
+    /// Adds the row of agent `i` of `agents`, entering at `time`.
+    pub(crate) fn enter(&mut self, agents: &Agents, i: usize, time: f64) {
+        self.ids.push(agents.id[i]);
+        self.group.push(agents.group[i]);
+        self.walked.push(0.0);
+        self.anchor.push((agents.x[i], agents.y[i], time));
+        self.start_at.push(agents.start_time[i] as f64);
+    }
+
+    /// Keeps the rows of the ids still in `ids` (a subsequence of the rows' ids, in their
+    /// order); the others leave at `time`, each folding its mean speed into its group's
+    /// lowest.
+    pub(crate) fn keep_ids(&mut self, ids: &[u32], time: f64) {
+        let mut keep = vec![false; self.ids.len()];
+        let mut k = 0;
+        for (row, id) in self.ids.iter().enumerate() {
+            if ids.get(k) == Some(id) {
+                keep[row] = true;
+                k += 1;
+            }
+        }
+        for row in (0..keep.len()).filter(|&r| !keep[r]) {
+            // Time on the move: from the end of its pre-movement time to its leaving.
+            let moving = time - self.start_at[row];
+            if moving > 0.0 {
+                let g = self.group[row] as usize;
+                let speed = self.walked[row] / moving;
+                self.left_min_speed[g] = self.left_min_speed[g].min(speed);
+            }
+        }
+        fn filter<T: Copy>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+        filter(&mut self.ids, &keep);
+        filter(&mut self.group, &keep);
+        filter(&mut self.walked, &keep);
+        filter(&mut self.anchor, &keep);
+        filter(&mut self.start_at, &keep);
+    }
+
+    /// The memory the rows have room for, in rows (the largest column's capacity).
+    pub(crate) fn capacity(&self) -> usize {
+        [
+            self.ids.capacity(),
+            self.group.capacity(),
+            self.walked.capacity(),
+            self.anchor.capacity(),
+            self.start_at.capacity(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
     }
 }
 
@@ -161,6 +227,9 @@ impl Simulation {
         self.steps += 1;
         self.track_motion(old_x, old_y, step_began);
         let arrived = self.remove_arrivals(old_x, old_y);
+        if arrived > 0 {
+            self.logs.agents.keep_ids(&self.agents.id, self.time);
+        }
         self.logs
             .places
             .record_occupancy(&self.scene.grid, &self.agents.x, &self.agents.y, self.time);
@@ -173,21 +242,21 @@ impl Simulation {
     fn track_motion(&mut self, old_x: &[f32], old_y: &[f32], step_began: f64) {
         let a = &self.agents;
         let log = &mut self.logs.agents;
+        debug_assert_eq!(log.ids, a.id, "one log row per agent, in the agents' order");
         for i in 0..a.len() {
-            let id = a.id[i] as usize;
             if step_began < a.start_time[i] as f64 {
-                log.anchor[id] = (a.x[i], a.y[i], self.time);
+                log.anchor[i] = (a.x[i], a.y[i], self.time);
                 continue;
             }
             let step = (((a.x[i] - old_x[i]).powi(2) + (a.y[i] - old_y[i]).powi(2)) as f64).sqrt();
-            log.walked[id] += step;
+            log.walked[i] += step;
             let g = a.group[i] as usize;
             let ss = &mut self.logs.density.speed_sum[g];
             ss.0 += step / self.dt;
             ss.1 += 1;
-            let (ax, ay, _) = log.anchor[id];
+            let (ax, ay, _) = log.anchor[i];
             if (((a.x[i] - ax).powi(2) + (a.y[i] - ay).powi(2)) as f64) > STUCK_DISTANCE * STUCK_DISTANCE {
-                log.anchor[id] = (a.x[i], a.y[i], self.time);
+                log.anchor[i] = (a.x[i], a.y[i], self.time);
             }
         }
     }
@@ -203,7 +272,11 @@ impl Simulation {
             let g = a.group[i] as usize;
             let from = crate::vec2::V2::new(old_x[i], old_y[i]);
             let to = crate::vec2::V2::new(a.x[i], a.y[i]);
-            let Some(exit) = walk.exits.arrival(&self.scene, walk.walls.as_ref(), g, from, to) else {
+            let open = |e: usize| self.planner.exit_open(g, e);
+            let Some(exit) = walk
+                .exits
+                .arrival(&self.scene, walk.walls.as_ref(), g, from, to, open)
+            else {
                 continue;
             };
             self.arrivals.push(Arrival {
@@ -212,7 +285,6 @@ impl Simulation {
                 exit,
                 time: self.time,
             });
-            self.logs.agents.left_at[a.id[i] as usize] = Some(self.time);
             keep[i] = false;
             count += 1;
         }

@@ -22,6 +22,7 @@
 //! agent order.
 
 pub mod builder;
+pub mod dynamic;
 mod exits;
 pub mod levels;
 pub mod local_bridge;
@@ -48,6 +49,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::plan::GpuReadBacks;
 pub use crate::stages::StageTimes;
 pub use builder::SimulationBuilder;
+pub use dynamic::{ExitChange, StepEvents};
 pub use report::Report;
 pub use verdict::{check_map, load_map};
 
@@ -144,7 +146,8 @@ pub trait LocalHook: Send {
     }
 }
 
-/// One arrival: which agent reached which exit of its group, and when
+/// One arrival: which agent (its id, the handle of [`Simulation::handles`]) reached which exit
+/// of its group, and when
 /// ([`Simulation::arrivals`]; the [crate example](crate) counts them).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Arrival {
@@ -199,6 +202,8 @@ pub struct Simulation {
     pub(crate) model_source: Option<String>,
     /// The local layer asked of the builder (`None` also for a caller's hook).
     pub(crate) local_mode: LocalMode,
+    /// What changes while the run goes: exit events, sources, the API's walkers ([`dynamic`]).
+    pub(crate) dynamics: dynamic::Dynamics,
 }
 
 impl Simulation {
@@ -239,7 +244,8 @@ impl Simulation {
         &self.agents.group
     }
 
-    /// The id of each agent still walking (ids are `0..n` at spawn and stay with the agent).
+    /// The id of each agent still walking (ids are `0..n` at spawn and stay with the agent;
+    /// later walkers take the next ones; the same as [`Simulation::handles`]).
     pub fn ids(&self) -> &[u32] {
         &self.agents.id
     }
@@ -335,11 +341,14 @@ impl Simulation {
         }
     }
 
-    /// True when every agent has arrived or another step would pass the time limit: a run
-    /// takes whole steps of `dt` and ends at the last one not past `max_time` (at `max_time`
-    /// itself when it is a multiple of `dt`), so `time` never exceeds `max_time`.
+    /// True when every agent has arrived and no source has walkers still to bring, or another
+    /// step would pass the time limit: a run takes whole steps of `dt` and ends at the last one
+    /// not past `max_time` (at `max_time` itself when it is a multiple of `dt`), so `time` never
+    /// exceeds `max_time`. A walker added ([`Simulation::add_walker`]) to a finished run that
+    /// is not at its time limit sets it going again.
     pub fn finished(&self) -> bool {
-        self.agents.is_empty() || self.time_after_step() > self.config.max_time + 1e-9
+        (self.agents.is_empty() && !self.dynamics.sources_pending())
+            || self.time_after_step() > self.config.max_time + 1e-9
     }
 
     /// The simulated time after the next step (the step's own rounding, see [`Simulation::step`]).
@@ -356,9 +365,12 @@ impl Simulation {
         Ok(())
     }
 
-    /// One step of SPEC §1, as the list of its stages. Returns the number of agents that
-    /// arrived during it. Once [`Simulation::finished`] (every agent out, or the time limit
-    /// reached) it does nothing and returns 0, so `time` never passes `max_time`.
+    /// One step of SPEC §1, as the list of its stages, after what the scene's schedule makes due
+    /// (exits opening or closing, which the potentials see in this step, and the sources'
+    /// walkers). Returns the step's events: the arrivals with their exits, the exits that
+    /// opened or closed, the walkers that came in. Once [`Simulation::finished`] (every agent
+    /// out, or the time limit reached) it does nothing and returns no event, so `time` never
+    /// passes `max_time`.
     ///
     /// With a GPU ([`SimulationBuilder::backend`]) the splat, the speed and cost fields,
     /// (on replanning steps) the potentials and their gradients, and every walker's field
@@ -366,10 +378,14 @@ impl Simulation {
     /// stay there until [`Simulation::fields`] or [`Simulation::potentials`] asks for them. The
     /// whole of it is timed under "potentials". A GPU error switches the run to the CPU for
     /// good, with the reason in [`Simulation::gpu_fallback`].
-    pub fn step(&mut self) -> usize {
+    pub fn step(&mut self) -> StepEvents {
         if self.finished() {
-            return 0;
+            return StepEvents {
+                time: self.time,
+                ..StepEvents::default()
+            };
         }
+        let mut events = self.apply_schedule();
         let mut timer = StageTimer::start();
         let replan = self.steps.is_multiple_of(self.config.replan_every);
         let field = self
@@ -381,10 +397,13 @@ impl Simulation {
         timer.lap(Stage::Advection);
         self.separate();
         timer.lap(Stage::Separation);
-        let arrived = self.log_step(&old_x, &old_y);
+        let before = self.arrivals.len();
+        self.log_step(&old_x, &old_y);
         timer.lap(Stage::Advection);
         timer.add_to(&mut self.times);
-        arrived
+        events.arrivals = self.arrivals[before..].to_vec();
+        events.time = self.time;
+        events
     }
 
     /// The potential of `group` at cell `rc` as a whole-grid march of the last solve gives it:

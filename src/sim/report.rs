@@ -65,6 +65,10 @@ pub struct Report {
     /// its parameters, each group's speeds, pre-movement times, bodies and spawn counts.
     #[serde(default)]
     pub inputs: Inputs,
+    /// The exits that opened or closed during the run (the map's events and the API's), in
+    /// order; absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exit_changes: Vec<crate::sim::ExitChange>,
 }
 
 /// The assumptions behind a run's figures (the report's `inputs`; `report.html`'s inputs
@@ -343,6 +347,17 @@ pub struct GroupReport {
     pub min_speed: f64,
     /// Agents left when the run stopped.
     pub remaining: Remaining,
+    /// Walkers taken off by the program running the simulation (not arrivals); absent when
+    /// none were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub removed: usize,
+    /// Walkers of a source that found no room when due and came in later; absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_entries: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Flow through one exit.
@@ -400,6 +415,10 @@ pub struct Remaining {
     pub waiting: usize,
     /// Still making progress.
     pub walking: usize,
+    /// Due from a source but not in yet: its area had no room (counted in `total`); absent
+    /// when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_entered: usize,
 }
 
 /// Builds the report of `sim` as it stands.
@@ -438,6 +457,7 @@ pub(crate) fn build(sim: &Simulation) -> Report {
             .collect(),
         inputs: inputs(sim),
         total,
+        exit_changes: sim.exit_changes().to_vec(),
     }
 }
 
@@ -488,7 +508,15 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
         }
     }
     let last_arrival = arrivals.last().map(|a| a.time);
-    let evacuation_time = if arrivals.len() == agents {
+    let per_group = |counts: &[usize]| -> usize {
+        match g {
+            Some(g) => counts[g],
+            None => counts.iter().sum(),
+        }
+    };
+    let dynamics = &sim.dynamics;
+    let removed = per_group(&dynamics.removed);
+    let evacuation_time = if arrivals.len() + removed == agents && per_group(&dynamics.waiting) == 0 {
         last_arrival
     } else {
         None
@@ -553,16 +581,21 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
             .fold((0.0, 0), |(s, n), &(s2, n2)| (s + s2, n + n2)),
     };
     let mean_speed = if count > 0 { sum / count as f64 } else { 0.0 };
-    let group_of_id = spawned_groups(sim);
-    let mut min_speed = f64::INFINITY;
-    for (id, &walked) in sim.logs.agents.walked.iter().enumerate() {
-        if !in_group(group_of_id[id]) {
+    let log = &sim.logs.agents;
+    let mut min_speed = log
+        .left_min_speed
+        .iter()
+        .enumerate()
+        .filter(|&(group, _)| in_group(group as u32))
+        .fold(f64::INFINITY, |m, (_, &v)| m.min(v));
+    for (row, &walked) in log.walked.iter().enumerate() {
+        if !in_group(log.group[row]) {
             continue;
         }
-        // Time on the move: from the end of its pre-movement time to its arrival (or now).
-        let alive = sim.logs.agents.left_at[id].unwrap_or(sim.time) - sim.logs.agents.start_at[id];
-        if alive > 0.0 {
-            min_speed = min_speed.min(walked / alive);
+        // Time on the move: from the end of its pre-movement time to the current time.
+        let moving = sim.time - log.start_at[row];
+        if moving > 0.0 {
+            min_speed = min_speed.min(walked / moving);
         }
     }
     if !min_speed.is_finite() {
@@ -591,14 +624,18 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
             remaining.unreachable += 1;
         } else if sim.is_waiting(i) {
             remaining.waiting += 1;
-        } else if sim.time - sim.logs.agents.anchor[a.id[i] as usize].2 >= STUCK_TIME {
+        } else if sim.time - sim.logs.agents.anchor[i].2 >= STUCK_TIME {
             remaining.stuck += 1;
         } else {
             remaining.walking += 1;
         }
     }
 
+    remaining.not_entered = per_group(&dynamics.waiting);
+    remaining.total += remaining.not_entered;
     GroupReport {
+        removed,
+        late_entries: per_group(&dynamics.late),
         name: g.map_or_else(|| "total".to_string(), |g| scene.groups[g].name.clone()),
         agents,
         arrived: arrivals.len(),
@@ -611,16 +648,4 @@ fn group_report(sim: &Simulation, g: Option<usize>) -> GroupReport {
         min_speed,
         remaining,
     }
-}
-
-/// The group of every agent id ever spawned (ids are `0..n`).
-fn spawned_groups(sim: &Simulation) -> Vec<u32> {
-    let mut groups = vec![0u32; sim.logs.agents.walked.len()];
-    for a in &sim.arrivals {
-        groups[a.id as usize] = a.group;
-    }
-    for i in 0..sim.agents.len() {
-        groups[sim.agents.id[i] as usize] = sim.agents.group[i];
-    }
-    groups
 }

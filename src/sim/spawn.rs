@@ -111,6 +111,39 @@ pub fn spawn_agents(scene: &Scene, seed: u64) -> Result<Agents> {
     Ok(agents)
 }
 
+/// The bodies on the map, for placing a source's walkers clear of them
+/// ([`place_clear_of`]).
+pub(crate) struct Occupied(SpatialHash);
+
+impl Occupied {
+    /// The bodies of `agents`, for walkers of at most `max_radius` (at least every radius of
+    /// `agents`).
+    pub(crate) fn of(agents: &Agents, max_radius: f64) -> Self {
+        let mut hash = SpatialHash::new(2.0 * max_radius * (1.0 + SPAWN_CLEARANCE));
+        for i in 0..agents.len() {
+            hash.insert(agents.x[i] as f64, agents.y[i] as f64, agents.radius[i] as f64);
+        }
+        Self(hash)
+    }
+}
+
+/// One position in `area` (free cells only) for a body of `radius`, clear of every body of
+/// `occupied`, which then holds it too: a source's walker arriving among those already there.
+/// `None` when the area has no room for it at present.
+pub(crate) fn place_clear_of(
+    scene: &Scene,
+    area: &Area,
+    radius: f64,
+    rng: &mut ChaCha8Rng,
+    occupied: &mut Occupied,
+) -> Option<(f64, f64)> {
+    let (x, y) = place_in_area(scene, area, 1, radius, rng, &occupied.0)
+        .ok()
+        .and_then(|points| points.first().copied())?;
+    occupied.0.insert(x, y, radius);
+    Some((x, y))
+}
+
 /// `count` positions in `area` (free cells only), at least `2 * radius` apart and clear of the
 /// agents already in `occupied`. The error message (to follow the count) names the area and
 /// says how many it can hold.

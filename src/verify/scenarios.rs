@@ -43,6 +43,7 @@ impl SceneBuilder {
                 params: None,
                 model: None,
                 walls: None,
+                events: Vec::new(),
             },
         }
     }
@@ -134,7 +135,7 @@ pub fn spawn(name: &str, r: Rect, count: usize) -> SpawnSpec {
     SpawnSpec {
         rect: Some(r),
         name: Some(name.to_string()),
-        count,
+        count: Some(count),
         ..Default::default()
     }
 }

@@ -101,6 +101,7 @@ impl EditorApp {
                         name: None,
                         shape,
                         width: None,
+                        closed: false,
                     });
                     self.changed();
                 }
@@ -113,6 +114,7 @@ impl EditorApp {
                         shape,
                         count,
                         premovement: None,
+                        source: None,
                     });
                     self.changed();
                 }

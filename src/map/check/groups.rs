@@ -3,10 +3,12 @@
 
 use super::{Checker, num, parse_color};
 use crate::grid::{Dir, Grid};
+use crate::map::format::SpawnSpec;
 use crate::map::format::{DEFAULT_SPEED, GroupSpec, SpeedRange};
 use crate::map::raster::default_width;
 use crate::map::{COORD_LIMIT, MAX_PREMOVEMENT, MAX_RADIUS, MAX_WALK_SPEED, MIN_RADIUS};
 use crate::scene::{Area, Group, Spawn};
+use crate::schedule::{Source, SourceTimes};
 use crate::speeds::{RimeaPopulation, SpeedDistribution};
 use crate::text::{name_problem, quoted};
 use ndarray::Array2;
@@ -201,6 +203,9 @@ impl Checker<'_> {
             if let Some(problem) = problem {
                 self.push(&at, format!("{problem}{raster_note}"));
             }
+            if goal.closed {
+                self.closed.push((index, k));
+            }
             goals.push(Area {
                 name: goal
                     .name
@@ -212,6 +217,10 @@ impl Checker<'_> {
         }
 
         let mut spawns = Vec::new();
+        // The sources, `(index in the group's spawns, area)`, checked for a way out as spawns are.
+        let mut source_areas = Vec::new();
+        // The index in the group's `spawns` of each entry of `spawns`.
+        let mut spawn_index = Vec::new();
         for (k, spawn) in g.spawns.iter().enumerate() {
             let at = format!("{at}.spawns[{k}]");
             if let Some(message) = spawn.name.as_deref().and_then(name_problem) {
@@ -234,6 +243,7 @@ impl Checker<'_> {
                     });
                 }
             }
+            let times = self.source_times(spawn, &at);
             let (Some(shape), Some(grid), Some(obstacle)) = (shape, grid, obstacle) else {
                 continue;
             };
@@ -245,7 +255,29 @@ impl Checker<'_> {
                 .name
                 .clone()
                 .unwrap_or_else(|| format!("{} spawn {k}", g.name));
-            self.ensure(spawn.count <= free, &format!("{at}.count"), || {
+            if let Some(times) = times {
+                self.ensure(free > 0, &at, || {
+                    format!(
+                        "the source '{}' has no free cell: expected an area with at least one free cell",
+                        crate::text::truncate_for_message(&name)
+                    )
+                });
+                let area = Area {
+                    name,
+                    mask,
+                    width: default_width(shape, grid),
+                };
+                source_areas.push((k, area.clone()));
+                self.sources.push(Source {
+                    group: index,
+                    area,
+                    times,
+                    premovement,
+                });
+                continue;
+            }
+            let count = spawn.count.unwrap_or(0);
+            self.ensure(count <= free, &format!("{at}.count"), || {
                 // Say how many bodies fit, the number a user can act on; one agent per free cell
                 // is the rule only where cells are larger than bodies.
                 let name = crate::text::truncate_for_message(&name);
@@ -255,24 +287,25 @@ impl Checker<'_> {
                     format!(
                         "{}: the area '{name}' ({m2} m² of free cells) holds at most {fit} agents of radius {} m \
                          without overlap: lower the count to {fit} or enlarge the area",
-                        spawn.count,
+                        count,
                         num(g.radius)
                     )
                 } else {
                     format!(
                         "{}: the area '{name}' ({m2} m², {free} free cells) takes at most {free} agents, one per \
                          free (non-obstacle) cell: lower the count to {free} or enlarge the area",
-                        spawn.count,
+                        count,
                     )
                 }
             });
+            spawn_index.push(k);
             spawns.push(Spawn {
                 area: Area {
                     name,
                     mask,
                     width: default_width(shape, grid),
                 },
-                count: spawn.count,
+                count,
                 premovement,
             });
         }
@@ -291,8 +324,9 @@ impl Checker<'_> {
                 a.mask.or_into(&mut goal_mask);
             }
             let reached = flood_fill(grid, obstacle, &goal_mask);
-            for (k, s) in spawns.iter().enumerate() {
-                let ok = s.area.mask.cells().any(|rc| reached[rc]);
+            let numbered = spawn_index.iter().zip(&spawns).map(|(&k, s)| (k, &s.area));
+            for (k, area) in numbered.chain(source_areas.iter().map(|(k, a)| (*k, a))) {
+                let ok = area.mask.cells().any(|rc| reached[rc]);
                 self.ensure(ok, &format!("{at}.spawns[{k}]"), || {
                     format!(
                         "no goal of group {} can be reached from this area: expected a path over free \
@@ -316,6 +350,87 @@ impl Checker<'_> {
         })
     }
 }
+
+impl Checker<'_> {
+    /// The times of a spawn area that is a source (`rate` or `times`, at `at`), `None` for
+    /// one that places a `count` at the start or whose source has a problem (recorded).
+    fn source_times(&mut self, spawn: &SpawnSpec, at: &str) -> Option<SourceTimes> {
+        let limit = (0.0, MAX_SOURCE_TIME);
+        let rate_keys = [
+            ("from", spawn.from.is_some()),
+            ("until", spawn.until.is_some()),
+            ("arrivals", spawn.arrivals.is_some()),
+        ];
+        match (spawn.rate, &spawn.times) {
+            (None, None) => {
+                for (key, given) in rate_keys {
+                    self.ensure(!given, &format!("{at}.{key}"), || {
+                        "given without `rate`: expected it only with a source's `rate`".to_string()
+                    });
+                }
+                None
+            }
+            (Some(_), Some(_)) => {
+                self.push(
+                    &format!("{at}.times"),
+                    "given with `rate`: expected either `rate` (with `from`, `until`) or `times`".into(),
+                );
+                None
+            }
+            (None, Some(times)) => {
+                for (key, given) in rate_keys {
+                    self.ensure(!given, &format!("{at}.{key}"), || {
+                        "given with `times`: expected it only with a source's `rate`".to_string()
+                    });
+                }
+                let before = self.errors.len();
+                for (i, &t) in times.iter().enumerate() {
+                    self.number_within(t, &format!("{at}.times[{i}]"), limit, "seconds");
+                }
+                if self.errors.len() != before {
+                    return None;
+                }
+                let mut times = times.clone();
+                times.sort_by(f64::total_cmp);
+                Some(SourceTimes::Listed(times))
+            }
+            (Some(rate), None) => {
+                let mut ok = self.number(rate, &format!("{at}.rate"), |v| v > 0.0, "> 0");
+                ok &= self.ensure(rate <= MAX_SOURCE_RATE, &format!("{at}.rate"), || {
+                    format!("{} persons/s: expected at most {MAX_SOURCE_RATE}", num(rate))
+                });
+                let from = spawn.from.unwrap_or(0.0);
+                ok &= self.number_within(from, &format!("{at}.from"), limit, "seconds");
+                let Some(until) = spawn.until else {
+                    self.push(
+                        &format!("{at}.until"),
+                        "missing: a source's `rate` needs the end of its period, seconds".into(),
+                    );
+                    return None;
+                };
+                ok &= self.number_within(until, &format!("{at}.until"), limit, "seconds");
+                if ok {
+                    ok = self.ensure(until > from, &format!("{at}.until"), || {
+                        format!("{} s: expected a time after `from` ({} s)", num(until), num(from))
+                    });
+                }
+                ok.then(|| SourceTimes::Rate {
+                    rate,
+                    from,
+                    until,
+                    pattern: spawn.arrivals.unwrap_or_default(),
+                })
+            }
+        }
+    }
+}
+
+/// Latest time a source may bring walkers, seconds: a day, as for pre-movement times.
+const MAX_SOURCE_TIME: f64 = MAX_PREMOVEMENT;
+
+/// Highest rate of a source, persons per second: a thousand a second is beyond any door or
+/// platform, and keeps a day's source within memory (86.4 million walkers at most).
+const MAX_SOURCE_RATE: f64 = 1000.0;
 
 /// Cells connected to a free cell of `sources` by 4-connected steps over free cells.
 pub(super) fn flood_fill(grid: &Grid, obstacle: &Array2<bool>, sources: &Array2<bool>) -> Array2<bool> {

@@ -13,10 +13,12 @@ mod settings;
 
 use crate::error::Error;
 use crate::map::LoadOptions;
+use crate::map::format::{EventSpec, GroupSpec};
 use crate::map::format::{FORMAT_VERSION, MapFile};
 use crate::map::{COORD_LIMIT, VALUE_LIMIT};
 use crate::params::Params;
 use crate::scene::{Group, Scene};
+use crate::schedule::{ExitEvent, Schedule, Source};
 use crate::text::{name_problem, quoted};
 use std::collections::HashSet;
 use std::path::Path;
@@ -51,6 +53,8 @@ pub(crate) fn check(
             .as_ref()
             .and_then(|l| l.raster.as_ref())
             .map(|r| r.file.clone()),
+        closed: Vec::new(),
+        sources: Vec::new(),
     };
     if let Some(message) = name_problem(&map.name) {
         ck.push("name", message);
@@ -98,6 +102,12 @@ pub(crate) fn check(
         groups.push(ck.group(g, i, &at, grid.as_ref(), obstacle.as_ref()));
     }
 
+    let events = ck.events(&map.events, &map.groups);
+    let schedule = Schedule {
+        closed: std::mem::take(&mut ck.closed),
+        events,
+        sources: std::mem::take(&mut ck.sources),
+    };
     let errors = ck.errors;
     let (Some(grid), Some(height), Some(obstacle), Some(discomfort)) = (grid, height, obstacle, discomfort)
     else {
@@ -122,9 +132,75 @@ pub(crate) fn check(
         params,
         outline,
         exact_walls: exact,
+        schedule,
     };
     (Some(scene), errors)
 }
+
+impl Checker<'_> {
+    /// The map's `events`, each naming the goals of one name (the names the report gives,
+    /// defaults included); an unknown name, a time that is not a finite number of seconds from
+    /// 0, or an event that does not give exactly one of `open` and `close` is a problem.
+    fn events(&mut self, events: &[EventSpec], groups: &[GroupSpec]) -> Vec<ExitEvent> {
+        let names: Vec<String> = groups
+            .iter()
+            .flat_map(|g| {
+                g.goals.iter().enumerate().map(move |(k, goal)| {
+                    goal.name
+                        .clone()
+                        .unwrap_or_else(|| format!("{} goal {k}", g.name))
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            let at = format!("events[{i}]");
+            let ok = self.number_within(e.at, &format!("{at}.at"), (0.0, MAX_EVENT_TIME), "seconds");
+            let (name, open, key) = match (&e.open, &e.close) {
+                (Some(name), None) => (name, true, "open"),
+                (None, Some(name)) => (name, false, "close"),
+                (both, _) => {
+                    let problem = if both.is_some() {
+                        "gives both `open` and `close`"
+                    } else {
+                        "gives neither `open` nor `close`"
+                    };
+                    self.push(
+                        &at,
+                        format!("{problem}: expected one of them, naming an exit (a goal's `name`)"),
+                    );
+                    continue;
+                }
+            };
+            if !names.iter().any(|n| n == name) {
+                let mut known: Vec<&str> = names.iter().map(String::as_str).collect();
+                known.dedup();
+                let listed: Vec<String> = known.iter().take(20).map(|n| quoted(n)).collect();
+                self.push(
+                    &format!("{at}.{key}"),
+                    format!(
+                        "{}: expected the name of a goal: {}{}",
+                        quoted(name),
+                        listed.join(", "),
+                        if known.len() > 20 { ", ..." } else { "" }
+                    ),
+                );
+                continue;
+            }
+            if ok {
+                out.push(ExitEvent {
+                    time: e.at,
+                    name: name.clone(),
+                    open,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Latest time an event may name, seconds: a day, as for pre-movement times.
+const MAX_EVENT_TIME: f64 = crate::map::MAX_PREMOVEMENT;
 
 /// Collects problems.
 struct Checker<'a> {
@@ -134,6 +210,10 @@ struct Checker<'a> {
     errors: Vec<Error>,
     /// The obstacles layer's raster file, named when a goal or spawn lies in its walls.
     obstacle_raster: Option<String>,
+    /// The goals `(group, goal)` closed at the start.
+    closed: Vec<(usize, usize)>,
+    /// The spawn areas that are sources.
+    sources: Vec<Source>,
 }
 
 impl Checker<'_> {

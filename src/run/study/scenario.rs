@@ -157,10 +157,13 @@ pub fn exit_names(map: &MapFile) -> Vec<String> {
     names
 }
 
-/// `map` with the exits named in `blocked` removed from every group; the reason it cannot
-/// run when a group that had exits is left without any.
+/// `map` with the exits named in `blocked` removed from every group (and the map's events
+/// that open or close them: a blocked exit stays blocked); the reason it cannot run when a
+/// group that had exits is left without any.
 fn block_exits(map: &MapFile, blocked: &[String]) -> (MapFile, Option<String>) {
     let mut out = map.clone();
+    out.events
+        .retain(|e| e.open.iter().chain(&e.close).all(|name| !blocked.contains(name)));
     let mut cannot = None;
     for (g, group) in out.groups.iter_mut().enumerate() {
         let had = group.goals.len();
@@ -274,14 +277,20 @@ fn apply(
     }
     for spawn in variant.groups.iter_mut().flat_map(|g| g.spawns.iter_mut()) {
         if let Some(f) = file.population {
-            spawn.count = (spawn.count as f64 * f).round() as usize;
+            // A source's walkers arrive at its rate: the population scales the rate.
+            if let Some(count) = &mut spawn.count {
+                *count = (*count as f64 * f).round() as usize;
+            }
+            if let Some(rate) = &mut spawn.rate {
+                *rate *= f;
+            }
         }
         if let Some(p) = &file.premovement {
             spawn.premovement = Some(*p);
         }
         if let Some(o) = spawn.name.as_ref().and_then(|n| file.spawns.get(n)) {
             if let Some(c) = o.count {
-                spawn.count = c;
+                spawn.count = Some(c);
             }
             if let Some(p) = &o.premovement {
                 spawn.premovement = Some(*p);
