@@ -160,9 +160,18 @@ fn the_run_panel_offers_every_local_layer_by_its_library_name() {
             |ui, app: &mut EditorApp| app.show(ui),
             EditorApp::new(head_on(), None, None),
         );
-        h.run();
+        // The first frames start the background solve; the spinner repaints until it is in.
+        let settle = |h: &mut Harness<'_, EditorApp>| {
+            h.run_steps(2);
+            assert!(
+                h.state_mut().recompute.wait(Duration::from_secs(60)),
+                "the solve timed out"
+            );
+            h.run();
+        };
+        settle(&mut h);
         h.get_by_label("local layer").click();
-        h.run();
+        settle(&mut h);
         for &other in LocalMode::ALL {
             assert!(
                 h.query_all_by_label(other.name()).next().is_some(),
@@ -172,7 +181,7 @@ fn the_run_panel_offers_every_local_layer_by_its_library_name() {
         }
         // The last: the option in the list (the selected one is also the box's text).
         h.query_all_by_label(mode.name()).last().expect("offered").click();
-        h.run();
+        settle(&mut h);
         assert_eq!(h.state().run.local, mode, "{}", mode.name());
     }
 }
