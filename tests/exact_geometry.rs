@@ -21,7 +21,8 @@ enum Drawn {
 }
 
 /// The room: 6 m deep, 6 m wide, 80 walkers in its back 4 m; the door of `width` centred at
-/// `y = 3 + shift` in a wall at `x = 6`.
+/// `y = 3 + shift` in a wall at `x = 6`. Exact walls, or the walls that `EXP_WALLS` names
+/// (`cells`, for the same room on cell walls); bodies of radius `EXP_RADIUS` (0.25 m).
 fn room(width: f64, shift: f64, cell: f64, drawn: Drawn) -> crowdfield::Scene {
     let (lo, hi) = (3.0 + shift - width / 2.0, 3.0 + shift + width / 2.0);
     let length = if drawn == Drawn::OnTheEdge { 6.0 } else { 9.0 };
@@ -38,7 +39,7 @@ fn room(width: f64, shift: f64, cell: f64, drawn: Drawn) -> crowdfield::Scene {
     let map = json!({
         "version": 1,
         "name": "door",
-        "walls": "exact",
+        "walls": std::env::var("EXP_WALLS").unwrap_or("exact".into()),
         "grid": {"cols": (length / cell).round() as usize, "rows": (6.0 / cell).round() as usize, "cell_size": cell},
         "layers": {"obstacles": {"shapes": obstacles}},
         "groups": [{
@@ -52,14 +53,14 @@ fn room(width: f64, shift: f64, cell: f64, drawn: Drawn) -> crowdfield::Scene {
     map::compile(&file, Path::new("."), "door.json").unwrap()
 }
 
-/// Runs the room with `seed`; returns the evacuation time and the specific flow between the
+/// Runs the room with `seed` (the time step `EXP_DT` when set); returns the evacuation time and the specific flow between the
 /// 10th and the 90th arrival (persons/(m·s)).
 fn run(scene: crowdfield::Scene, width: f64, seed: u64) -> (f64, f64) {
-    let mut sim = Simulation::builder(scene)
-        .seed(seed)
-        .max_time(400.0)
-        .build()
-        .unwrap();
+    let mut builder = Simulation::builder(scene).seed(seed).max_time(400.0);
+    if let Ok(dt) = std::env::var("EXP_DT") {
+        builder = builder.dt(dt.parse().expect("EXP_DT is a time step in seconds"));
+    }
+    let mut sim = builder.build().unwrap();
     sim.run(|_| Ok(())).unwrap();
     let times: Vec<f64> = sim.arrivals().iter().map(|a| a.time).collect();
     assert_eq!(times.len(), 80, "everyone leaves");
