@@ -28,6 +28,8 @@ pub struct WallSegments {
     opening: Vec<Option<u32>>,
     /// Per opening: the `(group, goal)` pairs whose walkers leave through it.
     openings: Vec<Vec<(u32, u32)>>,
+    /// Per opening: its segment's index.
+    opening_segment: Vec<u32>,
     /// The `(group, goal)` pairs that are closed: their openings are wall.
     closed: Vec<(u32, u32)>,
     /// Bucket edge, metres.
@@ -37,13 +39,6 @@ pub struct WallSegments {
     /// Per bucket (row-major), where its segment indices start in `items`; one more entry.
     start: Vec<u32>,
     items: Vec<u32>,
-}
-
-/// What a step crossed of a scene's openings: the goal it leaves by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Crossed {
-    /// The goal's index in its group.
-    pub goal: u32,
 }
 
 #[inline]
@@ -120,6 +115,7 @@ impl WallSegments {
         let mut segments = Vec::with_capacity(walls.len());
         let mut opening = Vec::with_capacity(walls.len());
         let mut openings: Vec<Vec<(u32, u32)>> = Vec::new();
+        let mut opening_segment = Vec::new();
         for s in walls {
             let Some(edge) = edge_of(&s, grid) else {
                 segments.push(s);
@@ -158,6 +154,7 @@ impl WallSegments {
                     opening.push(None);
                 } else {
                     opening.push(Some(openings.len() as u32));
+                    opening_segment.push((segments.len() - 1) as u32);
                     openings.push(owners);
                 }
             }
@@ -180,6 +177,7 @@ impl WallSegments {
             segments,
             opening,
             openings,
+            opening_segment,
             closed: Vec::new(),
             bucket,
             cols,
@@ -296,8 +294,9 @@ impl WallSegments {
         hit
     }
 
-    /// The goal of `group` whose opening the step from `p` to `q` passes out through, if any.
-    pub fn crossed_opening(&self, p: V2, q: V2, group: u32) -> Option<Crossed> {
+    /// The goal of `group` (its index in the group) whose open opening the step from `p` to `q`
+    /// passes out through, if any.
+    pub fn crossed_opening(&self, p: V2, q: V2, group: u32) -> Option<u32> {
         if self.openings.is_empty() {
             return None;
         }
@@ -312,7 +311,7 @@ impl WallSegments {
                 return;
             };
             if leaves_through(&self.segments[k], a, b) {
-                found = Some(Crossed { goal });
+                found = Some(goal);
             }
         });
         found
@@ -329,11 +328,11 @@ impl WallSegments {
     pub fn nearest_opening(&self, p: V2, radius: f32, group: u32, goal: u32) -> Option<([f64; 2], [f64; 2])> {
         let (x, y) = (p.x as f64, p.y as f64);
         let mut best: Option<(f64, [f64; 2], [f64; 2])> = None;
-        for (k, s) in self.segments.iter().enumerate() {
-            let Some(o) = self.opening[k] else { continue };
-            if !self.openings[o as usize].contains(&(group, goal)) {
+        for (owners, &k) in self.openings.iter().zip(&self.opening_segment) {
+            if !owners.contains(&(group, goal)) {
                 continue;
             }
+            let s = &self.segments[k as usize];
             let (dx, dy) = (s[2] - s[0], s[3] - s[1]);
             let len = dx.hypot(dy);
             if len <= 0.0 {
@@ -441,54 +440,57 @@ fn cell_segments(scene: &Scene) -> Vec<Segment> {
             && (c as usize) < cols
             && !scene.obstacle[(r as usize, c as usize)]
     };
+    // The side of the floor across a face between cells `before` and `after` along a line:
+    // +1 floor before (the wall after it), -1 floor after, 0 no wall.
+    let side = |before: bool, after: bool| match (before, after) {
+        (true, false) => 1,
+        (false, true) => -1,
+        _ => 0,
+    };
     let mut segments = Vec::new();
     // Horizontal lines y = r h: a face is a wall with the floor below (+1) or above (-1).
     for r in 0..=rows as isize {
-        let mut run: Option<(isize, i8)> = None;
-        for c in 0..=cols as isize {
-            let kind = if c == cols as isize {
-                0
-            } else {
-                match (free(r - 1, c), free(r, c)) {
-                    (true, false) => 1,
-                    (false, true) => -1,
-                    _ => 0,
-                }
-            };
-            if run.is_some_and(|(_, k)| k != kind) {
-                let (c0, k) = run.take().expect("checked");
-                let (xa, xb, y) = (c0 as f64 * h, c as f64 * h, r as f64 * h);
+        let y = r as f64 * h;
+        face_runs(
+            cols,
+            |c| side(free(r - 1, c), free(r, c)),
+            |c0, c1, k| {
+                let (xa, xb) = (c0 as f64 * h, c1 as f64 * h);
                 segments.push(if k == 1 { [xb, y, xa, y] } else { [xa, y, xb, y] });
-            }
-            if kind != 0 && run.is_none() {
-                run = Some((c, kind));
-            }
-        }
+            },
+        );
     }
     // Vertical lines x = c h: the floor left (+1) or right (-1).
     for c in 0..=cols as isize {
-        let mut run: Option<(isize, i8)> = None;
-        for r in 0..=rows as isize {
-            let kind = if r == rows as isize {
-                0
-            } else {
-                match (free(r, c - 1), free(r, c)) {
-                    (true, false) => 1,
-                    (false, true) => -1,
-                    _ => 0,
-                }
-            };
-            if run.is_some_and(|(_, k)| k != kind) {
-                let (r0, k) = run.take().expect("checked");
-                let (ya, yb, x) = (r0 as f64 * h, r as f64 * h, c as f64 * h);
+        let x = c as f64 * h;
+        face_runs(
+            rows,
+            |r| side(free(r, c - 1), free(r, c)),
+            |r0, r1, k| {
+                let (ya, yb) = (r0 as f64 * h, r1 as f64 * h);
                 segments.push(if k == 1 { [x, ya, x, yb] } else { [x, yb, x, ya] });
-            }
-            if kind != 0 && run.is_none() {
-                run = Some((r, kind));
-            }
-        }
+            },
+        );
     }
     segments
+}
+
+/// The runs of faces of one kind along a line of `n` faces (`kind(i)`: +1, -1, or 0 for no
+/// wall): `emit(from, to, kind)` for each run of nonzero kind, faces `from..to`.
+fn face_runs(n: usize, kind: impl Fn(isize) -> i8, mut emit: impl FnMut(isize, isize, i8)) {
+    let mut run: Option<(isize, i8)> = None;
+    for i in 0..=n as isize {
+        let k = if i == n as isize { 0 } else { kind(i) };
+        if let Some((start, rk)) = run
+            && rk != k
+        {
+            emit(start, i, rk);
+            run = None;
+        }
+        if k != 0 && run.is_none() {
+            run = Some((i, k));
+        }
+    }
 }
 
 /// Calls `visit` with every bucket (row-major index) the segment passes through.

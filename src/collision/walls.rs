@@ -281,51 +281,39 @@ pub const WALL_CLEARANCE: f32 = 1e-4;
 /// (rounding of the push).
 const PENETRATION_SLACK: f64 = 1e-4;
 
-/// A step of a body of `group` from `p` by `v * h`, the simulation's move on a map with exact
-/// walls (`"walls": "exact"`), against the walls as drawn (`walls`, [`WallSegments`]) and the
-/// scene's cells.
+/// A step of a body of rim `rim` (its radius) and of `group` from `p` by `v * h`, the
+/// simulation's move on a map with exact walls (`"walls": "exact"`, the pedestrian model),
+/// against the walls as drawn (`walls`, [`WallSegments`]) and the scene's cells.
 ///
-/// The body tries the whole step, then the step along x alone, then along y alone (as
-/// [`slide`] does), each pushed out of the walls it would reach into ([`WallSegments::push_out`]:
-/// along the nearest wall's normal, so a body slides along a wall at any angle and round a
-/// door's jamb); it takes the first that passes no wall ([`WallSegments::blocks`]), ends in a
-/// cell of the floor ([`passable`]; a step longer than a cell checks a point every cell along
-/// it) and leaves the body no deeper in a wall than it was (a body spawned against a wall may
-/// move along it or away). A body of rim 0 (the published model's point walkers) is its centre,
-/// which keeps to the free cells as the published model has it: no wall edges, no push, and
-/// it keeps out of openings narrower than its body by the cells' spans (`spans`, [`misfit`]). A step through an opening of the map's edge that is one of the
-/// group's goals ([`WallSegments::crossed_opening`]) is always taken: the walker leaves there.
-#[allow(clippy::too_many_arguments)]
+/// The body tries the whole step, then (when a wall holds it back) turned steps and the steps
+/// along x and along y, each pushed out of the walls it would reach into
+/// ([`WallSegments::push_out`]: along the nearest wall's normal, so a body slides along a wall
+/// at any angle and round a door's jamb); of those that pass no wall
+/// ([`WallSegments::blocks`]), end in a cell of the floor ([`passable`]; a step longer than a
+/// cell checks a point every cell along it) and leave the body no deeper in a wall than it was
+/// (a body spawned against a wall may move along it or away), it takes the one that gets
+/// farthest along the intended step. A step through an opening of the map's edge that is one
+/// of the group's open goals ([`WallSegments::crossed_opening`]) is always taken: the walker
+/// leaves there. No opening narrower than a body lets it through, since both sides push.
 pub fn slide_body_exact(
     scene: &Scene,
     walls: &WallSegments,
-    spans: ArrayView2<u32>,
-    body: Body,
+    rim: f32,
     group: u32,
     p: V2,
     v: V2,
     h: f32,
 ) -> V2 {
-    let grid = &scene.grid;
-    let point = body.rim <= 0.0;
-    // The cells the body lacks at a point: all of them outside the grid.
-    let lacks = |q: V2| {
-        grid.cell_of(q.x as f64, q.y as f64)
-            .map_or(body.cells, |rc| misfit(spans[rc], body.cells))
-    };
-    let start = if point { lacks(p) } else { 0 };
-    let may_stand = |q: V2| passable(scene, q.x, q.y) && (!point || lacks(q) <= start);
-    let cell = grid.cell_size as f32;
-    let depth_at = |q: V2| {
-        if point {
-            0.0
-        } else {
-            walls.penetration(q, body.rim, group).0
-        }
-    };
-    let depth_before = depth_at(p).max(0.0);
+    let step = v * h;
+    let want = step.len();
+    if want == 0.0 {
+        return p;
+    }
+    let cell = scene.grid.cell_size as f32;
+    let may_stand = |q: V2| passable(scene, q.x, q.y);
+    let depth_before = walls.penetration(p, rim, group).0.max(0.0);
     let ok = |q: V2| {
-        if !may_stand(q) || (!point && walls.blocks(p, q, group)) {
+        if !may_stand(q) || walls.blocks(p, q, group) {
             return false;
         }
         let d = q - p;
@@ -336,66 +324,36 @@ pub fn slide_body_exact(
                 return false;
             }
         }
-        depth_at(q) <= depth_before + PENETRATION_SLACK
+        walls.penetration(q, rim, group).0 <= depth_before + PENETRATION_SLACK
+    };
+    let place = |target: V2| -> Option<V2> {
+        if walls.crossed_opening(p, target, group).is_some() {
+            return Some(target);
+        }
+        let q = walls.push_out(target, rim, group, WALL_CLEARANCE);
+        ok(q).then_some(q)
     };
     // The steps tried: the whole step, then (when walls hold it back by more than a share of
     // it) the step turned by 30 and 60 degrees either way, round a door's jamb or along a
     // wall met head-on, then along x and along y; the one that gets farthest along the
     // intended step is taken.
-    let step = v * h;
-    let want = step.len();
-    let progress = |q: V2| (q - p).dot(step) / want.max(f32::MIN_POSITIVE);
-    let place = |target: V2| -> Option<V2> {
-        if walls.crossed_opening(p, target, group).is_some() {
-            return Some(target);
-        }
-        let q = if point {
-            target
-        } else {
-            walls.push_out(target, body.rim, group, WALL_CLEARANCE)
-        };
-        ok(q).then_some(q)
-    };
-    if want == 0.0 {
-        return p;
-    }
-    if point {
-        // A point takes the whole step, else along x, else along y ([`slide`]).
-        let along = [
-            (true, p + step),
-            (step.x != 0.0, V2::new(p.x + step.x, p.y)),
-            (step.y != 0.0, V2::new(p.x, p.y + step.y)),
-        ];
-        return along
-            .into_iter()
-            .find_map(|(wanted, t)| wanted.then(|| place(t)).flatten())
-            .unwrap_or(p);
-    }
+    let progress = |q: V2| (q - p).dot(step) / want;
     let whole = place(p + step);
     if let Some(q) = whole
         && progress(q) >= HELD_BACK * want
     {
         return q;
     }
+    let turned = TURNS.map(|(c, s)| p + V2::new(c * step.x - s * step.y, s * step.x + c * step.y));
+    let along_x = (step.x != 0.0).then(|| V2::new(p.x + step.x, p.y));
+    let along_y = (step.y != 0.0).then(|| V2::new(p.x, p.y + step.y));
+    let others = turned.into_iter().chain(along_x).chain(along_y).filter_map(place);
     let mut best = whole.map(|q| (progress(q), q));
-    let mut consider = |target: V2| {
-        if let Some(q) = place(target) {
-            let gain = progress(q);
-            if gain > 0.0 && best.is_none_or(|(b, _)| gain > b) {
-                best = Some((gain, q));
-            }
+    for q in others {
+        let gain = progress(q);
+        if gain > 0.0 && best.is_none_or(|(b, _)| gain > b) {
+            best = Some((gain, q));
         }
-    };
-    if !point {
-        for (c, s) in TURNS {
-            consider(p + V2::new(c * step.x - s * step.y, s * step.x + c * step.y));
-        }
-    }
-    if step.x != 0.0 {
-        consider(V2::new(p.x + step.x, p.y));
-    }
-    if step.y != 0.0 {
-        consider(V2::new(p.x, p.y + step.y));
     }
     best.map_or(p, |(_, q)| q)
 }

@@ -78,7 +78,7 @@ impl Exits {
         if ways.iter().any(|w| matches!(w, Way::Edge))
             && let Some(crossed) = walls.and_then(|w| w.crossed_opening(from, to, group as u32))
         {
-            return Some(crossed.goal as usize);
+            return Some(crossed as usize);
         }
         let (x, y) = (to.x as f64, to.y as f64);
         let cell = scene.grid.cell_of(x, y);

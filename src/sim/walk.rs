@@ -81,7 +81,9 @@ impl Simulation {
                     && goal_masks[g][rc]
                 {
                     let p = V2::new(agents.x[i], agents.y[i]);
-                    let goal = scene.groups[g].goals.iter().position(|area| area.mask[rc]);
+                    // The open goal whose cell it is (the goal masks hold only open goals).
+                    let goal = (scene.groups[g].goals.iter().enumerate())
+                        .position(|(j, area)| area.mask[rc] && planner.exit_open(g, j));
                     if let Some([dx, dy]) = goal.and_then(|j| exits.heading(walls, g, j, p, agents.radius[i]))
                     {
                         (ux, uy) = (dx * cap, dy * cap);
@@ -148,7 +150,7 @@ impl Simulation {
                 let body = Body::new(agents.radius[i], scene.grid.cell_size, bodies);
                 let (p, v) = (V2::new(x0, y0), V2::new(vx[i], vy[i]));
                 let q = match walls {
-                    Some(walls) => slide_body_exact(scene, walls, spans, body, agents.group[i], p, v, dt),
+                    Some(walls) => slide_body_exact(scene, walls, body.rim, agents.group[i], p, v, dt),
                     None => slide_body(scene, spans, body, p, v, dt),
                 };
                 (q.x, q.y, (q.x - x0) / dt, (q.y - y0) / dt)
@@ -214,7 +216,7 @@ impl Simulation {
                     let body = Body::new(a.radius[i], scene.grid.cell_size, bodies);
                     let p = V2::new(a.x[i], a.y[i]);
                     let q = match &walk.walls {
-                        Some(walls) => slide_body_exact(scene, walls, spans, body, a.group[i], p, push, 1.0),
+                        Some(walls) => slide_body_exact(scene, walls, body.rim, a.group[i], p, push, 1.0),
                         None => slide_body(scene, spans, body, p, push, 1.0),
                     };
                     a.x[i] = q.x;
