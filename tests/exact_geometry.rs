@@ -167,7 +167,9 @@ fn print_flows() {
 fn dump_positions() {
     let width = env_list("EXP_WIDTHS", "0.9")[0];
     let seed = env_list("EXP_SEEDS", "1")[0] as u64;
-    let mut sim = Simulation::builder(room(width, 0.0, 0.125, Drawn::InTheSlot))
+    let drawn = [Drawn::PastTheDoor, Drawn::InTheSlot, Drawn::OnTheEdge][env_list("EXP_DRAWN", "1")[0] as usize];
+    let cell = env_list("EXP_CELLS", "0.125")[0];
+    let mut sim = Simulation::builder(room(width, 0.0, cell, drawn))
         .seed(seed)
         .max_time(400.0)
         .build()
@@ -225,3 +227,4 @@ fn a_closed_opening_in_the_edge_is_wall() {
     }
     assert!(sim.arrivals().iter().any(|a| a.exit == 0) && sim.arrivals().iter().any(|a| a.exit == 1));
 }
+
