@@ -167,7 +167,8 @@ fn print_flows() {
 fn dump_positions() {
     let width = env_list("EXP_WIDTHS", "0.9")[0];
     let seed = env_list("EXP_SEEDS", "1")[0] as u64;
-    let drawn = [Drawn::PastTheDoor, Drawn::InTheSlot, Drawn::OnTheEdge][env_list("EXP_DRAWN", "1")[0] as usize];
+    let drawn =
+        [Drawn::PastTheDoor, Drawn::InTheSlot, Drawn::OnTheEdge][env_list("EXP_DRAWN", "1")[0] as usize];
     let cell = env_list("EXP_CELLS", "0.125")[0];
     let mut sim = Simulation::builder(room(width, 0.0, cell, drawn))
         .seed(seed)
@@ -227,4 +228,3 @@ fn a_closed_opening_in_the_edge_is_wall() {
     }
     assert!(sim.arrivals().iter().any(|a| a.exit == 0) && sim.arrivals().iter().any(|a| a.exit == 1));
 }
-

@@ -126,7 +126,7 @@ pub enum Command {
 }
 
 /// Simulation controls of the Run panel.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SimCommand {
     /// Start (from the map if no run exists) or resume.
     Play,
@@ -136,4 +136,12 @@ pub enum SimCommand {
     Step,
     /// Drop the run.
     Reset,
+    /// Open (`open`) or close every exit named `name` in the running simulation: the
+    /// potentials see it in the next step (the map's own `closed` flags stay as they are).
+    SetExit {
+        /// The exit's (goal's) name.
+        name: String,
+        /// Open or closed.
+        open: bool,
+    },
 }

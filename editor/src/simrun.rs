@@ -39,6 +39,8 @@ pub enum SimControl {
     Speed(f32),
     /// Drop the run.
     Reset,
+    /// Open or close every exit of this name in the run ([`Simulation::set_exit_open`]).
+    SetExit(String, bool),
 }
 
 /// What a run has recorded place by place so far: the planner's level-of-service and
@@ -190,6 +192,7 @@ fn frame(sim: &Simulation, local: LocalMode, warnings: &[String]) -> SimFrame {
             (g.name.clone(), counts)
         })
         .collect();
+    let exit_open = exit_states(sim);
     SimFrame {
         agents: sim.agents().clone(),
         density: sim.fields().map(|f| f.density.rho.clone()),
@@ -200,6 +203,7 @@ fn frame(sim: &Simulation, local: LocalMode, warnings: &[String]) -> SimFrame {
             steps: sim.steps(),
             walking: sim.agents().len(),
             exits,
+            exit_open,
             local,
             quality: Some(sim.quality()),
             error: None,
@@ -208,6 +212,22 @@ fn frame(sim: &Simulation, local: LocalMode, warnings: &[String]) -> SimFrame {
         },
         finished: sim.finished(),
     }
+}
+
+/// Each exit name of the run's scene, in the order the groups and their goals first name it,
+/// and whether it is open (a name is open while any goal bearing it is).
+pub fn exit_states(sim: &Simulation) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for (gi, g) in sim.scene().groups.iter().enumerate() {
+        for (ei, goal) in g.goals.iter().enumerate() {
+            let open = sim.exit_open(gi, ei);
+            match out.iter_mut().find(|(n, _)| *n == goal.name) {
+                Some((_, o)) => *o |= open,
+                None => out.push((goal.name.clone(), open)),
+            }
+        }
+    }
+    out
 }
 
 /// A new run of `scene` with the local layer `asked` installed (none for [`LocalMode::None`];
@@ -337,6 +357,16 @@ fn worker(
             Some(SimControl::Reset) => {
                 sim = None;
                 playing = false;
+            }
+            Some(SimControl::SetExit(name, open)) => {
+                if let Some(s) = sim.as_mut() {
+                    if let Err(e) = s.simulation_mut().set_exit_open(&name, open) {
+                        warnings.push(e.to_string());
+                    }
+                    if !send(run, frame(s.simulation(), local, &warnings)) {
+                        return;
+                    }
+                }
             }
             None => {}
         }

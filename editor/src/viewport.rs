@@ -85,6 +85,9 @@ pub struct ViewInputs<'a> {
     pub brush: &'a BrushSettings,
     /// Agents of the running simulation.
     pub agents: Option<&'a Agents>,
+    /// The exits the running simulation holds closed, by name (a run's switches; without a
+    /// run, the map's own `closed` goals are drawn closed).
+    pub closed_exits: Option<&'a [String]>,
 }
 
 /// The map view's state.
@@ -186,7 +189,7 @@ impl Viewport {
             }
         }
         if input.vis.areas {
-            draw_areas(&painter, rect, &view, input.doc, input.group);
+            draw_areas(&painter, rect, &view, input.doc, input.group, input.closed_exits);
         }
         if let Some(agents) = input.agents {
             draw_agents(&painter, rect, &view, input.doc, agents);
@@ -357,20 +360,64 @@ fn shape_outline(
     }
 }
 
-fn draw_areas(painter: &egui::Painter, rect: Rect, view: &ViewTransform, doc: &Document, selected: usize) {
+/// Colour of a closed exit's outline and label.
+const CLOSED_EXIT: Color32 = Color32::from_rgb(200, 30, 30);
+
+/// Draws each group's goals (outline, name and width; a closed one in red, crossed, marked
+/// closed) and spawn areas (outline and count). `closed_exits`: the names a run holds closed,
+/// or `None` for the map's own `closed` flags.
+fn draw_areas(
+    painter: &egui::Painter,
+    rect: Rect,
+    view: &ViewTransform,
+    doc: &Document,
+    selected: usize,
+    closed_exits: Option<&[String]>,
+) {
     for (gi, g) in doc.groups.iter().enumerate() {
         let width = if gi == selected { 2.5 } else { 1.2 };
-        for goal in &g.goals {
-            shape_outline(
-                painter,
-                rect,
-                view,
-                &goal.shape,
-                Stroke::new(width, color(g.color)),
-            );
+        for (ei, goal) in g.goals.iter().enumerate() {
+            // The name the compiled scene gives it (`Document::to_scene`).
+            let name = goal
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{} goal {ei}", g.name));
+            let closed = match closed_exits {
+                Some(names) => names.contains(&name),
+                None => goal.closed,
+            };
+            let ink = if closed { CLOSED_EXIT } else { color(g.color) };
+            shape_outline(painter, rect, view, &goal.shape, Stroke::new(width, ink));
             let (lo, hi) = goal.shape.bounds();
             let c = view.to_screen(rect, [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1])]);
-            painter.circle_filled(c, 3.0, color(g.color));
+            painter.circle_filled(c, 3.0, ink);
+            if closed {
+                let (a, b) = (view.to_screen(rect, lo), view.to_screen(rect, hi));
+                let cross = Stroke::new(width, CLOSED_EXIT);
+                painter.line_segment([a, b], cross);
+                painter.line_segment([egui::pos2(a.x, b.y), egui::pos2(b.x, a.y)], cross);
+            }
+            let opening = goal.width.unwrap_or_else(|| (hi[0] - lo[0]).max(hi[1] - lo[1]));
+            let label = if closed {
+                format!("{name} · {opening:.2} m · closed")
+            } else {
+                format!("{name} · {opening:.2} m")
+            };
+            // Above the goal's centre, kept inside the view (a goal on the map's edge).
+            let galley = painter.layout_no_wrap(label, egui::FontId::proportional(11.0), ink);
+            let size = galley.size();
+            let at = c + vec2(-0.5 * size.x, -8.0 - size.y);
+            let at = egui::pos2(
+                at.x.clamp(
+                    rect.left() + 2.0,
+                    (rect.right() - 2.0 - size.x).max(rect.left() + 2.0),
+                ),
+                at.y.clamp(
+                    rect.top() + 2.0,
+                    (rect.bottom() - 2.0 - size.y).max(rect.top() + 2.0),
+                ),
+            );
+            painter.galley(at, galley, ink);
         }
         for spawn in &g.spawns {
             let faded = Color32::from_rgba_unmultiplied(g.color[0], g.color[1], g.color[2], 140);

@@ -355,3 +355,125 @@ fn level_of_service_and_clear_time_layers_after_a_run() {
         "spawn area clear at {start_clear} s, by the exit from {exit_clear} s"
     );
 }
+
+/// A 12 x 4 m corridor with an exit at each end and 8 walkers nearer the east one.
+fn two_exits() -> Document {
+    let mut doc = Document::new("two exits", 24, 8, 0.5);
+    let mut g = GroupDoc::new("walkers", 0);
+    for (name, lo, hi) in [
+        ("east", [11.5, 0.0], [12.0, 4.0]),
+        ("west", [0.0, 0.0], [0.5, 4.0]),
+    ] {
+        g.goals.push(GoalArea {
+            name: Some(name.into()),
+            shape: AreaShape::rect_from_corners(lo, hi),
+            width: None,
+            closed: false,
+        });
+    }
+    g.spawns.push(SpawnArea {
+        name: None,
+        shape: AreaShape::rect_from_corners([7.0, 0.5], [9.0, 3.5]),
+        count: 8,
+        premovement: None,
+        source: None,
+    });
+    doc.groups.push(g);
+    doc
+}
+
+/// Plays the app's run at 20 times real time until it finishes (at most a minute of wall time).
+fn play_to_the_end(app: &mut EditorApp) -> SimFrame {
+    app.run.speed = 20.0;
+    app.apply(Command::Sim(SimCommand::Play));
+    let start = Instant::now();
+    loop {
+        app.sim.wait_frame(Duration::from_millis(200));
+        let f = app.sim.latest.as_ref().unwrap();
+        if f.finished || start.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+    }
+    let f = app.sim.latest.clone().unwrap();
+    assert!(f.finished, "not finished after 60 s: t = {}", f.info.time);
+    f
+}
+
+/// The Run panel's switch closes an exit while the crowd runs: the walkers nearer it turn to
+/// the other, and the map view marks it closed.
+#[test]
+fn an_exit_closed_from_the_run_panel_while_the_crowd_runs_takes_no_one() {
+    let mut h = Harness::builder().with_size([1200.0, 760.0]).build_ui_state(
+        |ui, app: &mut EditorApp| app.show(ui),
+        EditorApp::new(two_exits(), None, None),
+    );
+    h.run_steps(2);
+    assert!(
+        h.state_mut().recompute.wait(Duration::from_secs(60)),
+        "the solve timed out"
+    );
+    h.state_mut().apply(Command::Sim(SimCommand::Step));
+    assert!(
+        h.state_mut().sim.wait_frame(Duration::from_secs(30)),
+        "no frame after Step"
+    );
+    h.run();
+    let f = h.state().sim.latest.clone().unwrap();
+    assert_eq!(
+        f.info.exit_open,
+        vec![("east".to_string(), true), ("west".to_string(), true)]
+    );
+    // The switch, as a user clicks it; the frame after it shows the exit closed.
+    h.get_by_role_and_label(egui::accesskit::Role::CheckBox, "east")
+        .click();
+    h.run();
+    let app = h.state_mut();
+    assert!(
+        app.sim.wait_frame(Duration::from_secs(30)),
+        "no frame after the switch"
+    );
+    assert_eq!(
+        app.sim.latest.as_ref().unwrap().info.exit_open,
+        vec![("east".to_string(), false), ("west".to_string(), true)]
+    );
+    let f = play_to_the_end(app);
+    assert_eq!(f.info.walking, 0);
+    assert_eq!(
+        f.info.exits,
+        vec![(
+            "walkers".to_string(),
+            vec![("east".to_string(), 0), ("west".to_string(), 8)]
+        )],
+        "everyone out through the open exit"
+    );
+    // Opened again in a new run, the east exit takes the walkers nearer it.
+    app.apply(Command::Sim(SimCommand::Reset));
+    app.apply(Command::Sim(SimCommand::Step));
+    assert!(app.sim.wait_frame(Duration::from_secs(30)), "a new run starts");
+    let f = play_to_the_end(app);
+    let east = f.info.exits[0].1[0].1;
+    assert!(east >= 6, "{:?}", f.info.exits);
+}
+
+/// A source spawns its walkers while the editor plays, at its rate.
+#[test]
+fn a_source_spawns_while_the_editor_plays() {
+    let mut doc = corridor();
+    doc.groups[0].spawns[0].source = Some(crowdfield::map::format::SourceKeys {
+        rate: Some(2.0),
+        from: Some(0.0),
+        until: Some(3.0),
+        arrivals: None,
+        times: None,
+    });
+    let mut app = EditorApp::new(doc, None, None);
+    let first = step_run(&mut app, 1);
+    assert!(
+        first.agents.len() <= 1,
+        "{} at the first step",
+        first.agents.len()
+    );
+    let f = play_to_the_end(&mut app);
+    let evacuated: usize = f.info.exits[0].1.iter().map(|e| e.1).sum();
+    assert_eq!(evacuated, 6, "2 persons per second for 3 s: {:?}", f.info.exits);
+}

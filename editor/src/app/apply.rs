@@ -397,6 +397,11 @@ impl EditorApp {
                 self.sim.send(SimControl::Reset);
                 self.run.playing = false;
             }
+            SimCommand::SetExit { name, open } => {
+                if exists {
+                    self.sim.send(SimControl::SetExit(name, open));
+                }
+            }
         }
     }
 }

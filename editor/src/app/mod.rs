@@ -279,6 +279,15 @@ impl EditorApp {
                 commands.extend(self.run.ui(ui, &self.run_info()));
             });
         self.update_texture(&ctx);
+        // The exits a run holds closed (its switches), or none without a run.
+        let closed_exits: Option<Vec<String>> = self.sim.latest.as_ref().filter(|f| f.info.exists).map(|f| {
+            f.info
+                .exit_open
+                .iter()
+                .filter(|(_, open)| !open)
+                .map(|(name, _)| name.clone())
+                .collect()
+        });
         egui::CentralPanel::no_frame().show(ui, |ui| {
             let fields = self.recompute.latest.clone();
             commands.extend(self.viewport.ui(
@@ -293,6 +302,7 @@ impl EditorApp {
                     tool: self.tools.tool,
                     brush: &self.tools.brush,
                     agents: self.sim.latest.as_ref().map(|f| &f.agents),
+                    closed_exits: closed_exits.as_deref(),
                 },
             ));
         });

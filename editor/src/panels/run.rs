@@ -1,7 +1,7 @@
 //! The Run panel: play, pause, step and reset a simulation of the map, a speed slider, the local
-//! layer (none, boids, ORCA, boids + ORCA; applied when a run starts), and the live count of
-//! walkers evacuated through each exit with the run's collision and jam figures; it names the
-//! model that Play runs.
+//! layer (none, boids, ORCA, boids + ORCA; applied when a run starts), the live count of
+//! walkers evacuated through each exit with the run's collision and jam figures, and a switch
+//! per exit that closes or opens it while the crowd runs; it names the model that Play runs.
 
 use crate::command::{Command, SimCommand};
 use crowdfield::local::LocalMode;
@@ -25,6 +25,8 @@ pub struct RunInfo {
     pub walking: usize,
     /// Per group: name and, per exit, (exit name, walkers evacuated through it).
     pub exits: Vec<(String, Vec<(String, usize)>)>,
+    /// Each exit name of the run and whether it is open now (the panel toggles them).
+    pub exit_open: Vec<(String, bool)>,
     /// The local layer the run was started with.
     pub local: LocalMode,
     /// Collision and jam figures of the run so far.
@@ -116,6 +118,21 @@ impl RunPanel {
                 ui.label(egui::RichText::new(group).strong());
                 for (exit, n) in exits {
                     ui.label(format!("  {exit}: {n} evacuated"));
+                }
+            }
+            if !info.exit_open.is_empty() {
+                ui.label(egui::RichText::new("Exits open").strong())
+                    .on_hover_text(
+                        "Close or open an exit while the crowd runs: the field replans in the next step",
+                    );
+                for (name, open) in &info.exit_open {
+                    let mut now = *open;
+                    if ui.checkbox(&mut now, name.as_str()).changed() {
+                        commands.push(Command::Sim(SimCommand::SetExit {
+                            name: name.clone(),
+                            open: now,
+                        }));
+                    }
                 }
             }
             if let Some(q) = &info.quality {
