@@ -906,3 +906,31 @@ fn solve_draws_the_map_with_its_people_goals_and_spawn_areas() {
     let manifest = std::fs::read_to_string(out.join(crowdfield::ownership::MANIFEST_FILE)).unwrap();
     assert!(manifest.contains("\"map.png\""), "{manifest}");
 }
+
+/// `simulate` says which walls the bodies meet, and the report keeps it.
+#[test]
+fn simulate_says_which_walls_the_bodies_meet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut map: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(corridor()).unwrap()).unwrap();
+    for (walls, words) in [
+        ("cells", "walls: cells (the obstacle cells' edges)"),
+        ("exact", "walls: exact (the walls as drawn)"),
+    ] {
+        map["walls"] = serde_json::json!(walls);
+        let file = dir.path().join(format!("{walls}.json"));
+        std::fs::write(&file, map.to_string()).unwrap();
+        let out = dir.path().join(walls);
+        let o = crowdfield(&["simulate", s(&file), "--out", s(&out), "--max-time", "1"]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(err.contains(words), "{err}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+        assert_eq!(report["walls"], walls);
+        let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+        // Up to the apostrophe, which the page escapes.
+        let shown = words["walls: ".len()..].split('\'').next().unwrap();
+        assert!(page.contains(shown), "the report page names the walls: {shown}");
+    }
+}

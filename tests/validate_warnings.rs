@@ -318,6 +318,22 @@ fn a_door_that_snaps_to_the_cells_is_warned_about() {
         ],
     );
     assert_eq!(found.len(), 1, "{stdout}");
+    // With exact walls the bodies pass the drawn 0.9 m: nothing snaps, nothing to say.
+    let mut exact = map.clone();
+    exact["walls"] = json!("exact");
+    let (_dir, _path, stdout) = validate(&exact, "door09_exact.json");
+    assert!(warnings_with(&stdout, &["width"]).is_empty(), "{stdout}");
+    // A width that is not the drawn opening is still called out, with the drawn opening's.
+    exact["groups"][0]["goals"][0]["width"] = json!(1.5);
+    let (_dir, _path, stdout) = validate(&exact, "door15_exact.json");
+    let found = warnings_with(
+        &stdout,
+        &[
+            "groups[0].goals[0].width: 1.5 m",
+            "walkable area as drawn spans 0.9 m",
+        ],
+    );
+    assert_eq!(found.len(), 1, "{stdout}");
     // On cells that hold it the door is quiet.
     map["grid"] = json!({"cols": 400, "rows": 320, "cell_size": 0.05});
     let (_dir, _path, stdout) = validate(&map, "door09_fine.json");

@@ -230,8 +230,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             size.describe()
         );
         eprintln!(
-            "model: {}; potentials: {solver_note}; local layer: {}{local_note}{}",
+            "model: {}; walls: {}; potentials: {solver_note}; local layer: {}{local_note}{}",
             sim.scene().params.model.name(),
+            sim.walls().describe(),
             local.name(),
             boids_groups_note(sim.scene(), local)
         );

@@ -208,6 +208,7 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
         ),
         ("replan every".into(), format!("{} steps", report.replan_every)),
         ("density window".into(), format!("{} m²", report.density_window)),
+        ("walls".into(), report.walls.describe().into()),
     ];
     params.extend(input.parameters.iter().cloned());
     h.push_str("<h2>Map and parameters</h2><table id=\"parameters\">");

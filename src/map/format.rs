@@ -64,6 +64,16 @@ pub enum Walls {
     Exact,
 }
 
+impl Walls {
+    /// In words, as `simulate` and the report page say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Cells => "cells (the obstacle cells' edges)",
+            Self::Exact => "exact (the walls as drawn)",
+        }
+    }
+}
+
 /// An exit opening or closing at a time: `{"at": 15, "close": "east exit"}` or
 /// `{"at": 5, "open": "west exit"}` (exactly one of `open` and `close`). Every goal of that
 /// name, in every group, opens or closes.

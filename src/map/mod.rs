@@ -214,7 +214,9 @@ const GOAL_WIDTH_TOLERANCE: f64 = 0.25;
 /// outside it; when most such faces face east or west, walkers walk along x and the opening is
 /// the number of rows holding an open goal cell with such a face, times the cell size (for a
 /// goal drawn in a doorway, the door's width; for one in open floor, its own extent across the
-/// walk), and the other way round. `None` for a goal no walker can enter.
+/// walk), and the other way round. With exact walls, the extent across that direction of the
+/// walkable part of the goal's area as drawn (the drawn width: doors do not snap). `None` for a
+/// goal no walker can enter.
 pub fn goal_opening(scene: &Scene, mask: &crate::scene::CellMask) -> Option<f64> {
     let grid = &scene.grid;
     let open = |r: isize, c: isize| {
@@ -245,11 +247,43 @@ pub fn goal_opening(scene: &Scene, mask: &crate::scene::CellMask) -> Option<f64>
         y_faces += y;
     }
     let h = grid.cell_size;
-    match (x_faces, y_faces) {
-        (0, 0) => None,
-        (x, y) if x >= y => Some(rows_entered.len() as f64 * h),
-        _ => Some(cols_entered.len() as f64 * h),
+    let along_x = match (x_faces, y_faces) {
+        (0, 0) => return None,
+        (x, y) => x >= y,
+    };
+    // With exact walls, the walkable part of the goal's area as drawn, measured across the
+    // same direction: bodies pass the drawn width, not the cells'.
+    if let Some(area) = exact_goal_area(scene, mask) {
+        use geo::{BooleanOps, BoundingRect};
+        let walkable = scene.outline.as_ref().map(|o| area.intersection(&o.walkable))?;
+        let r = walkable.bounding_rect()?;
+        // To the micrometre: the shapes' coordinates are single precision.
+        let across = if along_x { r.height() } else { r.width() };
+        return Some((across * 1e6).round() / 1e6);
     }
+    Some(if along_x {
+        rows_entered.len() as f64 * h
+    } else {
+        cols_entered.len() as f64 * h
+    })
+}
+
+/// The goal area as drawn of the goal whose cells are `mask`, on a map with exact walls.
+fn exact_goal_area<'s>(
+    scene: &'s Scene,
+    mask: &crate::scene::CellMask,
+) -> Option<&'s geo::MultiPolygon<f64>> {
+    if !scene.exact_walls {
+        return None;
+    }
+    let outline = scene.outline.as_ref()?;
+    scene.groups.iter().enumerate().find_map(|(g, group)| {
+        let j = group
+            .goals
+            .iter()
+            .position(|goal| std::ptr::eq(&goal.mask, mask))?;
+        outline.goals.get(g)?.get(j)
+    })
 }
 
 /// A goal whose `width` (given, or the default: the longer side of its shape's bounding box)
@@ -265,8 +299,13 @@ fn goal_width_warnings(scene: &Scene) -> Vec<String> {
             };
             let off = (e.width - opening).abs();
             if off > GOAL_WIDTH_TOLERANCE * opening && off > 0.5 * h {
+                let spans = if scene.exact_walls {
+                    "the goal's walkable area as drawn spans"
+                } else {
+                    "the goal's open cells span"
+                };
                 out.push(format!(
-                    "groups[{gi}].goals[{ei}].width: {} m, but the goal's open cells span {} m across the \
+                    "groups[{gi}].goals[{ei}].width: {} m, but {spans} {} m across the \
                      direction walkers enter it (the opening it is drawn in): the exit's specific flow \
                      divides by the width, so it would be off by {:.0} %; give the opening's width as \
                      \"width\", or draw the goal over the opening (docs/map-format.md, goal widths)",
@@ -274,7 +313,7 @@ fn goal_width_warnings(scene: &Scene) -> Vec<String> {
                     check::num(opening),
                     100.0 * (opening / e.width - 1.0).abs()
                 ));
-            } else if off > DOOR_SNAP_TOLERANCE * e.width {
+            } else if off > DOOR_SNAP_TOLERANCE * e.width && !scene.exact_walls {
                 // The opening is the width drawn, snapped to whole cells: say so, and which
                 // cells would keep it.
                 let cells_across = (e.width / h - 1e-9).ceil().max(1.0);

@@ -326,6 +326,16 @@ impl Simulation {
         self.planner.description()
     }
 
+    /// What the walkers' bodies meet in this run: [`crate::map::Walls::Exact`] when the map asks
+    /// for exact walls and the pedestrian model walks them, else the obstacle cells' edges.
+    pub fn walls(&self) -> crate::map::Walls {
+        if self.walk.walls.is_some() {
+            crate::map::Walls::Exact
+        } else {
+            crate::map::Walls::Cells
+        }
+    }
+
     /// Where the local layer runs, in words (`cpu-multi (N threads)`, `cpu-single`,
     /// `gpu on <adapter>`), or `None` without a local layer.
     pub fn local_description(&self) -> Option<&str> {

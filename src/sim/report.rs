@@ -33,6 +33,10 @@ pub struct Report {
     /// Whether each face read at least the density of its own cell (`params.density_at_walker`).
     #[serde(default)]
     pub density_at_walker: bool,
+    /// What the bodies met: the walls as drawn (`exact`, a map's `"walls": "exact"` walked by
+    /// the pedestrian model) or the obstacle cells' edges (`cells`).
+    #[serde(default)]
+    pub walls: crate::map::Walls,
     /// Steps run.
     pub steps: usize,
     /// Simulated time at the end of the run, seconds; never more than `max_time` (runs take
@@ -438,6 +442,7 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         speed_law: scene.params.speed_law,
         density_window: scene.params.density_window,
         density_at_walker: scene.params.density_at_walker,
+        walls: sim.walls(),
         steps: sim.steps,
         end_time: sim.time,
         complete: evacuation_complete(&total),
