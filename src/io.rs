@@ -715,8 +715,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("odd.npy");
         // Headers that a string search for `'shape': (...)` misread: each announces 10^12
-        // cells (or, for the zero-sized dtypes, 10^12 elements) over 32 bytes of data. These
-        // used to panic (a ')' before the '(') or abort the process allocating terabytes.
+        // cells (or, for the zero-sized dtypes, 10^12 elements) over 32 bytes of data: a naive
+        // reader panics (a ')' before the '(') or aborts the process allocating terabytes.
         for dict in [
             "{'descr': '<f8', 'fortran_order': False, 'shape': ), (2, 2)}",
             "{'descr': '<f8', 'fortran_order': False, 'shape': (1_000_000, 1_000_000), }",

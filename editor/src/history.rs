@@ -13,7 +13,7 @@ pub const MAX_UNDO: usize = 200;
 
 /// Most memory the undo steps take together (the newest step is always kept): on a 256x256
 /// map a step is at most 256 KiB and all 200 fit; on a 4096x4096 map a height stroke copies
-/// 64 MiB, and 200 of them (12.5 GiB) used to exhaust the memory.
+/// 64 MiB, and 200 of them (12.5 GiB) would exhaust the memory.
 pub const MAX_UNDO_BYTES: usize = 1 << 30;
 
 /// The part of the document an entry restores.

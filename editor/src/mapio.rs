@@ -301,7 +301,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
 /// no longer names them (removed first, a failed JSON write left a map naming deleted files).
 ///
 /// `path` is checked before anything is written: a file name ending in `.json` (an empty
-/// path used to write `./map.*.npy` before failing), not a folder or a device, in a folder
+/// path would write `./map.*.npy` before failing), not a folder or a device, in a folder
 /// that exists.
 pub fn save(doc: &Document, path: &Path) -> Result<()> {
     let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));

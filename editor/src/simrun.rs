@@ -91,7 +91,7 @@ pub struct SimFrame {
 ///
 /// Every run has a number, counted up at each Start and Reset; the thread tags its frames with
 /// the number of the run they come from, and frames of an earlier run are dropped on arrival
-/// (after a Reset, frames already on their way used to bring the old run back on screen).
+/// (after a Reset, frames already on their way would otherwise bring the old run back on screen).
 pub struct SimRunner {
     control: Sender<(SimControl, u64)>,
     frames: Receiver<(u64, SimFrame)>,

@@ -546,7 +546,7 @@ mod tests {
             assert_eq!(all, items, "n = {n}");
         }
         assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
-        // Huge N: `n * index` used to wrap in usize (a panic, or shards that overlapped). Ten
+        // Huge N: a naive `n * index` wraps in usize (a panic, or shards that overlap). Ten
         // items over N shards: shard i holds the items j with floor(10 i / N) <= j <
         // floor(10 (i + 1) / N), so the first shards are empty and the last holds item 9.
         let huge = usize::MAX / 3;

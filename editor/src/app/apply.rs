@@ -243,8 +243,8 @@ impl EditorApp {
                 Some(p) => self.save_to(&p),
                 None => self.message = "Type a path and press Save as".into(),
             },
-            // Another map's file is replaced only when the user says so (a Save as used to
-            // overwrite it, and its rasters, without a word).
+            // Another map's file is replaced only when the user says so (a Save as would
+            // otherwise overwrite it, and its rasters, without a word).
             Command::SaveAs(p) if p.is_file() && self.path.as_deref() != Some(p.as_path()) => {
                 self.replace_asked = Some(p);
             }
