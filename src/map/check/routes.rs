@@ -262,7 +262,9 @@ impl Checker<'_> {
         }
         let sum: f64 = given.values().sum();
         if ok && (sum - 1.0).abs() > SHARE_SUM_SLACK {
-            self.push(at, format!("shares sum to {}: expected 1", num(sum)));
+            // Rounded to show 0.9 for 0.3 + 0.6, not its binary neighbour.
+            let shown = (sum * 1e9).round() / 1e9;
+            self.push(at, format!("shares sum to {}: expected 1", num(shown)));
             ok = false;
         }
         ok.then_some(shares)
