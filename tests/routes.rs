@@ -385,13 +385,13 @@ fn map_errors_name_the_json_path_and_the_value() {
             format!(r#"{spawn}, "route": [{{"wait": {{"name": "p", "rect": {{"min": [5, 5], "max": [6, 6]}}, "seconds": -2}}}}]"#),
             String::new(),
             String::new(),
-            "groups[0].route[0].wait.seconds: -2: expected a finite number in [0, 86400] seconds",
+            "groups[0].route[0].wait.seconds: -2.0: expected a finite number in [0, 86400] seconds",
         ),
         (
             spawn.to_string(),
             r#""regions": [{"rect": {"min": [5, 5], "max": [6, 6]}, "speed_factor": 0}],"#.to_string(),
             String::new(),
-            "regions[0].speed_factor: 0: expected a speed factor above 0 and at most 10",
+            "regions[0].speed_factor: 0.0: expected a speed factor above 0 and at most 10",
         ),
         (
             spawn.to_string(),

@@ -274,9 +274,8 @@ impl Checker<'_> {
         let ok = v.is_finite() && v > 0.0 && v <= MAX_SPEED_FACTOR;
         self.ensure(ok, at, || {
             format!(
-                "{}: expected a speed factor above 0 and at most {}",
-                num(v),
-                num(MAX_SPEED_FACTOR)
+                "{}: expected a speed factor above 0 and at most {MAX_SPEED_FACTOR}",
+                num(v)
             )
         })
     }
