@@ -82,7 +82,11 @@ fn run_logged(sim: &mut Simulation) -> HashMap<u32, Vec<(f64, (f32, f32))>> {
         }
         stages += sim.step().stages.len();
     }
-    assert_eq!(stages, sim.stages_passed().len(), "every stage passed is a step's event");
+    assert_eq!(
+        stages,
+        sim.stages_passed().len(),
+        "every stage passed is a step's event"
+    );
     log
 }
 
@@ -108,10 +112,19 @@ fn a_route_via_a_waypoint_takes_every_walker_through_it_before_it_leaves() {
         assert_eq!(a.exit, EAST);
         let track = &log[&a.id];
         // The centre's cell lies in the waypoint's cells: the centre within the rectangle.
-        let inside: Vec<f64> = track.iter().filter(|(_, p)| within(*p, gate, 0.0)).map(|s| s.0).collect();
+        let inside: Vec<f64> = track
+            .iter()
+            .filter(|(_, p)| within(*p, gate, 0.0))
+            .map(|s| s.0)
+            .collect();
         assert!(!inside.is_empty(), "walker {} never in the waypoint", a.id);
         let at = passed.iter().find(|p| p.handle == a.id).unwrap().time;
-        assert!(at < a.time && inside[0] <= at + 1e-9, "walker {}: passed at {at}, out at {}", a.id, a.time);
+        assert!(
+            at < a.time && inside[0] <= at + 1e-9,
+            "walker {}: passed at {at}, out at {}",
+            a.id,
+            a.time
+        );
     }
 }
 
@@ -134,10 +147,19 @@ fn a_waiting_area_holds_its_walkers_for_its_seconds() {
         let track = &log[&a.id];
         // It came in at the first step its centre stood in the area.
         let came = track.iter().find(|(_, p)| within(*p, area, 0.0)).unwrap().0;
-        assert!(left.time >= came + 10.0 - 1e-6, "walker {}: in at {came}, left at {}", a.id, left.time);
+        assert!(
+            left.time >= came + 10.0 - 1e-6,
+            "walker {}: in at {came}, left at {}",
+            a.id,
+            left.time
+        );
         // In between it stood in the area (its body may lean out by the push of others).
         for &(t, p) in track.iter().filter(|(t, _)| *t >= came && *t <= left.time) {
-            assert!(within(p, area, 0.3), "walker {} out of the area at {t} s: {p:?}", a.id);
+            assert!(
+                within(p, area, 0.3),
+                "walker {} out of the area at {t} s: {p:?}",
+                a.id
+            );
         }
     }
 }
@@ -163,9 +185,16 @@ fn a_waiting_area_holds_its_walkers_until_an_event_releases_it() {
     assert_eq!(sim.released("platform"), Some(true));
     let left: Vec<f64> = sim.stages_passed().iter().map(|p| p.time).collect();
     assert_eq!(left.len(), 10);
-    assert!(left.iter().all(|&t| t >= 30.0 - 1e-9 && t < 30.0 + DT), "{left:?}");
+    assert!(
+        left.iter().all(|&t| t >= 30.0 - 1e-9 && t < 30.0 + DT),
+        "{left:?}"
+    );
     // From x = 10 m at 1.4 m/s at most, the east exit is more than 6 s away.
-    assert!(sim.arrivals().iter().all(|a| a.time > 30.0 + 6.0), "{:?}", sim.arrivals());
+    assert!(
+        sim.arrivals().iter().all(|a| a.time > 30.0 + 6.0),
+        "{:?}",
+        sim.arrivals()
+    );
 }
 
 #[test]
@@ -176,10 +205,19 @@ fn a_waiting_area_holds_its_walkers_until_the_api_releases_it() {
     }
     assert!(sim.arrivals().is_empty() && sim.stages_passed().is_empty());
     assert_eq!(sim.handles().len(), 10);
-    assert!(sim.release("nowhere").unwrap_err().to_string().contains("\"platform\""));
+    assert!(
+        sim.release("nowhere")
+            .unwrap_err()
+            .to_string()
+            .contains("\"platform\"")
+    );
     assert_eq!(sim.release("platform").unwrap(), 1);
     let events = sim.step();
-    assert_eq!(events.stages.len(), 10, "all ten leave the platform in the next step");
+    assert_eq!(
+        events.stages.len(),
+        10,
+        "all ten leave the platform in the next step"
+    );
     sim.run(|_| Ok(())).unwrap();
     assert_eq!(sim.arrivals().len(), 10);
 }
@@ -216,8 +254,14 @@ fn a_walker_sent_to_an_exit_leaves_by_it_and_a_group_follows_its_goal() {
     let mut sim = sim(compile(&json), 6, 200.0);
     let sent = sim.handles()[3];
     sim.set_walker_goal(sent, Some("east exit")).unwrap();
-    let err = sim.set_walker_goal(sent, Some("north exit")).unwrap_err().to_string();
-    assert!(err.contains("goal") && err.contains("\"north exit\"") && err.contains("\"east exit\""), "{err}");
+    let err = sim
+        .set_walker_goal(sent, Some("north exit"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("goal") && err.contains("\"north exit\"") && err.contains("\"east exit\""),
+        "{err}"
+    );
     assert!(sim.set_walker_goal(9999, None).is_err());
     sim.run(|_| Ok(())).unwrap();
     for a in sim.arrivals() {
@@ -271,7 +315,10 @@ fn a_slow_region_halves_the_speed_through_it() {
         assert!((free - 16.0 / 1.3).abs() < 0.3, "{model}: {free} s at full speed");
         let ratio = slow / free;
         eprintln!("{model}: 16 m in {free:.2} s at full speed, {slow:.2} s at half");
-        assert!((ratio - 2.0).abs() < 0.05, "{model}: {slow} s against {free} s: {ratio}");
+        assert!(
+            (ratio - 2.0).abs() < 0.05,
+            "{model}: {slow} s against {free} s: {ratio}"
+        );
     }
 }
 
@@ -280,7 +327,10 @@ fn a_slow_region_halves_the_speed_through_it() {
 /// Returns the walker's largest distance from mid-height while it crosses x = 10 m.
 fn detour(factor: f64, changed_by_event: bool) -> f64 {
     let (initial, events) = if changed_by_event {
-        (1.0, format!(r#"{{"at": 0, "region": "block", "speed_factor": {factor}}}"#))
+        (
+            1.0,
+            format!(r#"{{"at": 0, "region": "block", "speed_factor": {factor}}}"#),
+        )
     } else {
         (factor, String::new())
     };
@@ -319,7 +369,10 @@ fn the_quickest_route_goes_around_a_slow_region_when_that_is_quicker() {
     eprintln!("{around:.2} m off the line at factor 0.2");
     assert!(around > 2.5, "went {around} m off the line at factor 0.2");
     let by_event = detour(0.2, true);
-    assert!(by_event > 2.5, "went {by_event} m off the line at factor 0.2 set by an event");
+    assert!(
+        by_event > 2.5,
+        "went {by_event} m off the line at factor 0.2 set by an event"
+    );
 }
 
 #[test]
@@ -340,11 +393,22 @@ fn set_region_changes_a_region_in_the_next_step_and_refuses_bad_values() {
     sim.set_region("smoke", Some(0.8), None).unwrap();
     assert_eq!(sim.region("smoke"), Some((0.8, 2.0)));
     assert!((sim.region_factor(10.0, 5.0) - 0.8).abs() < 1e-6);
-    for (factor, discomfort, arg) in [(Some(0.0), None, "speed_factor"), (None, Some(-1.0), "discomfort")] {
-        let err = sim.set_region("smoke", factor, discomfort).unwrap_err().to_string();
+    for (factor, discomfort, arg) in [
+        (Some(0.0), None, "speed_factor"),
+        (None, Some(-1.0), "discomfort"),
+    ] {
+        let err = sim
+            .set_region("smoke", factor, discomfort)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(arg), "{err}");
     }
-    assert!(sim.set_region("fog", Some(0.5), None).unwrap_err().to_string().contains("\"smoke\""));
+    assert!(
+        sim.set_region("fog", Some(0.5), None)
+            .unwrap_err()
+            .to_string()
+            .contains("\"smoke\"")
+    );
 }
 
 #[test]
@@ -370,19 +434,25 @@ fn map_errors_name_the_json_path_and_the_value() {
             "groups[0].route[0].waypoint.name: \"gate\": expected the name of a stage",
         ),
         (
-            format!(r#"{spawn}, "route": [{{"waypoint": {{"rect": {{"min": [5, 5], "max": [6, 6]}}}}, "wait": {{"name": "x"}}}}]"#),
+            format!(
+                r#"{spawn}, "route": [{{"waypoint": {{"rect": {{"min": [5, 5], "max": [6, 6]}}}}, "wait": {{"name": "x"}}}}]"#
+            ),
             String::new(),
             String::new(),
             "groups[0].route[0]: gives both `waypoint` and `wait`",
         ),
         (
-            format!(r#"{spawn}, "route": [{{"waypoint": {{"rect": {{"min": [5, 5], "max": [6, 6]}}, "seconds": 3}}}}]"#),
+            format!(
+                r#"{spawn}, "route": [{{"waypoint": {{"rect": {{"min": [5, 5], "max": [6, 6]}}, "seconds": 3}}}}]"#
+            ),
             String::new(),
             String::new(),
             "groups[0].route[0].waypoint.seconds: is given on a waypoint",
         ),
         (
-            format!(r#"{spawn}, "route": [{{"wait": {{"name": "p", "rect": {{"min": [5, 5], "max": [6, 6]}}, "seconds": -2}}}}]"#),
+            format!(
+                r#"{spawn}, "route": [{{"wait": {{"name": "p", "rect": {{"min": [5, 5], "max": [6, 6]}}, "seconds": -2}}}}]"#
+            ),
             String::new(),
             String::new(),
             "groups[0].route[0].wait.seconds: -2.0: expected a finite number in [0, 86400] seconds",
@@ -418,7 +488,9 @@ fn map_errors_name_the_json_path_and_the_value() {
             "events[0].speed_factor: is given without `region`",
         ),
         (
-            format!(r#"{spawn}, "route": [{{"wait": {{"rect": {{"min": [5, 5], "max": [6, 6]}}, "until": "later"}}}}]"#),
+            format!(
+                r#"{spawn}, "route": [{{"wait": {{"rect": {{"min": [5, 5], "max": [6, 6]}}, "until": "later"}}}}]"#
+            ),
             String::new(),
             String::new(),
             "groups[0].route[0].wait.until",
@@ -426,6 +498,9 @@ fn map_errors_name_the_json_path_and_the_value() {
     ];
     for (group, top, events, expected) in cases {
         let err = load_error(&room(&group, &top, &events));
-        assert!(err.contains("room.json") && err.contains(expected), "expected {expected:?} in:\n{err}");
+        assert!(
+            err.contains("room.json") && err.contains(expected),
+            "expected {expected:?} in:\n{err}"
+        );
     }
 }

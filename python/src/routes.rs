@@ -28,7 +28,10 @@ fn sim_set_walker_goal(sim: PyRef<'_, SimulationHandle>, handle: u32, goal: Opti
 #[pyfunction]
 fn sim_set_group_goal(sim: PyRef<'_, SimulationHandle>, group: usize, goal: Option<&str>) -> PyResult<usize> {
     let mut rec = sim.lock();
-    rec.driver.simulation_mut().set_group_goal(group, goal).map_err(to_py)
+    rec.driver
+        .simulation_mut()
+        .set_group_goal(group, goal)
+        .map_err(to_py)
 }
 
 /// Releases the waiting areas named `name`; returns how many bear the name.
@@ -63,7 +66,12 @@ fn sim_region(sim: PyRef<'_, SimulationHandle>, name: &str) -> Option<(f64, f64)
 /// Every stage passed so far.
 #[pyfunction]
 fn sim_stages_passed(sim: PyRef<'_, SimulationHandle>) -> Vec<PyStagePassed> {
-    sim.lock().sim().stages_passed().iter().map(stage_passed).collect()
+    sim.lock()
+        .sim()
+        .stages_passed()
+        .iter()
+        .map(stage_passed)
+        .collect()
 }
 
 /// Adds the functions above to the module.

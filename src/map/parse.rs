@@ -14,8 +14,7 @@ use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
 const ROOT_KEYS: &[&str] = &[
-    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events",
-    "regions",
+    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events", "regions",
 ];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
@@ -23,8 +22,16 @@ const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
 const LAYER_KEYS: &[&str] = &["raster", "shapes"];
 /// Keys of a group.
 const GROUP_KEYS: &[&str] = &[
-    "name", "color", "goals", "spawns", "speed", "radius", "boids", "orca",
-    "route", "exit_shares",
+    "name",
+    "color",
+    "goals",
+    "spawns",
+    "speed",
+    "radius",
+    "boids",
+    "orca",
+    "route",
+    "exit_shares",
 ];
 
 /// Parses map JSON; on failure returns every structural problem found.

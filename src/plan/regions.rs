@@ -84,7 +84,13 @@ impl RegionState {
     /// Scales the speed of every face leaving a region's cell and recomputes its cost with the
     /// region's discomfort added (`speed`, `cost`: `(rows, cols, 4)`, as
     /// [`crate::fields::speed_and_cost_with`] gives them).
-    pub fn apply(&self, scene: &Scene, faces: &crate::fields::SceneFaces, speed: &mut Array3<f32>, cost: &mut Array3<f32>) {
+    pub fn apply(
+        &self,
+        scene: &Scene,
+        faces: &crate::fields::SceneFaces,
+        speed: &mut Array3<f32>,
+        cost: &mut Array3<f32>,
+    ) {
         if self.regions.is_empty() {
             return;
         }
@@ -104,6 +110,53 @@ impl RegionState {
                 speed[(r, c, k)] = s;
                 let discomfort = faces.discomfort(r * cols + c, d) + g as f64;
                 cost[(r, c, k)] = face_cost(p.alpha, p.beta, p.gamma, s as f64, discomfort) as f32;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::{Density, SceneFaces};
+    use crate::grid::Grid;
+    use crate::routes::Region;
+    use ndarray::Array2;
+
+    #[test]
+    fn a_region_scales_its_faces_speed_and_adds_its_discomfort_to_their_cost() {
+        let mut scene = Scene::empty("regions", Grid::new(4, 3, 1.0));
+        let window = Array2::from_elem((1, 2), true);
+        let mask = crate::scene::CellMask::from_window((3, 4), (1, 1), window);
+        scene.schedule.routes.regions.push(Region {
+            name: "slow".into(),
+            mask: mask.clone(),
+            speed_factor: 0.5,
+            discomfort: 0.0,
+        });
+        scene.schedule.routes.regions.push(Region {
+            name: "smoky".into(),
+            mask,
+            speed_factor: 0.5,
+            discomfort: 2.0,
+        });
+        let faces = SceneFaces::new(&scene);
+        let density = Density::empty(&scene.grid);
+        let (speed0, cost0) = crate::fields::speed_and_cost_with(&scene, &faces, &density);
+        let (mut speed, mut cost) = (speed0.clone(), cost0.clone());
+        let state = RegionState::new(&scene);
+        assert_eq!(state.factor_at((1, 1)), 0.25);
+        assert_eq!(state.factor_at((0, 0)), 1.0);
+        state.apply(&scene, &faces, &mut speed, &mut cost);
+        let p = &scene.params;
+        for ((r, c, k), &s) in speed.indexed_iter() {
+            let inside = r == 1 && (c == 1 || c == 2);
+            if inside && speed0[(r, c, k)] > 0.0 {
+                assert_eq!(s, speed0[(r, c, k)] * 0.25);
+                let expected = (p.alpha * s as f64 + p.beta + p.gamma * 2.0) / s as f64;
+                assert!((cost[(r, c, k)] as f64 - expected).abs() < 1e-5 * expected);
+            } else {
+                assert_eq!((s, cost[(r, c, k)]), (speed0[(r, c, k)], cost0[(r, c, k)]));
             }
         }
     }

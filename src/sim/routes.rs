@@ -147,7 +147,10 @@ impl RouteRun {
             return goal;
         }
         match scene.schedule.routes.shares(g) {
-            Some(shares) => Goal::Exit(pick_share(shares, walker_rng(self.seed, id, SHARE_STREAM).random())),
+            Some(shares) => Goal::Exit(pick_share(
+                shares,
+                walker_rng(self.seed, id, SHARE_STREAM).random(),
+            )),
             None => Goal::Quickest,
         }
     }
@@ -161,7 +164,13 @@ fn walker_rng(seed: u64, id: u32, stream: u64) -> ChaCha8Rng {
 }
 
 /// A spot in `mask` (a free cell's centre, moved by up to a third of a cell) for walker `id`.
-fn spot_in(scene: &Scene, mask: &crate::scene::CellMask, seed: u64, id: u32, salt: usize) -> Option<[f32; 2]> {
+fn spot_in(
+    scene: &Scene,
+    mask: &crate::scene::CellMask,
+    seed: u64,
+    id: u32,
+    salt: usize,
+) -> Option<[f32; 2]> {
     let free: Vec<(usize, usize)> = mask.cells().filter(|&rc| !scene.obstacle[rc]).collect();
     if free.is_empty() {
         return None;
@@ -209,7 +218,9 @@ impl Simulation {
         for (i, w) in walkers.iter_mut().enumerate() {
             let g = self.agents.group[i] as usize;
             let route = routes.route(g);
-            let cell = scene.grid.cell_of(self.agents.x[i] as f64, self.agents.y[i] as f64);
+            let cell = scene
+                .grid
+                .cell_of(self.agents.x[i] as f64, self.agents.y[i] as f64);
             let inside = |stage: usize| cell.is_some_and(|rc| routes.stages[stage].mask.get(rc));
             let mut f = g;
             let mut spot = None;
@@ -218,7 +229,9 @@ impl Simulation {
                     let s = step.stage;
                     match (w.since, step.wait) {
                         (Some(t0), Some(wait)) => {
-                            if now - t0 + DUE_SLACK >= wait.seconds && (!wait.until_released || run.released[s]) {
+                            if now - t0 + DUE_SLACK >= wait.seconds
+                                && (!wait.until_released || run.released[s])
+                            {
                                 passed.push(passage(w.id, g, &routes.stages[s].name, now, true));
                                 (w.step, w.since, w.spot) = (w.step + 1, None, None);
                                 continue;
@@ -352,7 +365,13 @@ impl Simulation {
             }
         }
         if named == 0 {
-            return Err(unknown_name("<release>", "name", name, "a stage", stage_names(&self.scene)));
+            return Err(unknown_name(
+                "<release>",
+                "name",
+                name,
+                "a stage",
+                stage_names(&self.scene),
+            ));
         }
         Ok(named)
     }
@@ -371,7 +390,12 @@ impl Simulation {
     /// [`Error::Invalid`] naming the argument: an unknown region (the names are listed), a
     /// speed factor not above 0 or above [`crate::routes::MAX_SPEED_FACTOR`], a discomfort below 0
     /// or not finite.
-    pub fn set_region(&mut self, name: &str, speed_factor: Option<f64>, discomfort: Option<f64>) -> Result<()> {
+    pub fn set_region(
+        &mut self,
+        name: &str,
+        speed_factor: Option<f64>,
+        discomfort: Option<f64>,
+    ) -> Result<()> {
         let at = "<set_region>";
         let regions = &self.scene.schedule.routes.regions;
         let Some(k) = regions.iter().position(|r| r.name == name) else {
@@ -387,7 +411,11 @@ impl Simulation {
             ));
         }
         if let Some(d) = discomfort.filter(|d| !(d.is_finite() && *d >= 0.0)) {
-            return Err(Error::invalid(at, "discomfort", format!("{d}: expected a finite number >= 0")));
+            return Err(Error::invalid(
+                at,
+                "discomfort",
+                format!("{d}: expected a finite number >= 0"),
+            ));
         }
         self.planner.set_region(k, speed_factor, discomfort);
         Ok(())
@@ -414,7 +442,9 @@ impl Simulation {
             Error::invalid(
                 at,
                 "handle",
-                format!("{handle}: expected the handle of a walker on the map (not one that left or was removed)"),
+                format!(
+                    "{handle}: expected the handle of a walker on the map (not one that left or was removed)"
+                ),
             )
         })?;
         let g = self.agents.group[i] as usize;
@@ -495,9 +525,19 @@ impl Simulation {
         if let Some(s) = self.scene.schedule.routes.stage_named(name) {
             return Ok(Goal::Stage(s));
         }
-        let mut names: Vec<String> = self.scene.groups[g].goals.iter().map(|a| quoted(&a.name)).collect();
+        let mut names: Vec<String> = self.scene.groups[g]
+            .goals
+            .iter()
+            .map(|a| quoted(&a.name))
+            .collect();
         names.extend(stage_names(&self.scene));
-        Err(unknown_name(at, "goal", name, "one of the group's goals or a stage", names))
+        Err(unknown_name(
+            at,
+            "goal",
+            name,
+            "one of the group's goals or a stage",
+            names,
+        ))
     }
 
     /// Every stage passed so far (waypoints reached, waiting areas left), in order.
@@ -527,7 +567,13 @@ fn passage(id: u32, g: usize, stage: &str, time: f64, waited: bool) -> StagePass
 }
 
 fn stage_names(scene: &Scene) -> Vec<String> {
-    scene.schedule.routes.stages.iter().map(|s| quoted(&s.name)).collect()
+    scene
+        .schedule
+        .routes
+        .stages
+        .iter()
+        .map(|s| quoted(&s.name))
+        .collect()
 }
 
 fn unknown_name(at: &str, arg: &str, name: &str, what: &str, names: Vec<String>) -> Error {
@@ -536,7 +582,11 @@ fn unknown_name(at: &str, arg: &str, name: &str, what: &str, names: Vec<String>)
     } else {
         names.join(", ")
     };
-    Error::invalid(at, arg, format!("{}: expected the name of {what}: {listed}", quoted(name)))
+    Error::invalid(
+        at,
+        arg,
+        format!("{}: expected the name of {what}: {listed}", quoted(name)),
+    )
 }
 
 impl Simulation {

@@ -81,8 +81,10 @@ impl Simulation {
                 // A speed region scales the walker's own speed as it scales the field's.
                 let cell = grid.cell_of(agents.x[i] as f64, agents.y[i] as f64);
                 let cap = agents.max_speed[i] * cell.map_or(1.0, |rc| regions.factor_at(rc));
-                // On a goal cell the potential is flat: head for the goal itself.
+                // On a goal cell the potential is flat: head for the goal itself (a walker
+                // heading for its exits, not for a stage of its route).
                 if let Some(walls) = walls
+                    && route_fields.is_none_or(|f| f[i] as usize == g)
                     && let Some(rc) = grid.cell_of(agents.x[i] as f64, agents.y[i] as f64)
                     && goal_masks[g][rc]
                 {

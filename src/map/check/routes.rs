@@ -9,13 +9,17 @@ use crate::scene::goal_problem;
 use crate::text::{name_problem, quoted};
 use ndarray::Array2;
 
-
 /// Exit shares must sum to 1 within this.
 const SHARE_SUM_SLACK: f64 = 1e-6;
 
 impl Checker<'_> {
     /// The map's routes, exit shares, regions and route events, each problem with its path.
-    pub(super) fn routes(&mut self, map: &MapFile, grid: Option<&Grid>, obstacle: Option<&Array2<bool>>) -> Routes {
+    pub(super) fn routes(
+        &mut self,
+        map: &MapFile,
+        grid: Option<&Grid>,
+        obstacle: Option<&Array2<bool>>,
+    ) -> Routes {
         let mut routes = Routes::default();
         // 1. The stages given with a shape, in the map's order; a named one once.
         let mut shaped: Vec<(String, String)> = Vec::new();
@@ -141,7 +145,10 @@ impl Checker<'_> {
             {
                 self.push(
                     &format!("{at}.name"),
-                    format!("{}: used by an earlier region: expected unique names", quoted(&name)),
+                    format!(
+                        "{}: used by an earlier region: expected unique names",
+                        quoted(&name)
+                    ),
                 );
             }
             let ok = self.speed_factor(r.speed_factor, &format!("{at}.speed_factor"))
@@ -205,7 +212,10 @@ impl Checker<'_> {
     /// A stage's waiting: `None` for a waypoint (which may not give `seconds` or `until`).
     fn stage_wait(&mut self, area: &StageArea, waits: bool, at: &str) -> Option<Wait> {
         if !waits {
-            for (key, given) in [("seconds", area.seconds.is_some()), ("until", area.until.is_some())] {
+            for (key, given) in [
+                ("seconds", area.seconds.is_some()),
+                ("until", area.until.is_some()),
+            ] {
                 if given {
                     self.push(
                         &format!("{at}.{key}"),
@@ -216,7 +226,12 @@ impl Checker<'_> {
             return None;
         }
         let seconds = area.seconds.unwrap_or(0.0);
-        let ok = self.number_within(seconds, &format!("{at}.seconds"), (0.0, MAX_EVENT_TIME), "seconds");
+        let ok = self.number_within(
+            seconds,
+            &format!("{at}.seconds"),
+            (0.0, MAX_EVENT_TIME),
+            "seconds",
+        );
         let until_released = area.until == Some(WaitUntil::Released);
         if until_released && area.name.is_none() {
             self.push(
@@ -237,7 +252,11 @@ impl Checker<'_> {
     fn exit_shares(&mut self, g: &GroupSpec, at: &str) -> Option<Vec<f64>> {
         let given = g.exit_shares.as_ref()?;
         let names: Vec<String> = (g.goals.iter().enumerate())
-            .map(|(k, goal)| goal.name.clone().unwrap_or_else(|| format!("{} goal {k}", g.name)))
+            .map(|(k, goal)| {
+                goal.name
+                    .clone()
+                    .unwrap_or_else(|| format!("{} goal {k}", g.name))
+            })
             .collect();
         let mut shares = vec![0.0; names.len()];
         let mut ok = true;
@@ -339,7 +358,10 @@ impl Checker<'_> {
         };
         let kind = if let Some(name) = &e.release {
             if !wait_names.contains(name) {
-                self.push(&format!("{at}.release"), unknown("waiting area", name, wait_names));
+                self.push(
+                    &format!("{at}.release"),
+                    unknown("waiting area", name, wait_names),
+                );
                 return None;
             }
             RouteEventKind::Release(name.clone())
