@@ -186,7 +186,7 @@ fn a_waiting_area_holds_its_walkers_until_an_event_releases_it() {
     let left: Vec<f64> = sim.stages_passed().iter().map(|p| p.time).collect();
     assert_eq!(left.len(), 10);
     assert!(
-        left.iter().all(|&t| t >= 30.0 - 1e-9 && t < 30.0 + DT),
+        left.iter().all(|t| (30.0 - 1e-9..30.0 + DT).contains(t)),
         "{left:?}"
     );
     // From x = 10 m at 1.4 m/s at most, the east exit is more than 6 s away.
