@@ -504,3 +504,58 @@ fn map_errors_name_the_json_path_and_the_value() {
         );
     }
 }
+
+#[test]
+fn a_stage_named_alone_is_the_stage_of_that_name_and_a_walker_sent_to_it_stands_there() {
+    // Two groups share the gate: the second names it alone.
+    let json = r#"{
+  "version": 1, "name": "two", "model": "pedestrian",
+  "grid": {"cols": 40, "rows": 20, "cell_size": 0.5},
+  "groups": [
+    {"name": "a", "radius": 0.2, "goals": [{"name": "east exit", "rect": {"min": [19, 0], "max": [20, 10]}}],
+     "spawns": [{"rect": {"min": [2, 1], "max": [4, 3]}, "count": 4}],
+     "route": [{"waypoint": {"name": "gate", "rect": {"min": [9, 7], "max": [11, 9]}}}]},
+    {"name": "b", "radius": 0.2, "goals": [{"name": "east exit", "rect": {"min": [19, 0], "max": [20, 10]}}],
+     "spawns": [{"rect": {"min": [2, 6], "max": [4, 9]}, "count": 4}],
+     "route": [{"waypoint": {"name": "gate"}}]}
+  ]
+}"#;
+    let scene = compile(json);
+    assert_eq!(scene.schedule.routes.stages.len(), 1);
+    let mut sim = sim(scene.clone(), 10, 120.0);
+    sim.run(|_| Ok(())).unwrap();
+    assert_eq!(sim.arrivals().len(), 8);
+    let passed = sim.stages_passed();
+    assert_eq!(passed.len(), 8);
+    assert_eq!(passed.iter().filter(|p| p.group == 1).count(), 4);
+
+    // A walker sent to the gate walks there and stands in it; the others leave.
+    let mut sim = self::sim(scene, 10, 60.0);
+    let h = sim.handles()[0];
+    sim.set_walker_goal(h, Some("gate")).unwrap();
+    sim.run(|_| Ok(())).unwrap();
+    assert_eq!(sim.arrivals().len(), 7);
+    assert!(within(sim.position_of(h).unwrap(), [9.0, 7.0, 11.0, 9.0], 0.0), "{:?}", sim.position_of(h));
+    assert!(sim.velocity_of(h).unwrap().0.abs() < 1e-3, "it stands still");
+}
+
+#[test]
+fn exit_shares_repeat_from_the_seed() {
+    let json = room(
+        r#""spawns": [{"rect": {"min": [5, 0.5], "max": [13, 9.5]}, "count": 40}],
+           "exit_shares": {"west exit": 0.5, "east exit": 0.5}"#,
+        "",
+        "",
+    );
+    let exits = |seed| {
+        let mut sim = sim(compile(&json), seed, 100.0);
+        sim.run(|_| Ok(())).unwrap();
+        let mut out: Vec<(u32, usize)> = sim.arrivals().iter().map(|a| (a.id, a.exit)).collect();
+        out.sort();
+        out
+    };
+    let first = exits(11);
+    assert_eq!(first.len(), 40);
+    assert_eq!(first, exits(11));
+    assert_ne!(first, exits(12));
+}

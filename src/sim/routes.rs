@@ -320,24 +320,25 @@ impl Simulation {
 
     /// Scales walker `i`'s preferred velocity `(vx, vy)` by the speed factor of the region it
     /// stands in (`scale_speed`: the pedestrian model's, whose speed the field does not give)
-    /// and slows a walker holding a spot so that it stops there.
+    /// and heads a walker holding a spot for it at its own speed, slowing to stop there.
     pub(super) fn route_velocity(&self, i: usize, scale_speed: bool, v: [f32; 2]) -> [f32; 2] {
-        let [mut vx, mut vy] = v;
-        if scale_speed {
-            let f = self.region_factor(self.agents.x[i], self.agents.y[i]);
-            (vx, vy) = (vx * f, vy * f);
-        }
+        let [vx, vy] = v;
+        let factor = self.region_factor(self.agents.x[i], self.agents.y[i]);
         if let Some(Some([sx, sy])) = self.routes.hold.get(i) {
+            // Its own speed (the region's share of it), slowing to stop on the spot.
             let (dx, dy) = (sx - self.agents.x[i], sy - self.agents.y[i]);
             let d = (dx * dx + dy * dy).sqrt();
-            let s = (vx * vx + vy * vy).sqrt();
-            if d < SPOT_REACHED || s == 0.0 {
+            if d < SPOT_REACHED || self.time < self.agents.start_time[i] as f64 {
                 return [0.0, 0.0];
             }
-            let speed = s.min(d / self.dt as f32);
+            let speed = (self.agents.max_speed[i] * factor).min(d / self.dt as f32);
             return [dx / d * speed, dy / d * speed];
         }
-        [vx, vy]
+        if scale_speed {
+            [vx * factor, vy * factor]
+        } else {
+            [vx, vy]
+        }
     }
 
     /// The speed factor at `(x, y)`: the product of the factors of the regions over its cell
