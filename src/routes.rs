@@ -5,6 +5,7 @@
 //! map's `"route"`, `"exit_shares"`, `"regions"` and their `"events"` compile to it; the
 //! simulation applies it step by step (`crate::sim::routes`).
 
+use crate::error::Error;
 use crate::scene::CellMask;
 
 /// Largest speed factor of a region: ten times the walking speed (a moving walkway at most).
@@ -124,6 +125,63 @@ impl Routes {
     }
 }
 
+impl Routes {
+    /// What makes these routes unfit for a scene of grid shape `shape` and `groups` (named
+    /// `file`): a stage's or region's cells on another grid, a route step naming no stage,
+    /// shares not one per goal, more routes or shares than groups.
+    pub fn problems(&self, file: &str, shape: (usize, usize), groups: &[crate::scene::Group]) -> Vec<Error> {
+        let mut errors = Vec::new();
+        let mut bad = |at: String, message: String| errors.push(Error::invalid(file, at, message));
+        let masks = (self.stages.iter().enumerate())
+            .map(|(k, s)| (format!("schedule.routes.stages[{k}].mask"), &s.mask));
+        let regions = (self.regions.iter().enumerate())
+            .map(|(k, r)| (format!("schedule.routes.regions[{k}].mask"), &r.mask));
+        for (at, mask) in masks.chain(regions) {
+            if mask.shape() != shape {
+                bad(
+                    at,
+                    format!("shape {:?}: expected the grid's {shape:?}", mask.shape()),
+                );
+            }
+        }
+        for (at, len) in [
+            ("routes", self.routes.len()),
+            ("exit_shares", self.exit_shares.len()),
+        ] {
+            if len > groups.len() {
+                bad(
+                    format!("schedule.routes.{at}"),
+                    format!("{len} entries: expected at most one per group ({})", groups.len()),
+                );
+            }
+        }
+        for (g, route) in self.routes.iter().enumerate() {
+            for (k, step) in route.iter().enumerate() {
+                if step.stage >= self.stages.len() {
+                    bad(
+                        format!("schedule.routes.routes[{g}][{k}].stage"),
+                        format!(
+                            "{}: expected a stage index below {}",
+                            step.stage,
+                            self.stages.len()
+                        ),
+                    );
+                }
+            }
+        }
+        for (g, shares) in self.exit_shares.iter().enumerate() {
+            let goals = groups.get(g).map_or(0, |group| group.goals.len());
+            if let Some(shares) = shares.as_ref().filter(|s| s.len() != goals) {
+                bad(
+                    format!("schedule.routes.exit_shares[{g}]"),
+                    format!("{} shares: expected one per goal ({goals})", shares.len()),
+                );
+            }
+        }
+        errors
+    }
+}
+
 /// The exit a share-drawn `u` in `[0, 1)` picks from `shares` (cumulative; the last exit for
 /// rounding at the top).
 pub fn pick_share(shares: &[f64], u: f64) -> usize {
@@ -140,6 +198,29 @@ pub fn pick_share(shares: &[f64], u: f64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routes_unfit_for_the_scene_are_named() {
+        let routes = Routes {
+            stages: vec![Stage {
+                name: "gate".into(),
+                mask: CellMask::empty((2, 2)),
+            }],
+            routes: vec![vec![RouteStep { stage: 3, wait: None }]],
+            exit_shares: vec![Some(vec![1.0])],
+            ..Routes::default()
+        };
+        let text: Vec<String> = routes.problems("m", (4, 4), &[]).iter().map(|e| e.to_string()).collect();
+        let expected = [
+            "m: schedule.routes.stages[0].mask: shape (2, 2): expected the grid's (4, 4)",
+            "m: schedule.routes.routes: 1 entries: expected at most one per group (0)",
+            "m: schedule.routes.exit_shares: 1 entries: expected at most one per group (0)",
+            "m: schedule.routes.routes[0][0].stage: 3: expected a stage index below 1",
+            "m: schedule.routes.exit_shares[0]: 1 shares: expected one per goal (0)",
+        ];
+        assert_eq!(text, expected);
+        assert!(Routes::default().problems("m", (4, 4), &[]).is_empty());
+    }
 
     #[test]
     fn shares_pick_by_cumulative_sum() {

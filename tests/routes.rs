@@ -535,7 +535,11 @@ fn a_stage_named_alone_is_the_stage_of_that_name_and_a_walker_sent_to_it_stands_
     sim.set_walker_goal(h, Some("gate")).unwrap();
     sim.run(|_| Ok(())).unwrap();
     assert_eq!(sim.arrivals().len(), 7);
-    assert!(within(sim.position_of(h).unwrap(), [9.0, 7.0, 11.0, 9.0], 0.0), "{:?}", sim.position_of(h));
+    assert!(
+        within(sim.position_of(h).unwrap(), [9.0, 7.0, 11.0, 9.0], 0.0),
+        "{:?}",
+        sim.position_of(h)
+    );
     assert!(sim.velocity_of(h).unwrap().0.abs() < 1e-3, "it stands still");
 }
 
