@@ -210,7 +210,11 @@ mod tests {
             exit_shares: vec![Some(vec![1.0])],
             ..Routes::default()
         };
-        let text: Vec<String> = routes.problems("m", (4, 4), &[]).iter().map(|e| e.to_string()).collect();
+        let text: Vec<String> = routes
+            .problems("m", (4, 4), &[])
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
         let expected = [
             "m: schedule.routes.stages[0].mask: shape (2, 2): expected the grid's (4, 4)",
             "m: schedule.routes.routes: 1 entries: expected at most one per group (0)",
