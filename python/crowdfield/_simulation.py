@@ -63,7 +63,7 @@ class StepEvents:
     def __repr__(self) -> str:
         return (
             f"StepEvents(time={self.time}, arrivals={len(self.arrivals)}, exits={self.exits}, "
-            f"entered={len(self.entered)}, waiting_to_enter={self.waiting_to_enter})"
+            f"entered={len(self.entered)}, waiting_to_enter={self.waiting_to_enter}, stages={len(self.stages)})"
         )
 
 
