@@ -51,6 +51,7 @@ pub mod neighbors;
 pub mod ownership;
 pub mod params;
 pub mod plan;
+pub mod routes;
 pub mod run;
 pub mod scene;
 pub mod schedule;

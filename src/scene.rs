@@ -436,6 +436,7 @@ impl Scene {
                 ));
             }
         }
+        errors.extend(self.schedule.routes.problems(file, expected, &self.groups));
         // The goals' cells are only compared with the walls once every shape fits.
         if errors.is_empty() {
             for (i, g) in self.groups.iter().enumerate() {

@@ -120,12 +120,14 @@ pub struct Schedule {
     pub events: Vec<ExitEvent>,
     /// Spawn areas that spawn over time.
     pub sources: Vec<Source>,
+    /// Routes, exit shares, speed regions and their events.
+    pub routes: crate::routes::Routes,
 }
 
 impl Schedule {
-    /// True when nothing changes: no closed goal, no event, no source.
+    /// True when nothing changes: no closed goal, no event, no source, no route or region.
     pub fn is_empty(&self) -> bool {
-        self.closed.is_empty() && self.events.is_empty() && self.sources.is_empty()
+        self.closed.is_empty() && self.events.is_empty() && self.sources.is_empty() && self.routes.is_empty()
     }
 }
 

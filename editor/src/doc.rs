@@ -181,6 +181,8 @@ pub struct GroupDoc {
     pub boids: Option<BoidsParams>,
     /// ORCA parameters as loaded (`None`: the defaults, not written back).
     pub orca: Option<OrcaParams>,
+    /// The group's route and exit shares, kept as the map gives them.
+    pub route: crowdfield::map::format::RouteKeys,
 }
 
 impl GroupDoc {
@@ -198,6 +200,7 @@ impl GroupDoc {
             radius: DEFAULT_RADIUS,
             boids: None,
             orca: None,
+            route: Default::default(),
         }
     }
 }
@@ -229,6 +232,8 @@ pub struct Document {
     pub origin: Option<[f64; 2]>,
     /// The map's exit events, kept as the map gives them.
     pub events: Vec<EventSpec>,
+    /// The map's speed regions, kept as the map gives them.
+    pub regions: Vec<crowdfield::map::format::RegionSpec>,
 }
 
 impl Document {
@@ -247,6 +252,7 @@ impl Document {
             walls: None,
             origin: None,
             events: Vec::new(),
+            regions: Vec::new(),
         }
     }
 
@@ -265,6 +271,7 @@ impl Document {
             walls: None,
             origin: None,
             events: Vec::new(),
+            regions: Vec::new(),
         }
     }
 

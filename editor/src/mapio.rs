@@ -128,6 +128,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
             radius: spec.radius,
             boids: spec.boids.clone(),
             orca: spec.orca.clone(),
+            route: spec.route_keys(),
         });
     }
     let mut doc = Document::from_scene(&scene, groups, file.params.clone());
@@ -135,6 +136,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
     doc.walls = file.walls;
     doc.origin = file.grid.origin;
     doc.events = file.events.clone();
+    doc.regions = file.regions.clone();
     Ok(doc)
 }
 
@@ -276,6 +278,8 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
             radius: g.radius,
             boids: g.boids.clone(),
             orca: g.orca.clone(),
+            route: g.route.route.clone(),
+            exit_shares: g.route.exit_shares.clone(),
         })
         .collect();
     MapFile {
@@ -293,6 +297,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         params: doc.params.clone(),
         walls: doc.walls,
         events: doc.events.clone(),
+        regions: doc.regions.clone(),
     }
 }
 

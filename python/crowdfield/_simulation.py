@@ -7,6 +7,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from . import _native as _native_module
+
 TRAJECTORY_DTYPE = np.dtype(
     [
         ("t", np.float64),
@@ -31,33 +33,37 @@ class StepEvents:
     group, exit, time) of the walkers that left, ``id`` being the walker's handle; ``exits``:
     ``(time, name, open)`` of the exits that opened or closed at the start of the step;
     ``entered``: uint32 handles of the walkers a source brought in; ``waiting_to_enter``: walkers
-    due from a source that found no room and wait for the next step.
+    due from a source that found no room and wait for the next step; ``stages``:
+    ``(handle, group, stage, time, waited)`` of the route stages walkers passed (a waypoint
+    reached, a waiting area left).
     """
 
-    __slots__ = ("time", "arrivals", "exits", "entered", "waiting_to_enter")
+    __slots__ = ("time", "arrivals", "exits", "entered", "waiting_to_enter", "stages")
 
-    def __init__(self, time, arrivals, exits, entered, waiting_to_enter):
+    def __init__(self, time, arrivals, exits, entered, waiting_to_enter, stages=()):
         self.time = time
         self.arrivals = arrivals
         self.exits = exits
         self.entered = entered
         self.waiting_to_enter = waiting_to_enter
+        self.stages = list(stages)
 
     @classmethod
     def _from_native(cls, native) -> "StepEvents":
-        time, arrivals, exits, entered, waiting = native
+        time, arrivals, exits, entered, waiting, stages = native
         return cls(
             time,
             np.array(arrivals, dtype=_ARRIVAL_DTYPE),
             list(exits),
             np.array(entered, dtype=np.uint32),
             int(waiting),
+            stages,
         )
 
     def __repr__(self) -> str:
         return (
             f"StepEvents(time={self.time}, arrivals={len(self.arrivals)}, exits={self.exits}, "
-            f"entered={len(self.entered)}, waiting_to_enter={self.waiting_to_enter})"
+            f"entered={len(self.entered)}, waiting_to_enter={self.waiting_to_enter}, stages={len(self.stages)})"
         )
 
 
@@ -140,6 +146,50 @@ class Simulation:
         """Every exit change so far, the map's events and :meth:`set_exit_open`'s, as
         ``(time, name, open)``."""
         return self._native.exit_changes()
+
+    def set_walker_goal(self, handle: int, goal: Optional[str]) -> None:
+        """Sends the walker ``handle`` to ``goal`` once its route is walked: the name of one of
+        its group's exits (it leaves by that one, or by the quickest while it is closed), the
+        name of a stage (it walks there and stands in it), or ``None`` for the quickest exit.
+        ``KeyError`` when it is not on the map, ``ValueError`` for an unknown name."""
+        _native_module.sim_set_walker_goal(self._native, int(handle), None if goal is None else str(goal))
+
+    def set_group_goal(self, group: Union[int, str], goal: Optional[str]) -> int:
+        """Sends every walker of ``group`` (an index or a name), on the map and to come, to
+        ``goal`` as :meth:`set_walker_goal` does (``None``: its exit shares or the quickest exit
+        again); returns how many walkers on the map it sent."""
+        if isinstance(group, str):
+            names = self._native.group_names
+            if group not in names:
+                raise ValueError(f"group: {group!r}: expected one of {names}")
+            group = names.index(group)
+        return _native_module.sim_set_group_goal(self._native, int(group), None if goal is None else str(goal))
+
+    def release(self, name: str) -> int:
+        """Releases every waiting area named ``name``: its walkers leave once their seconds are
+        over, and later ones wait their seconds only. Returns how many stages bear the name;
+        ``ValueError`` for an unknown name."""
+        return _native_module.sim_release(self._native, str(name))
+
+    def set_region(self, name: str, speed_factor: Optional[float] = None, discomfort: Optional[float] = None) -> None:
+        """Sets the speed factor and/or the discomfort (``None`` keeps one) of the region named
+        ``name``: walkers inside walk at their speed times the factor, and the potentials see
+        it, from the next step on. ``ValueError`` for an unknown region or a bad value."""
+        _native_module.sim_set_region(
+            self._native,
+            str(name),
+            None if speed_factor is None else float(speed_factor),
+            None if discomfort is None else float(discomfort),
+        )
+
+    def region(self, name: str) -> Optional[Tuple[float, float]]:
+        """``(speed_factor, discomfort)`` of the region named ``name`` now, ``None`` when the map
+        has no region of that name."""
+        return _native_module.sim_region(self._native, str(name))
+
+    def stages_passed(self) -> List[Tuple[int, int, str, float, bool]]:
+        """Every route stage passed so far as ``(handle, group, stage, time, waited)``."""
+        return _native_module.sim_stages_passed(self._native)
 
     def run(self, until: Optional[float] = None) -> int:
         """Steps until every agent has arrived or the time limit is reached, or until the

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 mod names;
+mod routes;
 
 use names::{choice, order_of, python_text, to_py};
 
@@ -445,13 +446,15 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
 }
 
 /// A step's events as Python takes them: `(time, arrivals as (handle, group, exit, time),
-/// exits as (time, name, open), handles that came in, walkers waiting to come in)`.
+/// exits as (time, name, open), handles that came in, walkers waiting to come in, stages
+/// passed as (handle, group, stage, time, waited))`.
 type PyStepEvents = (
     f64,
     Vec<(u32, u32, usize, f64)>,
     Vec<(f64, String, bool)>,
     Vec<u32>,
     usize,
+    Vec<routes::PyStagePassed>,
 );
 
 /// A step's events in the tuple Python takes.
@@ -465,6 +468,7 @@ fn step_events(e: StepEvents) -> PyStepEvents {
         e.exits.into_iter().map(|c| (c.time, c.name, c.open)).collect(),
         e.entered,
         e.waiting_to_enter,
+        e.stages.iter().map(routes::stage_passed).collect(),
     )
 }
 
@@ -857,6 +861,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(study, m)?)?;
     m.add_class::<Map>()?;
     m.add_class::<SimulationHandle>()?;
+    routes::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -478,6 +478,8 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
                 radius,
                 boids: None,
                 orca: None,
+                route: Vec::new(),
+                exit_shares: None,
             }),
         }
     }
@@ -491,6 +493,8 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
             radius: DEFAULT_RADIUS,
             boids: None,
             orca: None,
+            route: Vec::new(),
+            exit_shares: None,
         });
     }
     let many = groups.len() > 1;
@@ -520,6 +524,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         params: None,
         walls: None,
         events: Vec::new(),
+        regions: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![file.to_string()],
@@ -583,6 +588,7 @@ fn import_raster(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         params: None,
         walls: None,
         events: Vec::new(),
+        regions: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![plan.file.clone()],

@@ -47,6 +47,9 @@ pub struct MapFile {
     /// Exits that open or close at given times, naming goals by their `name`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventSpec>,
+    /// Regions that scale the walking speed or add discomfort ([`RegionSpec`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<RegionSpec>,
 }
 
 /// What the walkers' bodies meet: the obstacle cells, or the walls as drawn.
@@ -89,6 +92,18 @@ pub struct EventSpec {
     /// The name of the goal(s) that close.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub close: Option<String>,
+    /// The name of the waiting area(s) released (`{"at": 30, "release": "platform"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    /// The name of the region changed, with `speed_factor` and/or `discomfort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// The region's new speed factor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_factor: Option<f64>,
+    /// The region's new discomfort.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discomfort: Option<f64>,
 }
 
 /// Size and resolution of the grid. The origin is the lower-left corner (see [`crate::grid`]).
@@ -468,6 +483,101 @@ pub struct Premovement {
 impl_shaped!(LayerShape);
 impl_shaped!(GoalSpec);
 impl_shaped!(SpawnSpec);
+impl_shaped!(StageArea);
+impl_shaped!(RegionSpec);
+
+/// One stage of a group's route: exactly one of `waypoint` (passed through) and `wait` (a
+/// waiting area), e.g. `{"waypoint": {"rect": ...}}` or
+/// `{"wait": {"rect": ..., "name": "platform", "seconds": 10, "until": "released"}}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageSpec {
+    /// A waypoint: reached when a walker's centre stands in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waypoint: Option<StageArea>,
+    /// A waiting area: walkers stand in it for `seconds` and, with `until`, until released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<StageArea>,
+}
+
+/// A stage's area: a shape (at most one of `rect`, `circle`, `polygon`) with an optional name,
+/// or a `name` alone, which stands for the stage of that name given with its shape elsewhere
+/// in the map (in any group's route).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageArea {
+    /// A rectangle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<Rect>,
+    /// A disc (a point with a radius).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circle: Option<Circle>,
+    /// A polygon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polygon: Option<Polygon>,
+    /// Name (events and the API release a waiting area by it; default "`<group> stage <k>`").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A waiting area's time, seconds (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// A waiting area that holds its walkers until released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<WaitUntil>,
+}
+
+/// A group's `route` and `exit_shares` as one value, for a front end that keeps them as the
+/// map gives them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RouteKeys {
+    /// The route's stages.
+    pub route: Vec<StageSpec>,
+    /// The exit shares by goal name.
+    pub exit_shares: Option<std::collections::BTreeMap<String, f64>>,
+}
+
+impl GroupSpec {
+    /// The group's `route` and `exit_shares`.
+    pub fn route_keys(&self) -> RouteKeys {
+        RouteKeys {
+            route: self.route.clone(),
+            exit_shares: self.exit_shares.clone(),
+        }
+    }
+}
+
+/// What a waiting area waits for besides its seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitUntil {
+    /// A release: the map's `{"at": t, "release": name}` or `Simulation::release`.
+    Released,
+}
+
+/// A region that scales the walking speed inside it (`speed_factor`) and adds `discomfort` to
+/// the unit cost, e.g. `{"name": "smoke", "rect": ..., "speed_factor": 0.5}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionSpec {
+    /// A rectangle (exactly one of `rect`, `circle`, `polygon`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<Rect>,
+    /// A disc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circle: Option<Circle>,
+    /// A polygon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polygon: Option<Polygon>,
+    /// Name, for events and the API (default "`region <k>`").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Factor on the walking speed inside (default 1).
+    #[serde(default = "one")]
+    pub speed_factor: f64,
+    /// Discomfort added inside (default 0).
+    #[serde(default)]
+    pub discomfort: f64,
+}
 
 /// Preferred walking speeds, m/s: uniform in `[min, max]` (`{"min": 1.2, "max": 1.5}`); normal
 /// with `mean` and `sd`, truncated to `[min, max]` (`{"mean": 1.34, "sd": 0.26, "min": 0.6,
@@ -540,6 +650,12 @@ pub struct GroupSpec {
     /// ORCA avoidance parameters (default [`OrcaParams::default`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orca: Option<OrcaParams>,
+    /// The stages walked through, in order, before the exits (default none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub route: Vec<StageSpec>,
+    /// The share of the group that takes each exit, by goal name (default: the quickest exit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_shares: Option<std::collections::BTreeMap<String, f64>>,
 }
 
 impl MapFile {

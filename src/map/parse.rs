@@ -6,6 +6,7 @@
 //! (`groups[1].goals[0].rect.max`), tracked inside a piece by `serde_path_to_error`.
 
 use super::format::{EventSpec, GoalSpec, GridSpec, LayerShape, MapFile, Raster, SpawnSpec, SpeedRange};
+use super::format::{RegionSpec, StageSpec};
 use crate::error::Error;
 use crate::params::{BoidsParams, Model, OrcaParams, Params};
 use serde::de::DeserializeOwned;
@@ -13,7 +14,7 @@ use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
 const ROOT_KEYS: &[&str] = &[
-    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events",
+    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events", "regions",
 ];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
@@ -21,7 +22,16 @@ const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
 const LAYER_KEYS: &[&str] = &["raster", "shapes"];
 /// Keys of a group.
 const GROUP_KEYS: &[&str] = &[
-    "name", "color", "goals", "spawns", "speed", "radius", "boids", "orca",
+    "name",
+    "color",
+    "goals",
+    "spawns",
+    "speed",
+    "radius",
+    "boids",
+    "orca",
+    "route",
+    "exit_shares",
 ];
 
 /// Parses map JSON; on failure returns every structural problem found.
@@ -313,6 +323,7 @@ impl Collector<'_> {
                 "params" => self.de::<Option<Params>>(v, "params"),
                 "walls" => self.de::<Option<super::format::Walls>>(v, "walls"),
                 "events" => self.array(v, "events", |c, v, at| c.de::<EventSpec>(v, at)),
+                "regions" => self.array(v, "regions", |c, v, at| c.de::<RegionSpec>(v, at)),
                 _ => {}
             }
         }
@@ -356,6 +367,8 @@ impl Collector<'_> {
                 "radius" => self.de::<f64>(v, &here),
                 "boids" => self.de::<Option<BoidsParams>>(v, &here),
                 "orca" => self.de::<Option<OrcaParams>>(v, &here),
+                "route" => self.array(v, &here, |c, v, at| c.de::<StageSpec>(v, at)),
+                "exit_shares" => self.de::<Option<std::collections::BTreeMap<String, f64>>>(v, &here),
                 _ => {}
             }
         }

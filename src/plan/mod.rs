@@ -21,6 +21,7 @@
 
 pub mod device;
 mod planner;
+pub mod regions;
 
 pub use device::{
     AUTO_GPU_MIN_CELLS, auto_keeps_on_cpu, check_order, describe_cpu, solve_eikonal, solve_eikonal_speed,

@@ -109,8 +109,11 @@ pub struct Planner {
     gpu: Option<Arc<GpuContext>>,
     /// Per group, per goal, whether the goal is open ([`Planner::exit_open`]).
     open: Vec<Vec<bool>>,
-    /// Per group, its goal cells (the union of its open goals).
+    /// Per group, its goal cells (the union of its open goals); after the groups, the targets'
+    /// ([`Planner::add_target`]): one potential each.
     goal_masks: Vec<Array2<bool>>,
+    /// The speed regions with their current values.
+    regions: super::regions::RegionState,
     /// Whether a goal opened or closed since the last solve: the next step replans.
     goals_changed: bool,
     /// The scene's part of the speed and cost fields, computed once.
@@ -151,6 +154,7 @@ impl Planner {
             backend: options.backend,
             gpu: options.gpu.clone(),
             goal_masks: goal_masks(scene, &open),
+            regions: super::regions::RegionState::new(scene),
             open,
             goals_changed: false,
             faces: SceneFaces::new(scene),
@@ -173,18 +177,24 @@ impl Planner {
     /// # Errors
     /// [`crate::Error::Gpu`] when [`Backend::Gpu`] finds no adapter; second order on the GPU.
     pub(crate) fn for_run(scene: &Scene, options: &PlanOptions, whole_marches: bool) -> Result<Self> {
-        let (gpu, description) = device::device_for_run(
-            options.backend,
+        // The regions' fields are the CPU's.
+        let regions = !scene.schedule.routes.regions.is_empty();
+        let (gpu, mut description) = device::device_for_run(
+            if regions { Backend::Cpu } else { options.backend },
             options.order,
             scene.grid.len(),
             options.gpu.clone(),
         )?;
+        if regions && options.backend != Backend::Cpu {
+            description.push_str(" (speed regions: the fields on the CPU)");
+        }
         let open = open_at_start(scene);
         Ok(Self {
             order: options.order,
             backend: options.backend,
             gpu,
             goal_masks: goal_masks(scene, &open),
+            regions: super::regions::RegionState::new(scene),
             open,
             goals_changed: false,
             faces: SceneFaces::new(scene),
@@ -253,7 +263,8 @@ impl Planner {
     /// [`Fields::compute`] gives, from the scene's faces computed once.
     fn fields_of(&self, scene: &Scene, crowd: &Agents) -> Fields {
         let density = fields::splat(&scene.grid, scene.params.lambda, crowd);
-        let (speed, cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
+        let (mut speed, mut cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
+        self.regions.apply(scene, &self.faces, &mut speed, &mut cost);
         Fields { density, speed, cost }
     }
 
@@ -281,7 +292,8 @@ impl Planner {
         let density = fields::splat(&grid, scene.params.lambda, agents);
         timer.lap(Stage::Splat);
         // 2. Speed and cost.
-        let (speed, cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
+        let (mut speed, mut cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
+        self.regions.apply(scene, &self.faces, &mut speed, &mut cost);
         timer.lap(Stage::Fields);
         // 3. Potentials and gradients.
         if replan {
@@ -339,7 +351,7 @@ impl Planner {
     fn needed_cells(&self, scene: &Scene, a: &Agents) -> Vec<Array2<bool>> {
         let grid = scene.grid;
         let reach = NEEDED_REACH;
-        let mut needed = vec![Array2::from_elem(grid.shape(), false); scene.groups.len()];
+        let mut needed = vec![Array2::from_elem(grid.shape(), false); self.goal_masks.len()];
         if grid.is_empty() {
             return needed;
         }
@@ -348,7 +360,9 @@ impl Planner {
             // The containing cell as `velocity_at` finds it (NaN and negatives go to 0).
             let r = ((a.y[i] as f64 / h) as usize).min(grid.rows - 1);
             let c = ((a.x[i] as f64 / h) as usize).min(grid.cols - 1);
-            let mask = &mut needed[a.group[i] as usize];
+            let Some(mask) = needed.get_mut(a.group[i] as usize) else {
+                continue;
+            };
             let (r0, r1) = (r.saturating_sub(reach), (r + reach).min(grid.rows - 1));
             let (c0, c1) = (c.saturating_sub(reach), (c + reach).min(grid.cols - 1));
             mask.slice_mut(ndarray::s![r0..=r1, c0..=c1]).fill(true);
@@ -396,6 +410,42 @@ impl Planner {
         self.goal_masks[group] = group_goal_mask(scene, group, &self.open[group]);
         self.goals_changed = true;
         true
+    }
+
+    /// Adds a target: one more potential, solved with the groups' from the next step on,
+    /// towards the cells of `mask` (a stage of a route, one exit of a group). Returns its index
+    /// among the potentials (after the groups'); a walker follows it when its entry of the
+    /// agents' `group` column is that index in the continuum step (`crate::sim::routes`).
+    pub fn add_target(&mut self, mask: Array2<bool>) -> usize {
+        self.goal_masks.push(mask);
+        self.goals_changed = true;
+        self.goal_masks.len() - 1
+    }
+
+    /// Sets the cells of target `index` (an index [`Planner::add_target`] gave); the next step
+    /// replans. Returns `false`, changing nothing, for an index that is not a target's.
+    pub fn set_target(&mut self, scene: &Scene, index: usize, mask: Array2<bool>) -> bool {
+        if index < scene.groups.len() || index >= self.goal_masks.len() {
+            return false;
+        }
+        if self.goal_masks[index] != mask {
+            self.goal_masks[index] = mask;
+            self.goals_changed = true;
+        }
+        true
+    }
+
+    /// The speed regions with their current values.
+    pub fn regions(&self) -> &super::regions::RegionState {
+        &self.regions
+    }
+
+    /// Sets region `k`'s speed factor and discomfort (`None` keeps one); the next step's fields
+    /// and potentials see it. Returns whether anything changed.
+    pub fn set_region(&mut self, k: usize, speed_factor: Option<f64>, discomfort: Option<f64>) -> bool {
+        let changed = self.regions.set(k, speed_factor, discomfort);
+        self.goals_changed |= changed;
+        changed
     }
 
     /// The scene's part of the speed and cost fields.

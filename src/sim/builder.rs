@@ -232,7 +232,8 @@ impl SimulationBuilder {
             backend,
             gpu,
         };
-        let planner = Planner::for_run(&scene, &plan_options, whole_marches)?;
+        let mut planner = Planner::for_run(&scene, &plan_options, whole_marches)?;
+        let routes = super::routes::RouteRun::new(&scene, seed, &mut planner);
         let mut model_warnings = crate::map::warnings(&scene);
         if let Some(w) = model_warning(&scene) {
             model_warnings.push(w);
@@ -279,6 +280,7 @@ impl SimulationBuilder {
             model_source,
             local_mode,
             dynamics,
+            routes,
         })
     }
 }

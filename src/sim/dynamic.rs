@@ -52,6 +52,8 @@ pub struct StepEvents {
     pub entered: Vec<u32>,
     /// The walkers due from a source that found no room and wait for the next step.
     pub waiting_to_enter: usize,
+    /// The stages of their routes that walkers passed at the start of the step.
+    pub stages: Vec<super::routes::StagePassed>,
 }
 
 /// One walker a source brings at `time`: the `k`-th of the `n` of source `source`.

@@ -272,7 +272,7 @@ impl Simulation {
             let g = a.group[i] as usize;
             let from = crate::vec2::V2::new(old_x[i], old_y[i]);
             let to = crate::vec2::V2::new(a.x[i], a.y[i]);
-            let open = |e: usize| self.planner.exit_open(g, e);
+            let open = |e: usize| self.planner.exit_open(g, e) && self.may_leave(i, e);
             let Some(exit) = walk
                 .exits
                 .arrival(&self.scene, walk.walls.as_ref(), g, from, to, open)

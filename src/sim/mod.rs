@@ -30,6 +30,7 @@ mod logs;
 pub mod measure;
 pub mod pedestrian;
 pub mod report;
+pub mod routes;
 pub mod spawn;
 mod verdict;
 mod walk;
@@ -51,6 +52,7 @@ pub use crate::stages::StageTimes;
 pub use builder::SimulationBuilder;
 pub use dynamic::{ExitChange, StepEvents};
 pub use report::Report;
+pub use routes::{Goal, StagePassed};
 pub use verdict::{check_map, load_map};
 
 /// Time step used when none is given, seconds; lowered automatically to respect the CFL bound.
@@ -204,6 +206,8 @@ pub struct Simulation {
     pub(crate) local_mode: LocalMode,
     /// What changes while the run goes: exit events, sources, the API's walkers ([`dynamic`]).
     pub(crate) dynamics: dynamic::Dynamics,
+    /// Each walker's route, goal and potential; the waiting areas released ([`routes`]).
+    pub(crate) routes: routes::RouteRun,
 }
 
 impl Simulation {
@@ -396,11 +400,15 @@ impl Simulation {
             };
         }
         let mut events = self.apply_schedule();
+        events.stages = self.route_step();
         let mut timer = StageTimer::start();
         let replan = self.steps.is_multiple_of(self.config.replan_every);
+        // The potential each walker follows stands in its group for the continuum step.
+        self.swap_route_fields();
         let field = self
             .planner
             .continuum_step(&self.scene, &self.agents, replan, &mut timer);
+        self.swap_route_fields();
         self.record_density();
         let (old_x, old_y) = (self.agents.x.clone(), self.agents.y.clone());
         self.advect(&field);

@@ -52,6 +52,9 @@ impl Simulation {
         let exits = &self.walk.exits;
         let goal_masks = planner.goal_masks();
         let scene = &self.scene;
+        // The potential each walker follows (its group's unless a route or goal says otherwise).
+        let route_fields = self.routes.field.as_deref();
+        let regions = planner.regions();
         let speed = match field {
             ContinuumStep::Cpu => Some(&planner.fields().expect("a CPU step keeps its fields").speed),
             ContinuumStep::Device(_) => None,
@@ -67,16 +70,21 @@ impl Simulation {
                 let [mut ux, mut uy] = match (field, speed) {
                     (ContinuumStep::Device(v), _) => [v.vx[i], v.vy[i]],
                     (ContinuumStep::Cpu, Some(speed)) => {
-                        gradient::velocity_at(&grid, &gradients[g], speed.view(), agents.x[i], agents.y[i])
+                        let f = route_fields.map_or(g, |f| f[i] as usize);
+                        gradient::velocity_at(&grid, &gradients[f], speed.view(), agents.x[i], agents.y[i])
                     }
                     (ContinuumStep::Cpu, None) => unreachable!("a CPU step has its speeds"),
                 };
                 if !(ux.is_finite() && uy.is_finite()) {
                     (ux, uy) = (0.0, 0.0);
                 }
-                let cap = agents.max_speed[i];
-                // On a goal cell the potential is flat: head for the goal itself.
+                // A speed region scales the walker's own speed as it scales the field's.
+                let cell = grid.cell_of(agents.x[i] as f64, agents.y[i] as f64);
+                let cap = agents.max_speed[i] * cell.map_or(1.0, |rc| regions.factor_at(rc));
+                // On a goal cell the potential is flat: head for the goal itself (a walker
+                // heading for its exits, not for a stage of its route).
                 if let Some(walls) = walls
+                    && route_fields.is_none_or(|f| f[i] as usize == g)
                     && let Some(rc) = grid.cell_of(agents.x[i] as f64, agents.y[i] as f64)
                     && goal_masks[g][rc]
                 {
@@ -97,8 +105,11 @@ impl Simulation {
                 (ux, uy)
             })
             .unzip();
-        let walk = &mut self.walk;
-        if self.scene.params.model == crate::params::Model::Pedestrian {
+        let pedestrian_model = self.scene.params.model == crate::params::Model::Pedestrian;
+        if pedestrian_model {
+            // The pedestrian model orders walkers by the potential each follows.
+            self.swap_route_fields();
+            let (walk, agents, planner) = (&mut self.walk, &self.agents, &self.planner);
             match field {
                 ContinuumStep::Cpu => pedestrian::apply(
                     &self.scene,
@@ -133,7 +144,12 @@ impl Simulation {
                     );
                 }
             }
+            self.swap_route_fields();
         }
+        for i in 0..vx.len() {
+            [vx[i], vy[i]] = self.route_velocity(i, pedestrian_model, [vx[i], vy[i]]);
+        }
+        let (walk, agents) = (&mut self.walk, &self.agents);
         walk.preferred.clear();
         walk.preferred.extend(vx.iter().zip(&vy).map(|(&x, &y)| [x, y]));
         if let Some(layer) = walk.local.as_mut() {

@@ -44,6 +44,7 @@ impl SceneBuilder {
                 model: None,
                 walls: None,
                 events: Vec::new(),
+                regions: Vec::new(),
             },
         }
     }
@@ -117,6 +118,8 @@ pub fn group(name: &str, speed: f64) -> GroupSpec {
         radius: DEFAULT_RADIUS,
         boids: None,
         orca: None,
+        route: Vec::new(),
+        exit_shares: None,
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod groups;
 mod layers;
+mod routes;
 mod settings;
 
 use crate::error::Error;
@@ -103,10 +104,12 @@ pub(crate) fn check(
     }
 
     let events = ck.events(&map.events, &map.groups);
+    let routes = ck.routes(map, grid.as_ref(), obstacle.as_ref());
     let schedule = Schedule {
         closed: std::mem::take(&mut ck.closed),
         events,
         sources: std::mem::take(&mut ck.sources),
+        routes,
     };
     let errors = ck.errors;
     let (Some(grid), Some(height), Some(obstacle), Some(discomfort)) = (grid, height, obstacle, discomfort)
@@ -155,6 +158,9 @@ impl Checker<'_> {
         let mut out = Vec::new();
         for (i, e) in events.iter().enumerate() {
             let at = format!("events[{i}]");
+            if e.release.is_some() || e.region.is_some() {
+                continue; // a route event (`routes`)
+            }
             let ok = self.number_within(e.at, &format!("{at}.at"), (0.0, MAX_EVENT_TIME), "seconds");
             let (name, open, key) = match (&e.open, &e.close) {
                 (Some(name), None) => (name, true, "open"),
