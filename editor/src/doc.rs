@@ -275,9 +275,24 @@ impl Document {
         }
     }
 
-    /// What changes while a run of the document goes, as the map loader compiles it: the goals
-    /// closed at the start, the exit events (those naming a goal), the sources.
+    /// What changes while a run of the document goes, as the map loader compiles it: the
+    /// document's map file (its rasters aside, which live here until a save) compiled by the
+    /// library, so routes, exit shares, regions and every event run in the editor as in
+    /// `simulate`. A document the loader refuses (mid-edit) keeps what it can read: the goals
+    /// closed at the start, the exit events, the sources.
     fn schedule(&self) -> Schedule {
+        let file = crowdfield::map::MapFile {
+            layers: Default::default(),
+            ..crate::mapio::to_map_file(self, std::path::Path::new("editor.json"))
+        };
+        match crowdfield::map::compile(&file, std::path::Path::new("."), "editor.json") {
+            Ok(scene) => scene.schedule,
+            Err(_) => self.readable_schedule(),
+        }
+    }
+
+    /// The part of [`Document::schedule`] a document the loader refuses still gives.
+    fn readable_schedule(&self) -> Schedule {
         let grid = self.grid;
         let mut schedule = Schedule::default();
         let mut names = Vec::new();

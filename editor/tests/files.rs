@@ -403,3 +403,36 @@ fn a_floor_plan_opens_as_a_new_map_and_the_plan_is_never_written() {
         app.message
     );
 }
+
+/// A map with a route, exit shares, a speed region and their events runs in the editor with
+/// the schedule the library compiles for it.
+#[test]
+fn routes_shares_and_regions_run_in_the_editor_as_the_library_compiles_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let map = r#"{
+        "version": 1,
+        "name": "routes",
+        "grid": {"cols": 40, "rows": 20, "cell_size": 0.5},
+        "groups": [{
+            "name": "walkers",
+            "goals": [
+                {"name": "east exit", "rect": {"min": [19.5, 0], "max": [20, 10]}},
+                {"name": "west exit", "rect": {"min": [0, 0], "max": [0.5, 10]}}
+            ],
+            "spawns": [{"rect": {"min": [8, 1], "max": [12, 9]}, "count": 20}],
+            "route": [
+                {"waypoint": {"name": "gate", "circle": {"center": [10, 5], "radius": 1}}},
+                {"wait": {"name": "platform", "rect": {"min": [13, 2], "max": [15, 8]}, "seconds": 2, "until": "released"}}
+            ],
+            "exit_shares": {"east exit": 0.3, "west exit": 0.7}
+        }],
+        "regions": [{"name": "smoke", "rect": {"min": [2, 0], "max": [6, 10]}, "speed_factor": 0.5}],
+        "events": [{"at": 5, "release": "platform"}, {"at": 8, "region": "smoke", "speed_factor": 0.3}]
+    }"#;
+    let path = tmp.path().join("routes.json");
+    std::fs::write(&path, map).unwrap();
+    let doc = mapio::load(&path).unwrap();
+    let library = crowdfield::map::load(&path).unwrap().schedule;
+    assert!(!library.routes.is_empty(), "the map has routes and regions");
+    assert_eq!(doc.to_scene().schedule, library);
+}
