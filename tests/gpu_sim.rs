@@ -214,3 +214,60 @@ fn gpu_evacuation_follows_the_cpu_one() {
         );
     }
 }
+
+/// A route through a waypoint and exit shares on the GPU: every walker passes the waypoint
+/// and leaves, as on the CPU, in about the same time.
+#[test]
+fn a_route_and_exit_shares_run_on_the_gpu_as_on_the_cpu() {
+    if gpu().is_none() {
+        return;
+    }
+    let map = r#"{
+        "version": 1,
+        "name": "route on the gpu",
+        "grid": {"cols": 40, "rows": 20, "cell_size": 0.5},
+        "groups": [{
+            "name": "walkers",
+            "goals": [
+                {"name": "east exit", "rect": {"min": [19.5, 0], "max": [20, 10]}},
+                {"name": "west exit", "rect": {"min": [0, 0], "max": [0.5, 10]}}
+            ],
+            "spawns": [{"rect": {"min": [2, 1], "max": [6, 9]}, "count": 30}],
+            "route": [{"waypoint": {"name": "gate", "circle": {"center": [12, 5], "radius": 1}}}],
+            "exit_shares": {"east exit": 0.5, "west exit": 0.5}
+        }]
+    }"#;
+    let file = crowdfield::map::MapFile::from_json(map, "route.json").unwrap();
+    let ctx = Arc::new(GpuContext::new().expect("an adapter, as gpu() found one"));
+    let runs: Vec<Simulation> = [None, Some(ctx)]
+        .into_iter()
+        .map(|ctx| {
+            let scene = crowdfield::map::compile(&file, Path::new("."), "route.json").unwrap();
+            let mut builder = Simulation::builder(scene).seed(3).max_time(200.0);
+            if let Some(ctx) = ctx {
+                builder = builder.backend(crowdfield::gpu::Backend::Gpu).gpu(ctx);
+            }
+            let mut sim = builder.build().unwrap();
+            sim.run(|_| Ok(())).unwrap();
+            sim
+        })
+        .collect();
+    assert_eq!(runs[1].gpu_fallback(), None);
+    assert!(
+        runs[1].solver_description().starts_with("gpu"),
+        "{}",
+        runs[1].solver_description()
+    );
+    let (cpu, gpu) = (runs[0].report(), runs[1].report());
+    assert!(cpu.complete && gpu.complete, "both evacuate");
+    for sim in &runs {
+        let gates = sim.stages_passed().len();
+        assert_eq!(gates, 30, "every walker passes the gate: {gates}");
+    }
+    let (tc, tg) = (
+        cpu.total.evacuation_time.unwrap(),
+        gpu.total.evacuation_time.unwrap(),
+    );
+    println!("route: evacuation {tc:.1} s on the CPU, {tg:.1} s on the GPU");
+    assert!((tc - tg).abs() <= 0.1 * tc + 1.0, "evacuation {tc} s vs {tg} s");
+}
