@@ -120,12 +120,14 @@ pub struct Schedule {
     pub events: Vec<ExitEvent>,
     /// Spawn areas that spawn over time.
     pub sources: Vec<Source>,
+    /// Obstacles that move (the map's `movers`), in the map's order.
+    pub movers: Vec<crate::mover::Mover>,
 }
 
 impl Schedule {
-    /// True when nothing changes: no closed goal, no event, no source.
+    /// True when nothing changes: no closed goal, no event, no source, no mover.
     pub fn is_empty(&self) -> bool {
-        self.closed.is_empty() && self.events.is_empty() && self.sources.is_empty()
+        self.closed.is_empty() && self.events.is_empty() && self.sources.is_empty() && self.movers.is_empty()
     }
 }
 

@@ -229,6 +229,8 @@ pub struct Document {
     pub origin: Option<[f64; 2]>,
     /// The map's exit events, kept as the map gives them.
     pub events: Vec<EventSpec>,
+    /// The map's moving obstacles, kept as the map gives them.
+    pub movers: Vec<crowdfield::map::MoverSpec>,
 }
 
 impl Document {
@@ -247,6 +249,7 @@ impl Document {
             walls: None,
             origin: None,
             events: Vec::new(),
+            movers: Vec::new(),
         }
     }
 
@@ -265,6 +268,7 @@ impl Document {
             walls: None,
             origin: None,
             events: Vec::new(),
+            movers: Vec::new(),
         }
     }
 

@@ -135,6 +135,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
     doc.walls = file.walls;
     doc.origin = file.grid.origin;
     doc.events = file.events.clone();
+    doc.movers = file.movers.clone();
     Ok(doc)
 }
 
@@ -293,6 +294,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         params: doc.params.clone(),
         walls: doc.walls,
         events: doc.events.clone(),
+        movers: doc.movers.clone(),
     }
 }
 

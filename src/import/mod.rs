@@ -520,6 +520,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         params: None,
         walls: None,
         events: Vec::new(),
+        movers: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![file.to_string()],
@@ -583,6 +584,7 @@ fn import_raster(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         params: None,
         walls: None,
         events: Vec::new(),
+        movers: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![plan.file.clone()],

@@ -24,7 +24,7 @@
 
 mod check;
 
-pub use check::parse_color;
+pub use check::{obstacle_shape, parse_color};
 pub mod format;
 pub mod outline;
 mod parse;
@@ -32,7 +32,7 @@ pub mod raster;
 
 pub use format::{
     Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Polygon,
-    Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange, Walls,
+    MoverSpec, Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange, Walls,
 };
 
 use crate::error::{Error, Result};

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
 const ROOT_KEYS: &[&str] = &[
-    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events",
+    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events", "movers",
 ];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
@@ -313,6 +313,7 @@ impl Collector<'_> {
                 "params" => self.de::<Option<Params>>(v, "params"),
                 "walls" => self.de::<Option<super::format::Walls>>(v, "walls"),
                 "events" => self.array(v, "events", |c, v, at| c.de::<EventSpec>(v, at)),
+                "movers" => self.array(v, "movers", |c, v, at| c.de::<super::format::MoverSpec>(v, at)),
                 _ => {}
             }
         }

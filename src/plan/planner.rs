@@ -135,6 +135,22 @@ pub struct Planner {
     reads: GpuReadBacks,
     /// Why the GPU was given up for the CPU, when it was.
     fallback: Option<String>,
+    /// The moving obstacles' part of the step ([`Planner::set_blocked`]).
+    movers: MoverCells,
+}
+
+/// The cells the moving obstacles cover ([`Planner::set_blocked`]) and what they cost the
+/// planner: a replan when they change, a step on the CPU while there are any.
+#[derive(Clone, Debug, Default)]
+struct MoverCells {
+    /// Row-major indices, ascending, of the cells no face leads into.
+    cells: Vec<usize>,
+    /// Whether the cells changed since the last solve: the next step replans.
+    changed: bool,
+    /// Steps a run on a GPU took on the CPU because moving obstacles covered cells.
+    cpu_steps: usize,
+    /// Whether the last step ran on the device (its potentials are the current ones).
+    last_on_device: bool,
 }
 
 impl Planner {
@@ -164,6 +180,7 @@ impl Planner {
             device_run: None,
             reads: GpuReadBacks::default(),
             fallback: None,
+            movers: MoverCells::default(),
         })
     }
 
@@ -198,6 +215,7 @@ impl Planner {
             device_run: None,
             reads: GpuReadBacks::default(),
             fallback: None,
+            movers: MoverCells::default(),
         })
     }
 
@@ -269,19 +287,31 @@ impl Planner {
         replan: bool,
         timer: &mut StageTimer,
     ) -> ContinuumStep {
-        if let Some(sampled) = self.device_step(scene, agents, replan) {
+        // The device's fields hold no moving obstacle: a step with one runs on the CPU.
+        let on_device = self.movers.cells.is_empty();
+        if !on_device && self.gpu.is_some() {
+            self.movers.cpu_steps += 1;
+        }
+        // Potentials solved on the other side are not this side's: a switch replans.
+        let switched = self.movers.last_on_device;
+        if on_device && let Some(sampled) = self.device_step(scene, agents, replan) {
             timer.lap(Stage::Potentials);
             self.fields = None;
+            self.movers.last_on_device = true;
+            self.movers.changed = false;
             return ContinuumStep::Device(sampled);
         }
-        let replan = replan || self.gradients.is_empty() || self.goals_changed;
+        self.movers.last_on_device = false;
+        let replan = replan || self.gradients.is_empty() || self.goals_changed || self.movers.changed || switched;
         self.goals_changed = false;
+        self.movers.changed = false;
         let grid = scene.grid;
         // 1. Splat (all groups together).
         let density = fields::splat(&grid, scene.params.lambda, agents);
         timer.lap(Stage::Splat);
-        // 2. Speed and cost.
-        let (speed, cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
+        // 2. Speed and cost, closed into the cells of the moving obstacles.
+        let (mut speed, mut cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
+        crate::mover::close_entries(&grid, &self.movers.cells, &mut speed, &mut cost);
         timer.lap(Stage::Fields);
         // 3. Potentials and gradients.
         if replan {
@@ -304,8 +334,9 @@ impl Planner {
     /// [`Planner::fallback`]; the GPU is off for the rest of the run).
     fn device_step(&mut self, scene: &Scene, agents: &Agents, replan: bool) -> Option<ContinuumVelocities> {
         let ctx = self.gpu.clone()?;
-        // The goals' change stays due for the CPU's step should this one fail.
-        let replan = replan || self.goals_changed;
+        // The goals' change stays due for the CPU's step should this one fail; after steps on
+        // the CPU the device's potentials are stale.
+        let replan = replan || self.goals_changed || (self.device_run.is_some() && !self.movers.last_on_device);
         match open_device_step(
             &ctx,
             &mut self.device_run,
@@ -398,6 +429,28 @@ impl Planner {
         true
     }
 
+    /// Sets the cells the moving obstacles cover (row-major indices, ascending): from the next
+    /// continuum step no face leads into them ([`crate::mover::close_entries`]). A change of
+    /// cells makes that step replan (on the CPU: the device's fields hold no moving obstacle,
+    /// so a run on a GPU takes its steps with covered cells on the CPU and counts them,
+    /// [`Planner::mover_cpu_steps`]); the same cells again cost nothing.
+    pub fn set_blocked(&mut self, cells: Vec<usize>) {
+        if cells != self.movers.cells {
+            self.movers.cells = cells;
+            self.movers.changed = true;
+        }
+    }
+
+    /// The cells the moving obstacles cover, row-major indices, ascending.
+    pub fn blocked(&self) -> &[usize] {
+        &self.movers.cells
+    }
+
+    /// The steps a run on a GPU took on the CPU because moving obstacles covered cells.
+    pub fn mover_cpu_steps(&self) -> usize {
+        self.movers.cpu_steps
+    }
+
     /// The scene's part of the speed and cost fields.
     pub fn faces(&self) -> &SceneFaces {
         &self.faces
@@ -429,7 +482,7 @@ impl Planner {
     /// on first need (empty before the first solve or if that read fails).
     pub fn potentials(&self) -> &[Array2<f64>] {
         match (&self.gpu, &self.device_run) {
-            (Some(ctx), Some(run)) if run.run.groups().is_some() => run
+            (Some(ctx), Some(run)) if run.run.groups().is_some() && self.movers.last_on_device => run
                 .potentials
                 .get_or_init(|| ctx.continuum_potentials(&run.run).unwrap_or_default()),
             _ => &self.potentials,

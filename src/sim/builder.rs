@@ -261,6 +261,7 @@ impl SimulationBuilder {
             spawned[g as usize] += 1;
         }
         let logs = run_logs(&scene, &agents, dt);
+        let movers = super::movers::Movers::new(&scene.schedule.movers);
         Ok(Simulation {
             scene,
             agents,
@@ -279,6 +280,7 @@ impl SimulationBuilder {
             model_source,
             local_mode,
             dynamics,
+            movers,
         })
     }
 }

@@ -52,6 +52,11 @@ pub struct StepEvents {
     pub entered: Vec<u32>,
     /// The walkers due from a source that found no room and wait for the next step.
     pub waiting_to_enter: usize,
+    /// The walkers a moving obstacle reached and a wall kept from getting out of its way
+    /// (handles; `sim::movers`).
+    pub blocked: Vec<u32>,
+    /// How many walkers the moving obstacles pushed aside in the step.
+    pub pushed: usize,
 }
 
 /// One walker a source brings at `time`: the `k`-th of the `n` of source `source`.

@@ -28,6 +28,7 @@ pub mod levels;
 pub mod local_bridge;
 mod logs;
 pub mod measure;
+pub mod movers;
 pub mod pedestrian;
 pub mod report;
 pub mod spawn;
@@ -50,6 +51,7 @@ pub use crate::plan::GpuReadBacks;
 pub use crate::stages::StageTimes;
 pub use builder::SimulationBuilder;
 pub use dynamic::{ExitChange, StepEvents};
+pub use movers::Obstacle;
 pub use report::Report;
 pub use verdict::{check_map, load_map};
 
@@ -204,6 +206,8 @@ pub struct Simulation {
     pub(crate) local_mode: LocalMode,
     /// What changes while the run goes: exit events, sources, the API's walkers ([`dynamic`]).
     pub(crate) dynamics: dynamic::Dynamics,
+    /// The moving obstacles ([`movers`]).
+    pub(crate) movers: movers::Movers,
 }
 
 impl Simulation {
@@ -386,6 +390,7 @@ impl Simulation {
             };
         }
         let mut events = self.apply_schedule();
+        self.move_obstacles();
         let mut timer = StageTimer::start();
         let replan = self.steps.is_multiple_of(self.config.replan_every);
         let field = self
@@ -396,6 +401,7 @@ impl Simulation {
         self.advect(&field);
         timer.lap(Stage::Advection);
         self.separate();
+        (events.blocked, events.pushed) = self.clear_obstacles();
         timer.lap(Stage::Separation);
         let before = self.arrivals.len();
         self.log_step(&old_x, &old_y);

@@ -44,6 +44,7 @@ impl SceneBuilder {
                 model: None,
                 walls: None,
                 events: Vec::new(),
+                movers: Vec::new(),
             },
         }
     }

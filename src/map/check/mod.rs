@@ -9,6 +9,9 @@
 
 mod groups;
 mod layers;
+mod movers;
+
+pub use movers::obstacle_shape;
 mod settings;
 
 use crate::error::Error;
@@ -107,6 +110,7 @@ pub(crate) fn check(
         closed: std::mem::take(&mut ck.closed),
         events,
         sources: std::mem::take(&mut ck.sources),
+        movers: ck.movers(&map.movers),
     };
     let errors = ck.errors;
     let (Some(grid), Some(height), Some(obstacle), Some(discomfort)) = (grid, height, obstacle, discomfort)
