@@ -155,9 +155,8 @@ impl MoverShape {
         (d < radius).then_some([n[0] * need, n[1] * need])
     }
 
-    /// The half-extent of the shape's bounding box around `at`, widened by `widen`: a square
-    /// that holds every point within `widen` of the shape.
-    fn reach(&self, widen: f64) -> f64 {
+    /// The radius of the disc about the mover's position that holds the whole shape, metres.
+    pub fn reach(&self) -> f64 {
         let far = match &self.kind {
             ShapeKind::Rect { min, max } => {
                 let x = min[0].abs().max(max[0].abs());
@@ -166,7 +165,7 @@ impl MoverShape {
             }
             ShapeKind::Circle { center, radius } => center[0].hypot(center[1]) + radius,
         };
-        far + widen.max(0.0)
+        far
     }
 
     /// The row-major indices, ascending, of the cells of `grid` whose centre lies within
@@ -177,7 +176,7 @@ impl MoverShape {
             return cells;
         }
         let h = grid.cell_size;
-        let reach = self.reach(widen);
+        let reach = self.reach() + widen.max(0.0);
         let span = |lo: f64, hi: f64, n: usize| -> Option<(usize, usize)> {
             // Cells whose centre (k + 0.5) h lies in [lo, hi].
             let first = ((lo / h - 0.5).ceil()).max(0.0);
@@ -283,21 +282,66 @@ pub struct Mover {
     pub motion: Motion,
 }
 
-/// Closes every face from outside into the cells `cells` (row-major indices, ascending) in a
-/// step's `speed` and `cost` fields (`(rows, cols, 4)`): speed 0 and cost `+inf` from each
-/// neighbour that is not one of them toward the cell. No potential routes into a mover, while
-/// the faces among its cells and out of them stay open: a walker caught in its cells still
-/// finds the shortest way out.
-pub fn close_entries(grid: &Grid, cells: &[usize], speed: &mut Array3<f32>, cost: &mut Array3<f32>) {
-    for &k in cells {
+/// The faces an obstacle's way ahead closes in a cell `offset` metres from where the obstacle
+/// will stand, travelling at velocity `v` ([`close_entries`]), as bits `1 << Dir::index()`:
+/// those that lead along the travel (a positive share of `v`) and those that lead toward its
+/// line of travel (from the side of it where the cell lies; the left side for a cell on the
+/// line). A walker in the way so leaves it by the nearer side, never ahead of the obstacle,
+/// which it cannot outrun, nor across its line.
+pub fn way_faces(v: [f64; 2], offset: [f64; 2]) -> u8 {
+    // The unit normal of the line of travel on the cell's side (unnormalised: signs only).
+    let left = [-v[1], v[0]];
+    let side = if left[0] * offset[0] + left[1] * offset[1] >= 0.0 { 1.0 } else { -1.0 };
+    let n = [side * left[0], side * left[1]];
+    Dir::ALL
+        .into_iter()
+        .filter(|d| {
+            let (ux, uy) = d.unit();
+            ux * v[0] + uy * v[1] > 0.0 || ux * n[0] + uy * n[1] < 0.0
+        })
+        .fold(0, |bits, d| bits | (1 << d.index()))
+}
+
+/// Closes faces in a step's `speed` and `cost` fields (`(rows, cols, 4)`: speed 0, cost
+/// `+inf`) for the moving obstacles' cells (row-major indices, ascending):
+/// - every face into a cell of `body` (where a walker's centre would overlap an obstacle);
+/// - for a cell of `ahead` (where one is about to be, with the [`way_faces`] of the travel
+///   that covers it), every face into it from a cell of neither, and its faces of the way.
+///
+/// No potential routes into or through an obstacle, and none into the way ahead of it; a
+/// walker caught ahead of one leaves that way sideways by the nearer side (it cannot outrun
+/// the obstacle, which a route straight ahead would ask of it).
+pub fn close_entries(
+    grid: &Grid,
+    body: &[usize],
+    ahead: &[(usize, u8)],
+    speed: &mut Array3<f32>,
+    cost: &mut Array3<f32>,
+) {
+    let in_ahead = |i: usize| ahead.binary_search_by_key(&i, |&(k, _)| k).is_ok();
+    let outside = |i: usize| body.binary_search(&i).is_err() && !in_ahead(i);
+    let mut close = |r: usize, c: usize, d: Dir| {
+        speed[[r, c, d.index()]] = 0.0;
+        cost[[r, c, d.index()]] = f32::INFINITY;
+    };
+    for &k in body {
         let (r, c) = (k / grid.cols, k % grid.cols);
         for d in Dir::ALL {
+            if let Some((nr, nc)) = grid.neighbor(r, c, d) {
+                close(nr, nc, d.opposite());
+            }
+        }
+    }
+    for &(k, forward) in ahead {
+        let (r, c) = (k / grid.cols, k % grid.cols);
+        for d in Dir::ALL {
+            if forward & (1 << d.index()) != 0 {
+                close(r, c, d);
+            }
             if let Some((nr, nc)) = grid.neighbor(r, c, d)
-                && cells.binary_search(&(nr * grid.cols + nc)).is_err()
+                && outside(nr * grid.cols + nc)
             {
-                let into = d.opposite().index();
-                speed[[nr, nc, into]] = 0.0;
-                cost[[nr, nc, into]] = f32::INFINITY;
+                close(nr, nc, d.opposite());
             }
         }
     }
@@ -331,6 +375,19 @@ mod tests {
         // Widened by 0.6 the next centres (3.5, 6.5) are 0.5 away on one axis: 4 x 4 minus corners.
         assert_eq!(MoverShape::rect(2.0, 2.0).covered_cells(&grid, [5.0, 5.0], 0.6).len(), 12);
         assert!(MoverShape::circle(1.0).covered_cells(&grid, [-5.0, 5.0], 0.5).is_empty());
+    }
+
+    #[test]
+    fn the_way_ahead_closes_the_faces_forward_and_toward_the_line_of_travel() {
+        let bit = |d: Dir| 1u8 << d.index();
+        // Travelling east, a cell north of the line: east (forward) and south (toward it).
+        assert_eq!(way_faces([2.0, 0.0], [1.0, 0.5]), bit(Dir::E) | bit(Dir::S));
+        assert_eq!(way_faces([2.0, 0.0], [1.0, -0.5]), bit(Dir::E) | bit(Dir::N));
+        // Travelling north-east, a cell to its right (south-east).
+        assert_eq!(
+            way_faces([1.0, 1.0], [1.0, -1.0]),
+            bit(Dir::E) | bit(Dir::N) | bit(Dir::W)
+        );
     }
 
     #[test]

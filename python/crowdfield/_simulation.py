@@ -7,6 +7,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from ._movers import ObstacleMethods
+
 TRAJECTORY_DTYPE = np.dtype(
     [
         ("t", np.float64),
@@ -31,27 +33,34 @@ class StepEvents:
     group, exit, time) of the walkers that left, ``id`` being the walker's handle; ``exits``:
     ``(time, name, open)`` of the exits that opened or closed at the start of the step;
     ``entered``: uint32 handles of the walkers a source brought in; ``waiting_to_enter``: walkers
-    due from a source that found no room and wait for the next step.
+    due from a source that found no room and wait for the next step; ``blocked``: uint32 handles
+    of the walkers a moving obstacle reached and a wall kept from getting out of its way;
+    ``pushed``: how many walkers the moving obstacles pushed aside.
     """
 
-    __slots__ = ("time", "arrivals", "exits", "entered", "waiting_to_enter")
+    __slots__ = ("time", "arrivals", "exits", "entered", "waiting_to_enter", "blocked", "pushed")
 
-    def __init__(self, time, arrivals, exits, entered, waiting_to_enter):
+    def __init__(self, time, arrivals, exits, entered, waiting_to_enter, blocked=None, pushed=0):
         self.time = time
         self.arrivals = arrivals
         self.exits = exits
         self.entered = entered
         self.waiting_to_enter = waiting_to_enter
+        self.blocked = np.zeros(0, dtype=np.uint32) if blocked is None else blocked
+        self.pushed = pushed
 
     @classmethod
     def _from_native(cls, native) -> "StepEvents":
-        time, arrivals, exits, entered, waiting = native
+        time, arrivals, exits, entered, waiting = native[:5]
+        blocked, pushed = native[5:7]
         return cls(
             time,
             np.array(arrivals, dtype=_ARRIVAL_DTYPE),
             list(exits),
             np.array(entered, dtype=np.uint32),
             int(waiting),
+            np.array(blocked, dtype=np.uint32),
+            int(pushed),
         )
 
     def __repr__(self) -> str:
@@ -61,13 +70,14 @@ class StepEvents:
         )
 
 
-class Simulation:
+class Simulation(ObstacleMethods):
     """A crowd run on a map (made by :meth:`Map.simulation`).
 
     Besides stepping, a program drives it at run time: :meth:`add_walker` and
     :meth:`remove_walker` with handles that stay valid until the walker leaves,
     :meth:`position` and :meth:`velocity` by handle (or :attr:`positions` with :attr:`handles`),
-    :meth:`set_exit_open`, and each :meth:`step`'s :class:`StepEvents`."""
+    :meth:`set_exit_open`, moving obstacles (:meth:`add_obstacle`, :meth:`move_obstacle`,
+    :meth:`remove_obstacle`, :meth:`obstacles`), and each :meth:`step`'s :class:`StepEvents`."""
 
     def __init__(self, native: Any):
         self._native = native

@@ -18,6 +18,7 @@ use pyo3::types::{PyDict, PySlice};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+mod movers;
 mod names;
 
 use names::{choice, order_of, python_text, to_py};
@@ -445,11 +446,14 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
 }
 
 /// A step's events as Python takes them: `(time, arrivals as (handle, group, exit, time),
-/// exits as (time, name, open), handles that came in, walkers waiting to come in)`.
+/// exits as (time, name, open), handles that came in, walkers waiting to come in, handles
+/// blocked by a moving obstacle, walkers the moving obstacles pushed)`.
 type PyStepEvents = (
     f64,
     Vec<(u32, u32, usize, f64)>,
     Vec<(f64, String, bool)>,
+    Vec<u32>,
+    usize,
     Vec<u32>,
     usize,
 );
@@ -465,6 +469,8 @@ fn step_events(e: StepEvents) -> PyStepEvents {
         e.exits.into_iter().map(|c| (c.time, c.name, c.open)).collect(),
         e.entered,
         e.waiting_to_enter,
+        e.blocked,
+        e.pushed,
     )
 }
 
@@ -525,6 +531,38 @@ impl SimulationHandle {
             .simulation_mut()
             .set_exit_open(name, open)
             .map_err(to_py)
+    }
+
+    /// Adds an obstacle (shape as JSON in the map's words) at `(x, y)` moving at `(vx, vy)`;
+    /// returns its handle.
+    fn add_obstacle(&self, shape: &str, x: f64, y: f64, vx: f64, vy: f64) -> PyResult<u32> {
+        movers::add(self.lock().driver.simulation_mut(), shape, [x, y], [vx, vy])
+    }
+
+    /// Adds an obstacle travelling `points` at `speed` m/s from now on; returns its handle.
+    fn add_obstacle_on_path(&self, shape: &str, points: Vec<[f64; 2]>, speed: f64, looped: bool) -> PyResult<u32> {
+        movers::add_on_path(self.lock().driver.simulation_mut(), shape, points, speed, looped)
+    }
+
+    /// Puts the obstacle `handle` at `(x, y)`, moving on at `velocity` when given.
+    #[pyo3(signature = (handle, x, y, velocity=None))]
+    fn move_obstacle(&self, handle: u32, x: f64, y: f64, velocity: Option<[f64; 2]>) -> PyResult<()> {
+        movers::move_to(self.lock().driver.simulation_mut(), handle, [x, y], velocity)
+    }
+
+    /// Takes the obstacle `handle` off the map.
+    fn remove_obstacle(&self, handle: u32) -> PyResult<()> {
+        movers::remove(self.lock().driver.simulation_mut(), handle)
+    }
+
+    /// Every obstacle as `(handle, name, x, y, vx, vy)`.
+    fn obstacles(&self) -> Vec<movers::PyObstacle> {
+        movers::list(self.lock().sim())
+    }
+
+    /// The signed distance from `(x, y)` to the outline of obstacle `handle`, metres.
+    fn obstacle_distance(&self, handle: u32, x: f64, y: f64) -> PyResult<f64> {
+        movers::distance(self.lock().sim(), handle, x, y)
     }
 
     /// Whether goal `goal` of group `group` is open.

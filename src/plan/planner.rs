@@ -145,6 +145,9 @@ pub struct Planner {
 struct MoverCells {
     /// Row-major indices, ascending, of the cells no face leads into.
     cells: Vec<usize>,
+    /// Row-major indices, ascending, of the cells no face from outside leads into (and not
+    /// in `cells`), each with the faces it closes ([`crate::mover::way_faces`]).
+    ahead: Vec<(usize, u8)>,
     /// Whether the cells changed since the last solve: the next step replans.
     changed: bool,
     /// Steps a run on a GPU took on the CPU because moving obstacles covered cells.
@@ -288,7 +291,7 @@ impl Planner {
         timer: &mut StageTimer,
     ) -> ContinuumStep {
         // The device's fields hold no moving obstacle: a step with one runs on the CPU.
-        let on_device = self.movers.cells.is_empty();
+        let on_device = self.movers.cells.is_empty() && self.movers.ahead.is_empty();
         if !on_device && self.gpu.is_some() {
             self.movers.cpu_steps += 1;
         }
@@ -311,7 +314,7 @@ impl Planner {
         timer.lap(Stage::Splat);
         // 2. Speed and cost, closed into the cells of the moving obstacles.
         let (mut speed, mut cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
-        crate::mover::close_entries(&grid, &self.movers.cells, &mut speed, &mut cost);
+        crate::mover::close_entries(&grid, &self.movers.cells, &self.movers.ahead, &mut speed, &mut cost);
         timer.lap(Stage::Fields);
         // 3. Potentials and gradients.
         if replan {
@@ -429,16 +432,26 @@ impl Planner {
         true
     }
 
-    /// Sets the cells the moving obstacles cover (row-major indices, ascending): from the next
-    /// continuum step no face leads into them ([`crate::mover::close_entries`]). A change of
-    /// cells makes that step replan (on the CPU: the device's fields hold no moving obstacle,
-    /// so a run on a GPU takes its steps with covered cells on the CPU and counts them,
-    /// [`Planner::mover_cpu_steps`]); the same cells again cost nothing.
-    pub fn set_blocked(&mut self, cells: Vec<usize>) {
-        if cells != self.movers.cells {
-            self.movers.cells = cells;
+    /// Sets the cells the moving obstacles cover (`body`) and are about to cover (`ahead`,
+    /// none of `body`, each with the faces of the way it closes, [`crate::mover::way_faces`]),
+    /// row-major indices, ascending: from the next continuum step no face leads into a cell
+    /// of `body`, and none from outside into a cell of `ahead` nor along its way out of it
+    /// ([`crate::mover::close_entries`]). A change of cells makes that step replan (on the
+    /// CPU: the device's fields hold no moving obstacle, so a run on a GPU takes its steps with
+    /// such cells on the CPU and counts them, [`Planner::mover_cpu_steps`]); the same cells
+    /// again cost nothing.
+    pub fn set_blocked(&mut self, body: Vec<usize>, ahead: Vec<(usize, u8)>) {
+        if body != self.movers.cells || ahead != self.movers.ahead {
+            self.movers.cells = body;
+            self.movers.ahead = ahead;
             self.movers.changed = true;
         }
+    }
+
+    /// The cells the moving obstacles are about to cover (not [`Planner::blocked`]'s),
+    /// row-major indices, ascending.
+    pub fn blocked_ahead(&self) -> &[(usize, u8)] {
+        &self.movers.ahead
     }
 
     /// The cells the moving obstacles cover, row-major indices, ascending.

@@ -80,8 +80,8 @@ impl Obstacle {
 
     /// Where it stands at time `t` (its position) and where it will stand within
     /// [`MOVER_LOOKAHEAD`] seconds, a point every [`LOOKAHEAD_STEP_CELLS`] of a cell of
-    /// `cell_size` metres along the way.
-    fn ahead(&self, t: f64, cell_size: f64) -> Vec<[f64; 2]> {
+    /// `cell_size` metres along the way, each with its velocity there.
+    fn ahead(&self, t: f64, cell_size: f64) -> Vec<([f64; 2], [f64; 2])> {
         let speed = match &self.motion {
             Motion::Path { speed, .. } => *speed,
             Motion::Free { .. } => self.velocity[0].hypot(self.velocity[1]),
@@ -91,13 +91,13 @@ impl Obstacle {
         (0..=n)
             .map(|k| {
                 let tau = if n == 0 { 0.0 } else { MOVER_LOOKAHEAD * k as f64 / n as f64 };
-                match self.motion.on_path_at(t + tau) {
-                    Some((at, _)) => at,
-                    None => [
+                self.motion.on_path_at(t + tau).unwrap_or((
+                    [
                         self.position[0] + self.velocity[0] * tau,
                         self.position[1] + self.velocity[1] * tau,
                     ],
-                }
+                    self.velocity,
+                ))
             })
             .collect()
     }
@@ -266,6 +266,21 @@ impl Simulation {
         self.movers.list.iter().map(|(&h, o)| (h, o))
     }
 
+    /// The cells the potentials keep walkers out of this step (row-major indices, ascending):
+    /// those the obstacles cover, widened by the largest walker's radius. No face leads into
+    /// them.
+    pub fn blocked_cells(&self) -> &[usize] {
+        self.planner.blocked()
+    }
+
+    /// The cells the obstacles will cover within [`MOVER_LOOKAHEAD`] (widened alike, none of
+    /// [`Simulation::blocked_cells`]), row-major indices, ascending, each with the faces along
+    /// the travel over it ([`crate::mover::way_faces`]): no face from outside leads into them,
+    /// and none out of them along the travel or toward its line.
+    pub fn blocked_ahead(&self) -> &[(usize, u8)] {
+        self.planner.blocked_ahead()
+    }
+
     /// The steps of a run on a GPU that ran on the CPU because moving obstacles covered cells
     /// (the device's fields hold no moving obstacle).
     pub fn mover_cpu_steps(&self) -> usize {
@@ -275,7 +290,7 @@ impl Simulation {
     /// Moves every obstacle to where it stands at the end of the coming step and gives the
     /// planner the cells they cover, widened by the largest walker's radius.
     pub(super) fn move_obstacles(&mut self) {
-        if self.movers.list.is_empty() && self.planner.blocked().is_empty() {
+        if self.movers.list.is_empty() && self.planner.blocked().is_empty() && self.planner.blocked_ahead().is_empty() {
             return;
         }
         let t = self.time_after_step();
@@ -294,15 +309,29 @@ impl Simulation {
         }
         let widen = self.dynamics.max_radius as f64;
         let grid = self.scene.grid;
-        let mut cells: Vec<usize> = Vec::new();
+        let (mut body, mut ahead) = (Vec::new(), Vec::new());
         for o in self.movers.list.values() {
-            for at in o.ahead(t, grid.cell_size) {
-                cells.extend(o.shape.covered_cells(&grid, at, widen));
+            body.extend(o.shape.covered_cells(&grid, o.position, widen));
+            for (at, v) in o.ahead(t, grid.cell_size).into_iter().skip(1) {
+                ahead.extend(o.shape.covered_cells(&grid, at, widen).into_iter().map(|k| {
+                    let (x, y) = grid.cell_center(k / grid.cols, k % grid.cols);
+                    (k, crate::mover::way_faces(v, [x - at[0], y - at[1]]))
+                }));
             }
         }
-        cells.sort_unstable();
-        cells.dedup();
-        self.planner.set_blocked(cells);
+        body.sort_unstable();
+        body.dedup();
+        // One entry per cell, the faces of every travel over it.
+        ahead.sort_unstable();
+        ahead.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 |= next.1;
+            }
+            same
+        });
+        ahead.retain(|(k, _)| body.binary_search(k).is_err());
+        self.planner.set_blocked(body, ahead);
     }
 
     /// Pushes every body an obstacle reaches to its edge (through the walls' step, so never
