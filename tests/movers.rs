@@ -324,19 +324,6 @@ fn the_game_example_parts_the_crowd_ahead_of_the_tram_and_everyone_leaves() {
     let summary = game_loop::play(7, None, |sim, events| {
         assert_no_overlap(sim, events);
         let (_, tram) = sim.obstacles().next().expect("the map's tram");
-        for &h in &events.blocked {
-            eprintln!("DBG t={:.1} blocked {h} at {:?} tram {:?}", sim.time(), sim.position_of(h), tram.position());
-        }
-        if let Some(p) = sim.position_of(216) && std::env::var("DBGW").is_ok() && sim.time() > 12.0 {
-            let g = sim.scene().grid;
-            let k = g.cell_of(p.0 as f64, p.1 as f64).map(|(r, c)| r * g.cols + c).unwrap();
-            let body = sim.blocked_cells().binary_search(&k).is_ok();
-            let ahead = sim.blocked_ahead().iter().find(|a| a.0 == k).map(|a| a.1);
-            eprintln!("DBW t={:.1} p={p:?} v={:?} tram {:?} body {body} ahead {ahead:?} phi {}", sim.time(), sim.velocity_of(216).unwrap(), tram.position(), sim.potentials()[0][[k / g.cols, k % g.cols]]);
-        }
-        if events.pushed > 0 && std::env::var("DBGP").is_ok() {
-            eprintln!("DBG t={:.1} pushed {} tram {:?}", sim.time(), events.pushed, tram.position());
-        }
         if tram.velocity() != [0.0, 0.0] {
             tram_steps += 1;
         }
@@ -347,7 +334,8 @@ fn the_game_example_parts_the_crowd_ahead_of_the_tram_and_everyone_leaves() {
     assert_eq!(summary.out, summary.walkers, "every walker leaves");
     assert_eq!(summary.blocked, 0);
     // 26 s of tram across the crowd's way: walkers that plan around it are pushed only where
-    // they cannot turn aside in time.
+    // they cannot turn aside in time (61 pushes with seed 7; 2,274 and 24 walkers held against
+    // a wall when the potentials do not see the tram).
     assert!(tram_steps >= 250, "{tram_steps}");
-    assert!(summary.contacts < 400, "{} contacts", summary.contacts);
+    assert!(summary.contacts < 200, "{} contacts", summary.contacts);
 }
