@@ -92,3 +92,12 @@ def test_bad_shapes_name_the_key_and_the_value(tmp_path):
         sim.add_obstacle({"polygon": {"points": [[0, 0], [1, 0], [0, 1]]}}, (5, 5))
     with pytest.raises(KeyError):
         sim.move_obstacle(9, (1, 1))
+
+
+def test_the_guide_example_runs(root, capsys):
+    guide = (root / "docs" / "python.md").read_text()
+    section = guide[guide.index("### Moving obstacles"):]
+    start = section.index("```python\n") + len("```python\n")
+    example = section[start:section.index("```", start)]
+    exec(compile(example, "python.md", "exec"), {})
+    assert "[(0, '', (10.0, 10.0), (0.0, -0.5))]" in capsys.readouterr().out
