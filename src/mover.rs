@@ -130,16 +130,20 @@ impl MoverShape {
                         (q[0] - min[0], [-1.0, 0.0]),
                         (q[1] - min[1], [0.0, -1.0]),
                     ];
-                    let (depth, n) = sides
-                        .into_iter()
-                        .fold((f64::INFINITY, [1.0, 0.0]), |best, s| if s.0 < best.0 { s } else { best });
+                    let (depth, n) = sides.into_iter().fold((f64::INFINITY, [1.0, 0.0]), |best, s| {
+                        if s.0 < best.0 { s } else { best }
+                    });
                     (-depth, n)
                 }
             }
             ShapeKind::Circle { center, radius } => {
                 let (vx, vy) = (q[0] - center[0], q[1] - center[1]);
                 let len = vx.hypot(vy);
-                let n = if len > 0.0 { [vx / len, vy / len] } else { [1.0, 0.0] };
+                let n = if len > 0.0 {
+                    [vx / len, vy / len]
+                } else {
+                    [1.0, 0.0]
+                };
                 (len - radius, n)
             }
         };
@@ -157,15 +161,14 @@ impl MoverShape {
 
     /// The radius of the disc about the mover's position that holds the whole shape, metres.
     pub fn reach(&self) -> f64 {
-        let far = match &self.kind {
+        match &self.kind {
             ShapeKind::Rect { min, max } => {
                 let x = min[0].abs().max(max[0].abs());
                 let y = min[1].abs().max(max[1].abs());
                 x.hypot(y)
             }
             ShapeKind::Circle { center, radius } => center[0].hypot(center[1]) + radius,
-        };
-        far
+        }
     }
 
     /// The row-major indices, ascending, of the cells of `grid` whose centre lies within
@@ -291,7 +294,11 @@ pub struct Mover {
 pub fn way_faces(v: [f64; 2], offset: [f64; 2]) -> u8 {
     // The unit normal of the line of travel on the cell's side (unnormalised: signs only).
     let left = [-v[1], v[0]];
-    let side = if left[0] * offset[0] + left[1] * offset[1] >= 0.0 { 1.0 } else { -1.0 };
+    let side = if left[0] * offset[0] + left[1] * offset[1] >= 0.0 {
+        1.0
+    } else {
+        -1.0
+    };
     let n = [side * left[0], side * left[1]];
     Dir::ALL
         .into_iter()
@@ -361,7 +368,9 @@ mod tests {
         assert!((d - 1.0).abs() < 1e-12 && (n[1] - 1.0).abs() < 1e-12, "{d} {n:?}");
         let disc = MoverShape::circle(1.0);
         assert_eq!(disc.distance([0.0, 0.0], [0.0, 3.0]), (2.0, [0.0, 1.0]));
-        let push = disc.push_out([0.0, 0.0], [0.5, 0.0], 0.25, 0.0).expect("overlaps");
+        let push = disc
+            .push_out([0.0, 0.0], [0.5, 0.0], 0.25, 0.0)
+            .expect("overlaps");
         assert!((push[0] - 0.75).abs() < 1e-12 && push[1] == 0.0);
         assert_eq!(disc.push_out([0.0, 0.0], [2.0, 0.0], 0.25, 0.0), None);
     }
@@ -373,8 +382,17 @@ mod tests {
         let cells = MoverShape::rect(2.0, 2.0).covered_cells(&grid, [5.0, 5.0], 0.0);
         assert_eq!(cells, vec![44, 45, 54, 55]);
         // Widened by 0.6 the next centres (3.5, 6.5) are 0.5 away on one axis: 4 x 4 minus corners.
-        assert_eq!(MoverShape::rect(2.0, 2.0).covered_cells(&grid, [5.0, 5.0], 0.6).len(), 12);
-        assert!(MoverShape::circle(1.0).covered_cells(&grid, [-5.0, 5.0], 0.5).is_empty());
+        assert_eq!(
+            MoverShape::rect(2.0, 2.0)
+                .covered_cells(&grid, [5.0, 5.0], 0.6)
+                .len(),
+            12
+        );
+        assert!(
+            MoverShape::circle(1.0)
+                .covered_cells(&grid, [-5.0, 5.0], 0.5)
+                .is_empty()
+        );
     }
 
     #[test]

@@ -105,11 +105,19 @@ fn an_obstacle_crossing_a_corridor_never_overlaps_a_body_and_everyone_leaves() {
     let (mut pushed, mut least) = (0, f64::INFINITY);
     while !sim.finished() {
         let events = sim.step();
-        assert!(events.blocked.is_empty(), "t = {}: {:?} blocked", sim.time(), events.blocked);
+        assert!(
+            events.blocked.is_empty(),
+            "t = {}: {:?} blocked",
+            sim.time(),
+            events.blocked
+        );
         least = least.min(assert_no_overlap(&sim, &events));
         pushed += events.pushed;
         let [x, _] = sim.obstacle(cart).unwrap().position();
-        assert!((x - (24.0 - sim.time())).abs() < 1e-9, "the cart moves at its velocity");
+        assert!(
+            (x - (24.0 - sim.time())).abs() < 1e-9,
+            "the cart moves at its velocity"
+        );
     }
     assert_eq!(sim.arrivals().len(), 60, "everyone leaves");
     assert!(least > -OVERLAP_TOLERANCE, "{least}");
@@ -137,7 +145,8 @@ fn entries(scene: &Scene, cells: &[usize]) -> Vec<(usize, usize, usize)> {
 #[test]
 fn the_potential_is_closed_at_the_obstacles_cells_on_the_step_it_arrives_and_opens_when_removed() {
     // Walkers wait (pre-movement) in the west end, so that both runs hold the same crowd.
-    let spawns = r#"{"rect": {"min": [1, 1], "max": [4, 7]}, "count": 20, "premovement": {"min": 100, "max": 100}}"#;
+    let spawns =
+        r#"{"rect": {"min": [1, 1], "max": [4, 7]}, "count": 20, "premovement": {"min": 100, "max": 100}}"#;
     let scene = compile(&corridor(spawns, ""), "corridor.json");
     let mut with = sim(scene.clone(), 1, 50.0, true);
     let mut without = sim(scene.clone(), 1, 50.0, true);
@@ -156,7 +165,11 @@ fn the_potential_is_closed_at_the_obstacles_cells_on_the_step_it_arrives_and_ope
     assert_eq!(cells, expected, "the cells within a walker's radius of the block");
     let cost = &with.fields().unwrap().cost;
     for (r, c, d) in entries(&scene, &cells) {
-        assert_eq!(cost[[r, c, d]], f32::INFINITY, "face ({r}, {c}, {d}) into the block");
+        assert_eq!(
+            cost[[r, c, d]],
+            f32::INFINITY,
+            "face ({r}, {c}, {d}) into the block"
+        );
     }
     // West of the block the exit is out of reach; the potentials agree east of it.
     let (phi, free) = (&with.potentials()[0], &without.potentials()[0]);
@@ -169,7 +182,10 @@ fn the_potential_is_closed_at_the_obstacles_cells_on_the_step_it_arrives_and_ope
     let moved = MoverShape::rect(1.0, 8.0).covered_cells(&scene.grid, [20.0, 4.0], 0.2);
     assert_eq!(with.blocked_cells(), moved.as_slice());
     assert!(with.potentials()[0][[8, 35]].is_infinite());
-    assert!(with.potentials()[0][[8, 30]].is_infinite(), "x = 15 m is west of the block now");
+    assert!(
+        with.potentials()[0][[8, 30]].is_infinite(),
+        "x = 15 m is west of the block now"
+    );
     // Removed, the fields are those of the run that never had it, bit for bit.
     with.remove_obstacle(block).unwrap();
     with.step();
@@ -223,7 +239,10 @@ fn a_map_mover_follows_its_path_from_its_time() {
 
 #[test]
 fn a_walker_held_against_a_wall_is_reported_blocked_not_squeezed_into_it() {
-    let json = corridor(r#"{"rect": {"min": [10, 0.5], "max": [11, 1.5]}, "count": 1, "premovement": {"min": 60, "max": 60}}"#, "");
+    let json = corridor(
+        r#"{"rect": {"min": [10, 0.5], "max": [11, 1.5]}, "count": 1, "premovement": {"min": 60, "max": 60}}"#,
+        "",
+    );
     let mut s = sim(compile(&json, "corridor.json"), 0, 30.0, false);
     s.step();
     let (x0, y0) = s.position_of(0).unwrap();
@@ -254,7 +273,12 @@ fn the_api_refuses_bad_obstacles_and_unknown_handles() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("position [NaN, 5.0]"), "{e}");
-    assert!(s.move_obstacle(7, [1.0, 1.0], None).unwrap_err().to_string().contains("7"));
+    assert!(
+        s.move_obstacle(7, [1.0, 1.0], None)
+            .unwrap_err()
+            .to_string()
+            .contains("7")
+    );
     assert!(s.remove_obstacle(7).is_err());
     let shape = crowdfield::map::obstacle_shape(r#"{"rect": {"min": [-1, -2], "max": [1, 2]}, "angle": 90}"#)
         .unwrap();
@@ -278,7 +302,11 @@ fn mover_problems_name_the_json_path_and_the_value() {
             "movers[0].polygon",
             "rect",
         ),
-        (r#"{"rect": {"min": [0, 0], "max": [1, 1]}, "path": []}"#, "movers[0].path", "[]"),
+        (
+            r#"{"rect": {"min": [0, 0], "max": [1, 1]}, "path": []}"#,
+            "movers[0].path",
+            "[]",
+        ),
         (
             r#"{"rect": {"min": [0, 0], "max": [1, 1]}, "path": [[0, 0], [5, 5]]}"#,
             "movers[0]",
@@ -304,7 +332,11 @@ fn mover_problems_name_the_json_path_and_the_value() {
             "movers[0]",
             "colour",
         ),
-        (r#"{"path": [[0, 0]]}"#, "movers[0]", "exactly one of `rect` and `circle`"),
+        (
+            r#"{"path": [[0, 0]]}"#,
+            "movers[0]",
+            "exactly one of `rect` and `circle`",
+        ),
     ];
     for (mover, at, value) in cases {
         let e = load_error(&corridor(spawn, &format!(r#", "movers": [{mover}]"#)));

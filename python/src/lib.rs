@@ -540,7 +540,13 @@ impl SimulationHandle {
     }
 
     /// Adds an obstacle travelling `points` at `speed` m/s from now on; returns its handle.
-    fn add_obstacle_on_path(&self, shape: &str, points: Vec<[f64; 2]>, speed: f64, looped: bool) -> PyResult<u32> {
+    fn add_obstacle_on_path(
+        &self,
+        shape: &str,
+        points: Vec<[f64; 2]>,
+        speed: f64,
+        looped: bool,
+    ) -> PyResult<u32> {
         movers::add_on_path(self.lock().driver.simulation_mut(), shape, points, speed, looped)
     }
 

@@ -17,7 +17,12 @@ fn no_obstacle(handle: u32) -> PyErr {
 }
 
 /// Adds an obstacle of the shape `shape_json` at `position` moving at `velocity`.
-pub(crate) fn add(sim: &mut Simulation, shape_json: &str, position: [f64; 2], velocity: [f64; 2]) -> PyResult<u32> {
+pub(crate) fn add(
+    sim: &mut Simulation,
+    shape_json: &str,
+    position: [f64; 2],
+    velocity: [f64; 2],
+) -> PyResult<u32> {
     let shape = crowdfield::map::obstacle_shape(shape_json).map_err(to_py)?;
     sim.add_obstacle(shape, position, velocity).map_err(to_py)
 }
@@ -47,7 +52,12 @@ pub(crate) fn add_on_path(
 }
 
 /// Moves the obstacle `handle` (a `KeyError` when it is not on the map).
-pub(crate) fn move_to(sim: &mut Simulation, handle: u32, position: [f64; 2], velocity: Option<[f64; 2]>) -> PyResult<()> {
+pub(crate) fn move_to(
+    sim: &mut Simulation,
+    handle: u32,
+    position: [f64; 2],
+    velocity: Option<[f64; 2]>,
+) -> PyResult<()> {
     if sim.obstacle(handle).is_none() {
         return Err(no_obstacle(handle));
     }

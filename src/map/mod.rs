@@ -31,8 +31,9 @@ mod parse;
 pub mod raster;
 
 pub use format::{
-    Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Polygon,
-    MoverSpec, Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange, Walls,
+    Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, MoverSpec,
+    Polygon, Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange,
+    Walls,
 };
 
 use crate::error::{Error, Result};

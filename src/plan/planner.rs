@@ -305,7 +305,8 @@ impl Planner {
             return ContinuumStep::Device(sampled);
         }
         self.movers.last_on_device = false;
-        let replan = replan || self.gradients.is_empty() || self.goals_changed || self.movers.changed || switched;
+        let replan =
+            replan || self.gradients.is_empty() || self.goals_changed || self.movers.changed || switched;
         self.goals_changed = false;
         self.movers.changed = false;
         let grid = scene.grid;
@@ -314,7 +315,13 @@ impl Planner {
         timer.lap(Stage::Splat);
         // 2. Speed and cost, closed into the cells of the moving obstacles.
         let (mut speed, mut cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
-        crate::mover::close_entries(&grid, &self.movers.cells, &self.movers.ahead, &mut speed, &mut cost);
+        crate::mover::close_entries(
+            &grid,
+            &self.movers.cells,
+            &self.movers.ahead,
+            &mut speed,
+            &mut cost,
+        );
         timer.lap(Stage::Fields);
         // 3. Potentials and gradients.
         if replan {
@@ -339,7 +346,8 @@ impl Planner {
         let ctx = self.gpu.clone()?;
         // The goals' change stays due for the CPU's step should this one fail; after steps on
         // the CPU the device's potentials are stale.
-        let replan = replan || self.goals_changed || (self.device_run.is_some() && !self.movers.last_on_device);
+        let replan =
+            replan || self.goals_changed || (self.device_run.is_some() && !self.movers.last_on_device);
         match open_device_step(
             &ctx,
             &mut self.device_run,

@@ -90,7 +90,11 @@ impl Obstacle {
         let n = ((travel / (LOOKAHEAD_STEP_CELLS * cell_size)).ceil() as usize).min(MAX_LOOKAHEAD_SAMPLES);
         (0..=n)
             .map(|k| {
-                let tau = if n == 0 { 0.0 } else { MOVER_LOOKAHEAD * k as f64 / n as f64 };
+                let tau = if n == 0 {
+                    0.0
+                } else {
+                    MOVER_LOOKAHEAD * k as f64 / n as f64
+                };
                 self.motion.on_path_at(t + tau).unwrap_or((
                     [
                         self.position[0] + self.velocity[0] * tau,
@@ -221,7 +225,12 @@ impl Simulation {
     ///
     /// # Errors
     /// [`Error::Invalid`] for an unknown handle or numbers that are not finite.
-    pub fn move_obstacle(&mut self, handle: u32, position: [f64; 2], velocity: Option<[f64; 2]>) -> Result<()> {
+    pub fn move_obstacle(
+        &mut self,
+        handle: u32,
+        position: [f64; 2],
+        velocity: Option<[f64; 2]>,
+    ) -> Result<()> {
         let at = "<move_obstacle>";
         let o = self
             .movers
@@ -290,7 +299,10 @@ impl Simulation {
     /// Moves every obstacle to where it stands at the end of the coming step and gives the
     /// planner the cells they cover, widened by the largest walker's radius.
     pub(super) fn move_obstacles(&mut self) {
-        if self.movers.list.is_empty() && self.planner.blocked().is_empty() && self.planner.blocked_ahead().is_empty() {
+        if self.movers.list.is_empty()
+            && self.planner.blocked().is_empty()
+            && self.planner.blocked_ahead().is_empty()
+        {
             return;
         }
         let t = self.time_after_step();

@@ -49,7 +49,12 @@ impl Checker<'_> {
                 None => 0.0,
             };
             let from = m.from.unwrap_or(0.0);
-            ok &= self.number_within(from, &format!("{at}.from"), (0.0, super::MAX_EVENT_TIME), "seconds");
+            ok &= self.number_within(
+                from,
+                &format!("{at}.from"),
+                (0.0, super::MAX_EVENT_TIME),
+                "seconds",
+            );
             if let (true, Some(shape)) = (ok, shape) {
                 out.push(Mover {
                     name: m.name.clone().unwrap_or_else(|| format!("mover {i}")),
@@ -71,7 +76,10 @@ impl Checker<'_> {
 /// The shape of mover `m` at JSON path `at`, or the path and message of its problem.
 fn mover_shape(m: &MoverSpec, at: &str) -> std::result::Result<MoverShape, (String, String)> {
     let kind = match m.shape() {
-        Ok(ShapeRef::Rect(r)) => ShapeKind::Rect { min: r.min, max: r.max },
+        Ok(ShapeRef::Rect(r)) => ShapeKind::Rect {
+            min: r.min,
+            max: r.max,
+        },
         Ok(ShapeRef::Circle(c)) => {
             if c.profile.is_some() {
                 return Err((
@@ -127,8 +135,8 @@ fn mover_shape(m: &MoverSpec, at: &str) -> std::result::Result<MoverShape, (Stri
 /// [`Error::Invalid`] (file `<obstacle>`) naming the key and the value that is wrong.
 pub fn obstacle_shape(json: &str) -> Result<MoverShape> {
     let file = "<obstacle>";
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| Error::invalid(file, "", format!("{e}: expected a JSON object")))?;
+    let value: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| Error::invalid(file, "", format!("{e}: expected a JSON object")))?;
     let spec: MoverSpec = serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = e.path().to_string();
         let at = if path == "." { String::new() } else { path };
