@@ -54,11 +54,22 @@ fn load_error(json: &str) -> String {
 }
 
 fn sim(scene: Scene, seed: u64, max_time: f64, full_potentials: bool) -> Simulation {
+    sim_replanning(scene, seed, max_time, full_potentials, 1)
+}
+
+fn sim_replanning(
+    scene: Scene,
+    seed: u64,
+    max_time: f64,
+    full_potentials: bool,
+    replan_every: usize,
+) -> Simulation {
     let config = SimConfig {
         dt: Some(DT),
         max_time,
         seed,
         full_potentials,
+        replan_every,
         ..Default::default()
     };
     Simulation::builder(scene).config(config).build().unwrap()
@@ -148,8 +159,9 @@ fn the_potential_is_closed_at_the_obstacles_cells_on_the_step_it_arrives_and_ope
     let spawns =
         r#"{"rect": {"min": [1, 1], "max": [4, 7]}, "count": 20, "premovement": {"min": 100, "max": 100}}"#;
     let scene = compile(&corridor(spawns, ""), "corridor.json");
-    let mut with = sim(scene.clone(), 1, 50.0, true);
-    let mut without = sim(scene.clone(), 1, 50.0, true);
+    // Replanning every 1000 steps: only the obstacle's changes make these steps replan.
+    let mut with = sim_replanning(scene.clone(), 1, 50.0, true, 1000);
+    let mut without = sim_replanning(scene.clone(), 1, 50.0, true, 1000);
     for _ in 0..3 {
         with.step();
         without.step();
