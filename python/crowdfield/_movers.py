@@ -7,6 +7,8 @@ optional ``"angle"`` in degrees."""
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from . import _native
+
 
 def _shape_json(shape: Dict[str, Any]) -> str:
     if not isinstance(shape, dict):
@@ -32,7 +34,7 @@ class ObstacleMethods:
         the shape or the numbers."""
         x, y = position
         vx, vy = velocity
-        return self._native.add_obstacle(_shape_json(shape), float(x), float(y), float(vx), float(vy))
+        return _native.add_obstacle(self._native, _shape_json(shape), [float(x), float(y)], [float(vx), float(vy)])
 
     def add_obstacle_on_path(
         self,
@@ -45,7 +47,7 @@ class ObstacleMethods:
         now on (round again from the last point to the first with ``loop``); returns its
         handle."""
         points = [[float(x), float(y)] for x, y in path]
-        return self._native.add_obstacle_on_path(_shape_json(shape), points, float(speed), bool(loop))
+        return _native.add_obstacle(self._native, _shape_json(shape), [0.0, 0.0], [0.0, 0.0], points, float(speed), bool(loop))
 
     def move_obstacle(
         self, handle: int, position: Sequence[float], velocity: Optional[Sequence[float]] = None
@@ -55,16 +57,16 @@ class ObstacleMethods:
         unknown handle."""
         x, y = position
         v = None if velocity is None else [float(velocity[0]), float(velocity[1])]
-        self._native.move_obstacle(int(handle), float(x), float(y), v)
+        _native.move_obstacle(self._native, int(handle), [float(x), float(y)], v)
 
     def remove_obstacle(self, handle: int) -> None:
         """Takes the obstacle ``handle`` off the map; ``KeyError`` for an unknown handle."""
-        self._native.remove_obstacle(int(handle))
+        _native.remove_obstacle(self._native, int(handle))
 
     def obstacles(self) -> List[Tuple[int, str, Tuple[float, float], Tuple[float, float]]]:
         """Every obstacle on the map as ``(handle, name, (x, y), (vx, vy))``, handles ascending
         (the map's ``movers`` first)."""
-        return [(h, name, (x, y), (vx, vy)) for h, name, x, y, vx, vy in self._native.obstacles()]
+        return [(h, name, (x, y), (vx, vy)) for h, name, x, y, vx, vy in _native.obstacles(self._native)]
 
     def obstacle_position(self, handle: int) -> Tuple[float, float]:
         """``(x, y)`` of the obstacle ``handle``, metres; ``KeyError`` for an unknown handle."""
@@ -76,4 +78,4 @@ class ObstacleMethods:
     def obstacle_distance(self, handle: int, x: float, y: float) -> float:
         """The signed distance from ``(x, y)`` to the outline of obstacle ``handle``, metres
         (negative inside): a body of radius ``r`` there overlaps it when this is below ``r``."""
-        return self._native.obstacle_distance(int(handle), float(x), float(y))
+        return _native.obstacle_distance(self._native, int(handle), float(x), float(y))

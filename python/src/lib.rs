@@ -533,44 +533,6 @@ impl SimulationHandle {
             .map_err(to_py)
     }
 
-    /// Adds an obstacle (shape as JSON in the map's words) at `(x, y)` moving at `(vx, vy)`;
-    /// returns its handle.
-    fn add_obstacle(&self, shape: &str, x: f64, y: f64, vx: f64, vy: f64) -> PyResult<u32> {
-        movers::add(self.lock().driver.simulation_mut(), shape, [x, y], [vx, vy])
-    }
-
-    /// Adds an obstacle travelling `points` at `speed` m/s from now on; returns its handle.
-    fn add_obstacle_on_path(
-        &self,
-        shape: &str,
-        points: Vec<[f64; 2]>,
-        speed: f64,
-        looped: bool,
-    ) -> PyResult<u32> {
-        movers::add_on_path(self.lock().driver.simulation_mut(), shape, points, speed, looped)
-    }
-
-    /// Puts the obstacle `handle` at `(x, y)`, moving on at `velocity` when given.
-    #[pyo3(signature = (handle, x, y, velocity=None))]
-    fn move_obstacle(&self, handle: u32, x: f64, y: f64, velocity: Option<[f64; 2]>) -> PyResult<()> {
-        movers::move_to(self.lock().driver.simulation_mut(), handle, [x, y], velocity)
-    }
-
-    /// Takes the obstacle `handle` off the map.
-    fn remove_obstacle(&self, handle: u32) -> PyResult<()> {
-        movers::remove(self.lock().driver.simulation_mut(), handle)
-    }
-
-    /// Every obstacle as `(handle, name, x, y, vx, vy)`.
-    fn obstacles(&self) -> Vec<movers::PyObstacle> {
-        movers::list(self.lock().sim())
-    }
-
-    /// The signed distance from `(x, y)` to the outline of obstacle `handle`, metres.
-    fn obstacle_distance(&self, handle: u32, x: f64, y: f64) -> PyResult<f64> {
-        movers::distance(self.lock().sim(), handle, x, y)
-    }
-
     /// Whether goal `goal` of group `group` is open.
     fn exit_open(&self, group: usize, goal: usize) -> bool {
         self.lock().sim().exit_open(group, goal)
@@ -901,6 +863,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(study, m)?)?;
     m.add_class::<Map>()?;
     m.add_class::<SimulationHandle>()?;
+    movers::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
