@@ -383,3 +383,70 @@ fn the_game_example_parts_the_crowd_ahead_of_the_tram_and_everyone_leaves() {
     assert!(tram_steps >= 250, "{tram_steps}");
     assert!(summary.contacts < 200, "{} contacts", summary.contacts);
 }
+
+/// On a GPU the steps with an obstacle's cells run their continuum on the CPU (the device's
+/// fields hold no moving obstacle) and say so; once the obstacle is gone the device takes the
+/// steps again, replanning at once. Skipped without an adapter unless
+/// `CROWDFIELD_REQUIRE_GPU=1`.
+#[test]
+fn on_a_gpu_an_obstacle_sends_its_steps_to_the_cpu_and_the_device_takes_them_back() {
+    let scene = compile(
+        &corridor(r#"{"rect": {"min": [1, 1], "max": [9, 7]}, "count": 30}"#, ""),
+        "corridor.json",
+    );
+    let config = SimConfig {
+        dt: Some(DT),
+        max_time: 200.0,
+        seed: 4,
+        ..Default::default()
+    };
+    let mut sim = match Simulation::builder(scene)
+        .config(config)
+        .backend(crowdfield::gpu::Backend::Gpu)
+        .build()
+    {
+        Ok(sim) => sim,
+        Err(e) if std::env::var("CROWDFIELD_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("CROWDFIELD_REQUIRE_GPU=1 but no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping the GPU run: {e}");
+            return;
+        }
+    };
+    for _ in 0..5 {
+        sim.step();
+    }
+    assert_eq!(sim.mover_cpu_steps(), 0);
+    let cart = sim
+        .add_obstacle(MoverShape::rect(2.0, 3.0), [24.0, 4.0], [-1.0, 0.0])
+        .unwrap();
+    for _ in 0..100 {
+        let events = sim.step();
+        assert_no_overlap(&sim, &events);
+    }
+    assert_eq!(sim.mover_cpu_steps(), 100);
+    let cell = first_walkers_cell(&sim);
+    assert!(
+        sim.potentials()[0][cell].is_finite(),
+        "the CPU's potentials are read"
+    );
+    let device_steps = sim.gpu_read_backs().map_or(0, |r| r.steps);
+    assert_eq!(device_steps, 5);
+    sim.remove_obstacle(cart).unwrap();
+    let mut steps = 0;
+    while !sim.finished() {
+        sim.step();
+        steps += 1;
+    }
+    assert_eq!(sim.mover_cpu_steps(), 100, "the device takes the next step");
+    assert_eq!(sim.gpu_read_backs().map_or(0, |r| r.steps), device_steps + steps);
+    assert!(sim.gpu_fallback().is_none(), "{:?}", sim.gpu_fallback());
+    assert_eq!(sim.arrivals().len(), 30);
+}
+
+/// The cell of the first walker (row, column).
+fn first_walkers_cell(sim: &Simulation) -> (usize, usize) {
+    let (x, y) = sim.positions();
+    sim.scene().grid.cell_of(x[0] as f64, y[0] as f64).unwrap()
+}
