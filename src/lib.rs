@@ -46,6 +46,7 @@ pub mod lattice;
 pub mod local;
 pub mod map;
 pub mod memory;
+pub mod mover;
 pub mod names;
 pub mod neighbors;
 pub mod ownership;

@@ -122,12 +122,19 @@ pub struct Schedule {
     pub sources: Vec<Source>,
     /// Routes, exit shares, speed regions and their events.
     pub routes: crate::routes::Routes,
+    /// Obstacles that move (the map's `movers`), in the map's order.
+    pub movers: Vec<crate::mover::Mover>,
 }
 
 impl Schedule {
-    /// True when nothing changes: no closed goal, no event, no source, no route or region.
+    /// True when nothing changes: no closed goal, no event, no source, no route or region, no
+    /// mover.
     pub fn is_empty(&self) -> bool {
-        self.closed.is_empty() && self.events.is_empty() && self.sources.is_empty() && self.routes.is_empty()
+        self.closed.is_empty()
+            && self.events.is_empty()
+            && self.sources.is_empty()
+            && self.routes.is_empty()
+            && self.movers.is_empty()
     }
 }
 

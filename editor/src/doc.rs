@@ -234,6 +234,8 @@ pub struct Document {
     pub events: Vec<EventSpec>,
     /// The map's speed regions, kept as the map gives them.
     pub regions: Vec<crowdfield::map::format::RegionSpec>,
+    /// The map's moving obstacles, kept as the map gives them.
+    pub movers: Vec<crowdfield::map::MoverSpec>,
 }
 
 impl Document {
@@ -253,6 +255,7 @@ impl Document {
             origin: None,
             events: Vec::new(),
             regions: Vec::new(),
+            movers: Vec::new(),
         }
     }
 
@@ -272,6 +275,7 @@ impl Document {
             origin: None,
             events: Vec::new(),
             regions: Vec::new(),
+            movers: Vec::new(),
         }
     }
 

@@ -137,6 +137,7 @@ fn document_of(file: &MapFile, path: &Path) -> Result<Document> {
     doc.origin = file.grid.origin;
     doc.events = file.events.clone();
     doc.regions = file.regions.clone();
+    doc.movers = file.movers.clone();
     Ok(doc)
 }
 
@@ -298,6 +299,7 @@ pub fn to_map_file(doc: &Document, path: &Path) -> MapFile {
         walls: doc.walls,
         events: doc.events.clone(),
         regions: doc.regions.clone(),
+        movers: doc.movers.clone(),
     }
 }
 

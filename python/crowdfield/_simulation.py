@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from . import _native as _native_module
+from ._movers import ObstacleMethods
 
 TRAJECTORY_DTYPE = np.dtype(
     [
@@ -35,22 +36,27 @@ class StepEvents:
     ``entered``: uint32 handles of the walkers a source brought in; ``waiting_to_enter``: walkers
     due from a source that found no room and wait for the next step; ``stages``:
     ``(handle, group, stage, time, waited)`` of the route stages walkers passed (a waypoint
-    reached, a waiting area left).
+    reached, a waiting area left); ``blocked``: uint32 handles of the walkers a moving obstacle
+    reached and a wall kept from getting out of its way; ``pushed``: how many walkers the moving
+    obstacles pushed aside.
     """
 
-    __slots__ = ("time", "arrivals", "exits", "entered", "waiting_to_enter", "stages")
+    __slots__ = ("time", "arrivals", "exits", "entered", "waiting_to_enter", "stages", "blocked", "pushed")
 
-    def __init__(self, time, arrivals, exits, entered, waiting_to_enter, stages=()):
+    def __init__(self, time, arrivals, exits, entered, waiting_to_enter, stages=(), blocked=None, pushed=0):
         self.time = time
         self.arrivals = arrivals
         self.exits = exits
         self.entered = entered
         self.waiting_to_enter = waiting_to_enter
         self.stages = list(stages)
+        self.blocked = np.zeros(0, dtype=np.uint32) if blocked is None else blocked
+        self.pushed = pushed
 
     @classmethod
     def _from_native(cls, native) -> "StepEvents":
-        time, arrivals, exits, entered, waiting, stages = native
+        time, arrivals, exits, entered, waiting, stages = native[:6]
+        blocked, pushed = native[6:8]
         return cls(
             time,
             np.array(arrivals, dtype=_ARRIVAL_DTYPE),
@@ -58,6 +64,8 @@ class StepEvents:
             np.array(entered, dtype=np.uint32),
             int(waiting),
             stages,
+            np.array(blocked, dtype=np.uint32),
+            int(pushed),
         )
 
     def __repr__(self) -> str:
@@ -67,13 +75,14 @@ class StepEvents:
         )
 
 
-class Simulation:
+class Simulation(ObstacleMethods):
     """A crowd run on a map (made by :meth:`Map.simulation`).
 
     Besides stepping, a program drives it at run time: :meth:`add_walker` and
     :meth:`remove_walker` with handles that stay valid until the walker leaves,
     :meth:`position` and :meth:`velocity` by handle (or :attr:`positions` with :attr:`handles`),
-    :meth:`set_exit_open`, and each :meth:`step`'s :class:`StepEvents`."""
+    :meth:`set_exit_open`, moving obstacles (:meth:`add_obstacle`, :meth:`move_obstacle`,
+    :meth:`remove_obstacle`, :meth:`obstacles`), and each :meth:`step`'s :class:`StepEvents`."""
 
     def __init__(self, native: Any):
         self._native = native

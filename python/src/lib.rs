@@ -18,6 +18,7 @@ use pyo3::types::{PyDict, PySlice};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+mod movers;
 mod names;
 mod routes;
 
@@ -447,7 +448,8 @@ fn pairs<'py>(py: Python<'py>, (x, y): (&[f32], &[f32])) -> Bound<'py, PyArray2<
 
 /// A step's events as Python takes them: `(time, arrivals as (handle, group, exit, time),
 /// exits as (time, name, open), handles that came in, walkers waiting to come in, stages
-/// passed as (handle, group, stage, time, waited))`.
+/// passed as (handle, group, stage, time, waited), handles blocked by a moving obstacle,
+/// walkers the moving obstacles pushed)`.
 type PyStepEvents = (
     f64,
     Vec<(u32, u32, usize, f64)>,
@@ -455,6 +457,8 @@ type PyStepEvents = (
     Vec<u32>,
     usize,
     Vec<routes::PyStagePassed>,
+    Vec<u32>,
+    usize,
 );
 
 /// A step's events in the tuple Python takes.
@@ -469,6 +473,8 @@ fn step_events(e: StepEvents) -> PyStepEvents {
         e.entered,
         e.waiting_to_enter,
         e.stages.iter().map(routes::stage_passed).collect(),
+        e.blocked,
+        e.pushed,
     )
 }
 
@@ -862,6 +868,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Map>()?;
     m.add_class::<SimulationHandle>()?;
     routes::register(m)?;
+    movers::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -525,6 +525,7 @@ pub fn import(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         walls: None,
         events: Vec::new(),
         regions: Vec::new(),
+        movers: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![file.to_string()],
@@ -589,6 +590,7 @@ fn import_raster(plan: &Plan, options: &ImportOptions) -> Result<Imported> {
         walls: None,
         events: Vec::new(),
         regions: Vec::new(),
+        movers: Vec::new(),
     };
     let summary = ImportSummary {
         files: vec![plan.file.clone()],

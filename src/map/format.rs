@@ -50,6 +50,9 @@ pub struct MapFile {
     /// Regions that scale the walking speed or add discomfort ([`RegionSpec`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<RegionSpec>,
+    /// Obstacles that move along a path (vehicles, doors that slide).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub movers: Vec<MoverSpec>,
 }
 
 /// What the walkers' bodies meet: the obstacle cells, or the walls as drawn.
@@ -577,6 +580,47 @@ pub struct RegionSpec {
     /// Discomfort added inside (default 0).
     #[serde(default)]
     pub discomfort: f64,
+}
+
+impl_shaped!(MoverSpec);
+
+/// An obstacle that moves: a shape (`rect` or `circle`, in metres around the mover's position,
+/// turned by `angle` degrees) travelling `path` at `speed` m/s from time `from`, for example
+/// `{"name": "tram", "rect": {"min": [-6, -1.2], "max": [6, 1.2]}, "path": [[-8, 10], [60, 10]],
+/// "speed": 1.5, "from": 5}`. It stands at the first point until `from`, and at the last point
+/// once there, unless `loop` sends it back to the first and round again. The potentials plan
+/// around it and bodies it reaches are pushed aside.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoverSpec {
+    /// Its name, shown in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A rectangle around the mover's position (exactly one of `rect` and `circle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<Rect>,
+    /// A disc (its `center` from the mover's position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circle: Option<Circle>,
+    /// Not a mover's shape (the key is read to say so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polygon: Option<Polygon>,
+    /// Counter-clockwise turn of the shape about the mover's position, degrees (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub angle: Option<f64>,
+    /// The points `[x, y]` it travels through, metres; one point: it stands there.
+    #[serde(default)]
+    pub path: Vec<[f64; 2]>,
+    /// Metres per second along the path (required for a path of two points or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// When it sets off, seconds (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<f64>,
+    /// Whether it goes on from the last point back to the first, round and round (default
+    /// false).
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub looped: Option<bool>,
 }
 
 /// Preferred walking speeds, m/s: uniform in `[min, max]` (`{"min": 1.2, "max": 1.5}`); normal

@@ -24,15 +24,16 @@
 
 mod check;
 
-pub use check::parse_color;
+pub use check::{obstacle_shape, parse_color};
 pub mod format;
 pub mod outline;
 mod parse;
 pub mod raster;
 
 pub use format::{
-    Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, Polygon,
-    Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange, Walls,
+    Circle, FORMAT_VERSION, GoalSpec, GridSpec, GroupSpec, Layer, LayerShape, Layers, MapFile, MoverSpec,
+    Polygon, Premovement, Profile, Raster, Rect, Shape, ShapeOp, ShapeRef, Shaped, SpawnSpec, SpeedRange,
+    Walls,
 };
 
 use crate::error::{Error, Result};

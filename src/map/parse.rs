@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 /// Keys of the map's top-level object.
 const ROOT_KEYS: &[&str] = &[
-    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events", "regions",
+    "version", "name", "grid", "layers", "groups", "model", "params", "walls", "events", "regions", "movers",
 ];
 /// Keys of `layers`.
 const LAYERS_KEYS: &[&str] = &["height", "obstacles", "discomfort"];
@@ -324,6 +324,7 @@ impl Collector<'_> {
                 "walls" => self.de::<Option<super::format::Walls>>(v, "walls"),
                 "events" => self.array(v, "events", |c, v, at| c.de::<EventSpec>(v, at)),
                 "regions" => self.array(v, "regions", |c, v, at| c.de::<RegionSpec>(v, at)),
+                "movers" => self.array(v, "movers", |c, v, at| c.de::<super::format::MoverSpec>(v, at)),
                 _ => {}
             }
         }

@@ -138,6 +138,25 @@ pub struct Planner {
     reads: GpuReadBacks,
     /// Why the GPU was given up for the CPU, when it was.
     fallback: Option<String>,
+    /// The moving obstacles' part of the step ([`Planner::set_blocked`]).
+    movers: MoverCells,
+}
+
+/// The cells the moving obstacles cover ([`Planner::set_blocked`]) and what they cost the
+/// planner: a replan when they change, a step on the CPU while there are any.
+#[derive(Clone, Debug, Default)]
+struct MoverCells {
+    /// Row-major indices, ascending, of the cells no face leads into.
+    cells: Vec<usize>,
+    /// Row-major indices, ascending, of the cells no face from outside leads into (and not
+    /// in `cells`), each with the faces it closes ([`crate::mover::way_faces`]).
+    ahead: Vec<(usize, u8)>,
+    /// Whether the cells changed since the last solve: the next step replans.
+    changed: bool,
+    /// Steps a run on a GPU took on the CPU because moving obstacles covered cells.
+    cpu_steps: usize,
+    /// Whether the last step ran on the device (its potentials are the current ones).
+    last_on_device: bool,
 }
 
 impl Planner {
@@ -168,6 +187,7 @@ impl Planner {
             device_run: None,
             reads: GpuReadBacks::default(),
             fallback: None,
+            movers: MoverCells::default(),
         })
     }
 
@@ -208,6 +228,7 @@ impl Planner {
             device_run: None,
             reads: GpuReadBacks::default(),
             fallback: None,
+            movers: MoverCells::default(),
         })
     }
 
@@ -280,20 +301,40 @@ impl Planner {
         replan: bool,
         timer: &mut StageTimer,
     ) -> ContinuumStep {
-        if let Some(sampled) = self.device_step(scene, agents, replan) {
+        // The device's fields hold no moving obstacle: a step with one runs on the CPU.
+        let on_device = self.movers.cells.is_empty() && self.movers.ahead.is_empty();
+        if !on_device && self.gpu.is_some() {
+            self.movers.cpu_steps += 1;
+        }
+        // Potentials solved on the other side are not this side's: a switch replans.
+        let switched = self.movers.last_on_device;
+        if on_device && let Some(sampled) = self.device_step(scene, agents, replan) {
             timer.lap(Stage::Potentials);
             self.fields = None;
+            self.movers.last_on_device = true;
+            self.movers.changed = false;
             return ContinuumStep::Device(sampled);
         }
-        let replan = replan || self.gradients.is_empty() || self.goals_changed;
+        self.movers.last_on_device = false;
+        let replan =
+            replan || self.gradients.is_empty() || self.goals_changed || self.movers.changed || switched;
         self.goals_changed = false;
+        self.movers.changed = false;
         let grid = scene.grid;
         // 1. Splat (all groups together).
         let density = fields::splat(&grid, scene.params.lambda, agents);
         timer.lap(Stage::Splat);
-        // 2. Speed and cost.
+        // 2. Speed and cost (with the speed regions), closed into the cells of the moving
+        // obstacles.
         let (mut speed, mut cost) = fields::speed_and_cost_with(scene, &self.faces, &density);
         self.regions.apply(scene, &self.faces, &mut speed, &mut cost);
+        crate::mover::close_entries(
+            &grid,
+            &self.movers.cells,
+            &self.movers.ahead,
+            &mut speed,
+            &mut cost,
+        );
         timer.lap(Stage::Fields);
         // 3. Potentials and gradients.
         if replan {
@@ -316,8 +357,10 @@ impl Planner {
     /// [`Planner::fallback`]; the GPU is off for the rest of the run).
     fn device_step(&mut self, scene: &Scene, agents: &Agents, replan: bool) -> Option<ContinuumVelocities> {
         let ctx = self.gpu.clone()?;
-        // The goals' change stays due for the CPU's step should this one fail.
-        let replan = replan || self.goals_changed;
+        // The goals' change stays due for the CPU's step should this one fail; after steps on
+        // the CPU the device's potentials are stale.
+        let replan =
+            replan || self.goals_changed || (self.device_run.is_some() && !self.movers.last_on_device);
         match open_device_step(
             &ctx,
             &mut self.device_run,
@@ -448,6 +491,38 @@ impl Planner {
         changed
     }
 
+    /// Sets the cells the moving obstacles cover (`body`) and are about to cover (`ahead`,
+    /// none of `body`, each with the faces of the way it closes, [`crate::mover::way_faces`]),
+    /// row-major indices, ascending: from the next continuum step no face leads into a cell
+    /// of `body`, and none from outside into a cell of `ahead` nor along its way out of it
+    /// ([`crate::mover::close_entries`]). A change of cells makes that step replan (on the
+    /// CPU: the device's fields hold no moving obstacle, so a run on a GPU takes its steps with
+    /// such cells on the CPU and counts them, [`Planner::mover_cpu_steps`]); the same cells
+    /// again cost nothing.
+    pub fn set_blocked(&mut self, body: Vec<usize>, ahead: Vec<(usize, u8)>) {
+        if body != self.movers.cells || ahead != self.movers.ahead {
+            self.movers.cells = body;
+            self.movers.ahead = ahead;
+            self.movers.changed = true;
+        }
+    }
+
+    /// The cells the moving obstacles are about to cover (not [`Planner::blocked`]'s),
+    /// row-major indices, ascending.
+    pub fn blocked_ahead(&self) -> &[(usize, u8)] {
+        &self.movers.ahead
+    }
+
+    /// The cells the moving obstacles cover, row-major indices, ascending.
+    pub fn blocked(&self) -> &[usize] {
+        &self.movers.cells
+    }
+
+    /// The steps a run on a GPU took on the CPU because moving obstacles covered cells.
+    pub fn mover_cpu_steps(&self) -> usize {
+        self.movers.cpu_steps
+    }
+
     /// The scene's part of the speed and cost fields.
     pub fn faces(&self) -> &SceneFaces {
         &self.faces
@@ -479,7 +554,7 @@ impl Planner {
     /// on first need (empty before the first solve or if that read fails).
     pub fn potentials(&self) -> &[Array2<f64>] {
         match (&self.gpu, &self.device_run) {
-            (Some(ctx), Some(run)) if run.run.groups().is_some() => run
+            (Some(ctx), Some(run)) if run.run.groups().is_some() && self.movers.last_on_device => run
                 .potentials
                 .get_or_init(|| ctx.continuum_potentials(&run.run).unwrap_or_default()),
             _ => &self.potentials,

@@ -409,6 +409,7 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
         }
     }
     let ppm = layout.scale as f64 / scene.grid.cell_size;
+    draw_obstacles(&mut img, &layout, sim, ppm);
     for i in 0..a.len() {
         let color = scene
             .groups
@@ -423,6 +424,34 @@ pub fn frame(sim: &Simulation, field: FrameField) -> RgbaImage {
         }
     }
     img
+}
+
+/// Colour of a moving obstacle on a frame: a dark slate, apart from walls and every group's
+/// colour.
+const OBSTACLE_COLOR: [u8; 3] = [70, 80, 100];
+
+/// The moving obstacles ([`Simulation::obstacles`]) filled on a frame drawn `ppm` pixels per
+/// metre: each map pixel whose centre lies inside one.
+fn draw_obstacles(img: &mut RgbaImage, layout: &Layout, sim: &Simulation, ppm: f64) {
+    let h = sim.scene.grid.cell_size;
+    let (map_w, map_h) = (layout.map_w as f64, layout.map_h as f64);
+    for (_, o) in sim.obstacles() {
+        // The pixels of the obstacle's bounding disc, clipped to the map.
+        let [x, y] = o.position();
+        let (cx, cy) = layout.map_point(x, y, h);
+        let r = o.shape().reach() * ppm + 1.0;
+        let (x0, x1) = ((cx - r).max(0.0) as i64, (cx + r).min(map_w) as i64);
+        let (y0, y1) = ((cy - r).max(0.0) as i64, (cy + r).min(map_h) as i64);
+        for py in y0..y1 {
+            for px in x0..x1 {
+                let mx = (px as f64 + 0.5) / ppm;
+                let my = (map_h - (py as f64 + 0.5)) / ppm;
+                if o.distance(mx, my) <= 0.0 {
+                    layout.blend_map(img, px, py, OBSTACLE_COLOR, 1.0);
+                }
+            }
+        }
+    }
 }
 
 /// The white centre of a waiting walker's disc, as a fraction of its radius.

@@ -206,8 +206,9 @@ impl RunDriver {
 }
 
 /// The warnings a finished run ends with, in the command's words: the agents still inside
-/// ([`crate::run::output::incomplete_warning`]), the report's warnings (the map's first), and
-/// a GPU solver that failed mid-run.
+/// ([`crate::run::output::incomplete_warning`]), the report's warnings (the map's first), a
+/// GPU solver that failed mid-run, and the steps of a GPU run that moving obstacles sent to the
+/// CPU.
 pub fn end_warnings(sim: &Simulation) -> Vec<String> {
     let report = sim.report();
     let mut warnings: Vec<String> = crate::run::output::incomplete_warning(&report)
@@ -217,6 +218,13 @@ pub fn end_warnings(sim: &Simulation) -> Vec<String> {
     if let Some(why) = sim.gpu_fallback() {
         warnings.push(format!(
             "the GPU solver failed mid-run ({why}); the run finished on the CPU"
+        ));
+    }
+    let mover_steps = sim.mover_cpu_steps();
+    if mover_steps > 0 {
+        warnings.push(format!(
+            "{mover_steps} of {} steps ran their continuum on the CPU: the GPU's fields hold no              moving obstacle",
+            sim.steps()
         ));
     }
     warnings

@@ -262,6 +262,7 @@ impl SimulationBuilder {
             spawned[g as usize] += 1;
         }
         let logs = run_logs(&scene, &agents, dt);
+        let movers = super::movers::Movers::new(&scene.schedule.movers);
         Ok(Simulation {
             scene,
             agents,
@@ -281,6 +282,7 @@ impl SimulationBuilder {
             local_mode,
             dynamics,
             routes,
+            movers,
         })
     }
 }

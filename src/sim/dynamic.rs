@@ -54,6 +54,11 @@ pub struct StepEvents {
     pub waiting_to_enter: usize,
     /// The stages of their routes that walkers passed at the start of the step.
     pub stages: Vec<super::routes::StagePassed>,
+    /// The walkers a moving obstacle reached and a wall kept from getting out of its way
+    /// (handles; `sim::movers`).
+    pub blocked: Vec<u32>,
+    /// How many walkers the moving obstacles pushed aside in the step.
+    pub pushed: usize,
 }
 
 /// One walker a source brings at `time`: the `k`-th of the `n` of source `source`.

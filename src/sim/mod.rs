@@ -28,6 +28,7 @@ pub mod levels;
 pub mod local_bridge;
 mod logs;
 pub mod measure;
+pub mod movers;
 pub mod pedestrian;
 pub mod report;
 pub mod routes;
@@ -51,6 +52,7 @@ pub use crate::plan::GpuReadBacks;
 pub use crate::stages::StageTimes;
 pub use builder::SimulationBuilder;
 pub use dynamic::{ExitChange, StepEvents};
+pub use movers::Obstacle;
 pub use report::Report;
 pub use routes::{Goal, StagePassed};
 pub use verdict::{check_map, load_map};
@@ -208,6 +210,8 @@ pub struct Simulation {
     pub(crate) dynamics: dynamic::Dynamics,
     /// Each walker's route, goal and potential; the waiting areas released ([`routes`]).
     pub(crate) routes: routes::RouteRun,
+    /// The moving obstacles ([`movers`]).
+    pub(crate) movers: movers::Movers,
 }
 
 impl Simulation {
@@ -401,6 +405,7 @@ impl Simulation {
         }
         let mut events = self.apply_schedule();
         events.stages = self.route_step();
+        self.move_obstacles();
         let mut timer = StageTimer::start();
         let replan = self.steps.is_multiple_of(self.config.replan_every);
         // The potential each walker follows stands in its group for the continuum step.
@@ -414,6 +419,7 @@ impl Simulation {
         self.advect(&field);
         timer.lap(Stage::Advection);
         self.separate();
+        (events.blocked, events.pushed) = self.clear_obstacles();
         timer.lap(Stage::Separation);
         let before = self.arrivals.len();
         self.log_step(&old_x, &old_y);

@@ -45,6 +45,7 @@ impl SceneBuilder {
                 walls: None,
                 events: Vec::new(),
                 regions: Vec::new(),
+                movers: Vec::new(),
             },
         }
     }

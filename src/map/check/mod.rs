@@ -10,6 +10,9 @@
 mod groups;
 mod layers;
 mod routes;
+mod movers;
+
+pub use movers::obstacle_shape;
 mod settings;
 
 use crate::error::Error;
@@ -110,6 +113,7 @@ pub(crate) fn check(
         events,
         sources: std::mem::take(&mut ck.sources),
         routes,
+        movers: ck.movers(&map.movers),
     };
     let errors = ck.errors;
     let (Some(grid), Some(height), Some(obstacle), Some(discomfort)) = (grid, height, obstacle, discomfort)
