@@ -307,9 +307,18 @@ fn handles_stay_valid_as_others_leave() {
     assert!(e.contains("handle") && e.contains(&other.to_string()), "{e}");
     let next = sim.add_walker(5.0, 8.0, 0, 1.0, 0.2).unwrap();
     assert!(next > other, "handles are never reused");
+    // Many at once: all or none, each once.
+    let two: Vec<u32> = sim.handles().iter().rev().take(2).copied().collect();
+    let before = sim.handles().len();
+    let e = sim.remove_walkers(&[two[0], other]).unwrap_err().to_string();
+    assert!(e.contains(&other.to_string()), "{e}");
+    assert_eq!(sim.handles().len(), before, "a bad handle removes none");
+    assert_eq!(sim.remove_walkers(&[two[0], two[1], two[0]]).unwrap(), 2);
+    assert_eq!(sim.handles().len(), before - 2);
+    assert!(two.iter().all(|&h| sim.position_of(h).is_none()));
     sim.run(|_| Ok(())).unwrap();
     let report = sim.report();
-    assert_eq!(report.total.removed, 1);
+    assert_eq!(report.total.removed, 3);
     assert_eq!(report.total.agents, 18);
     assert!(report.complete && report.total.evacuation_time.is_some());
 }

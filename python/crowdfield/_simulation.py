@@ -126,6 +126,12 @@ class Simulation(ObstacleMethods):
         when it is not on the map."""
         self._native.remove_walker(int(handle))
 
+    def remove_walkers(self, handles) -> int:
+        """Takes the walkers ``handles`` (a sequence or array of handles) off the map in one pass
+        over the crowd, all or none; returns how many left. ``KeyError`` naming the first handle
+        that is not on the map (then none is removed)."""
+        return self._native.remove_walkers([int(h) for h in np.asarray(handles).ravel()])
+
     @property
     def handles(self) -> np.ndarray:
         """uint32 (n,): the handle of each walker on the map, in :attr:`positions`' order

@@ -512,6 +512,16 @@ impl SimulationHandle {
         sim.remove_walker(handle).map_err(to_py)
     }
 
+    /// Takes the walkers `handles` off the map in one pass; all or none.
+    fn remove_walkers(&self, handles: Vec<u32>) -> PyResult<usize> {
+        let mut rec = self.lock();
+        let sim = rec.driver.simulation_mut();
+        if let Some(&h) = handles.iter().find(|&&h| sim.index_of(h).is_none()) {
+            return Err(no_walker(h));
+        }
+        sim.remove_walkers(&handles).map_err(to_py)
+    }
+
     /// The walker's position, `(x, y)` in metres.
     fn position_of(&self, handle: u32) -> PyResult<(f32, f32)> {
         self.lock()

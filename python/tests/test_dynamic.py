@@ -119,6 +119,12 @@ def test_handles_stay_valid_as_others_leave(tmp_path):
     sim.remove_walker(other)
     with pytest.raises(KeyError, match=str(other)):
         sim.remove_walker(other)
+    two = sim.handles[-2:]
+    with pytest.raises(KeyError, match=str(other)):
+        sim.remove_walkers([two[0], other])
+    assert len(sim.handles) >= 2 and set(two) <= set(sim.handles.tolist())
+    assert sim.remove_walkers(np.array([two[0], two[1], two[0]])) == 2
+    assert not set(two) & set(sim.handles.tolist())
     with pytest.raises(ValueError, match="speed"):
         sim.add_walker(5.0, 5.0, speed=9.0, radius=0.2)
     with pytest.raises(ValueError, match="north exit"):

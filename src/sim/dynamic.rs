@@ -387,14 +387,41 @@ impl Simulation {
     /// [`Error::Invalid`] when `handle` is not a walker on the map (never given, arrived or
     /// removed already).
     pub fn remove_walker(&mut self, handle: u32) -> Result<()> {
-        let i = self
-            .index_of(handle)
-            .ok_or_else(|| unknown_handle("<remove_walker>", handle))?;
-        let group = self.agents.group[i] as usize;
-        self.agents.retain(|j| j != i);
+        self.take_off("<remove_walker>", &[handle]).map(|_| ())
+    }
+
+    /// Takes the walkers `handles` off the map in one pass over the crowd (a game that removes
+    /// many walkers a frame calls this once rather than [`Simulation::remove_walker`] for each);
+    /// a handle given twice is taken off once. Returns how many walkers left the map.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`], removing none, when a handle is not a walker on the map.
+    pub fn remove_walkers(&mut self, handles: &[u32]) -> Result<usize> {
+        self.take_off("<remove_walkers>", handles)
+    }
+
+    /// Takes `handles` off the map, all or none (errors labelled `at`).
+    fn take_off(&mut self, at: &str, handles: &[u32]) -> Result<usize> {
+        let mut drop = Vec::with_capacity(handles.len());
+        for &handle in handles {
+            drop.push(self.index_of(handle).ok_or_else(|| unknown_handle(at, handle))?);
+        }
+        drop.sort_unstable();
+        drop.dedup();
+        for &i in &drop {
+            self.dynamics.removed[self.agents.group[i] as usize] += 1;
+        }
+        let mut next = drop.iter().peekable();
+        self.agents.retain(|j| {
+            if next.peek() == Some(&&j) {
+                next.next();
+                false
+            } else {
+                true
+            }
+        });
         self.logs.agents.keep_ids(&self.agents.id, self.time);
-        self.dynamics.removed[group] += 1;
-        Ok(())
+        Ok(drop.len())
     }
 
     /// The handle of each walker on the map, in [`Simulation::positions`]' order (ascending).
