@@ -105,12 +105,22 @@ fn main() {
     let churned = timed(&mut sim, steps, |sim, _| {
         let a = sim.agents();
         let oldest: Vec<(u32, f32, f32, usize, f32, f32)> = (0..a.len().min(1000))
-            .map(|i| (a.id[i], a.x[i], a.y[i], a.group[i] as usize, a.max_speed[i], a.radius[i]))
+            .map(|i| {
+                (
+                    a.id[i],
+                    a.x[i],
+                    a.y[i],
+                    a.group[i] as usize,
+                    a.max_speed[i],
+                    a.radius[i],
+                )
+            })
             .collect();
         let handles: Vec<u32> = oldest.iter().map(|w| w.0).collect();
         sim.remove_walkers(&handles).expect("walkers inside");
         for &(_, x, y, group, speed, radius) in &oldest {
-            sim.add_walker(x, y, group, speed, radius).expect("where a walker stood");
+            sim.add_walker(x, y, group, speed, radius)
+                .expect("where a walker stood");
         }
     });
     println!(

@@ -9,8 +9,8 @@
 
 mod groups;
 mod layers;
-mod routes;
 mod movers;
+mod routes;
 
 pub use movers::obstacle_shape;
 mod settings;
