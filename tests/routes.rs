@@ -563,3 +563,44 @@ fn exit_shares_repeat_from_the_seed() {
     assert_eq!(first, exits(11));
     assert_ne!(first, exits(12));
 }
+
+/// The report lists each release and region change with its time, the report page shows them,
+/// and the arrivals plot marks them (in blue, the colour of the scene's changes).
+#[test]
+fn the_report_shows_releases_and_region_changes() {
+    let json = room(
+        r#""spawns": [{"rect": {"min": [2, 3], "max": [5, 7]}, "count": 10}],
+           "route": [{"wait": {"name": "platform", "rect": {"min": [9, 2], "max": [11, 8]}, "seconds": 2, "until": "released"}}],
+           "exit_shares": {"east exit": 1.0}"#,
+        r#""regions": [{"name": "smoke", "rect": {"min": [14, 0], "max": [16, 10]}, "speed_factor": 0.8}],"#,
+        r#"{"at": 20, "release": "platform"}, {"at": 5, "region": "smoke", "speed_factor": 0.4}"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("room.json");
+    std::fs::write(&map, &json).unwrap();
+    let out = dir.path().join("out");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_crowdfield"))
+        .args(["simulate", map.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let changes = report["scene_changes"].as_array().expect("scene_changes");
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert_eq!(changes[0]["name"], "smoke");
+    assert!((changes[0]["time"].as_f64().unwrap() - 5.0).abs() < DT + 1e-9);
+    assert_eq!(changes[0]["what"], "speed factor 0.4, discomfort 0");
+    assert_eq!(changes[1]["name"], "platform");
+    assert_eq!(changes[1]["what"], "released");
+    assert!((changes[1]["time"].as_f64().unwrap() - 20.0).abs() < DT + 1e-9);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("id=\"scene-events\""), "the page lists them");
+    assert!(page.contains("speed factor 0.4, discomfort 0"));
+    let plot = image::open(out.join("arrivals.png")).unwrap().to_rgb8();
+    let blue = plot.pixels().filter(|p| p.0 == [60, 90, 200]).count();
+    assert!(
+        blue > 20,
+        "the arrivals plot marks the changes: {blue} blue pixels"
+    );
+}

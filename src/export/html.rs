@@ -288,6 +288,24 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
         }
         h.push_str("</table>\n");
     }
+    // Releases and regions.
+    if !report.scene_changes.is_empty() {
+        h.push_str(
+            "<h2>Waiting areas and regions</h2><p>Waiting areas released and speed regions changed \
+             during the run (marked in blue on the arrivals plot).</p>\
+             <table id=\"scene-events\"><tr><th>time, s</th><th>area or region</th><th>event</th></tr>",
+        );
+        for c in &report.scene_changes {
+            let _ = write!(
+                h,
+                "<tr><td class=\"n\">{:.1}</td><td>{}</td><td>{}</td></tr>",
+                c.time,
+                escape(&c.name),
+                escape(&c.what)
+            );
+        }
+        h.push_str("</table>\n");
+    }
 
     // Level of service.
     h.push_str(

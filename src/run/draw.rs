@@ -215,7 +215,7 @@ pub fn arrivals_plot(report: &Report, colors: &[[u8; 3]]) -> RgbaImage {
         segment(&mut img, (x0, y), (x1, y), *c);
     }
 
-    mark_exit_changes(&mut img, &l, t_max, &report.exit_changes);
+    mark_changes(&mut img, &l, t_max, &report.exit_changes, &report.scene_changes);
     draw_legend_at(&mut img, l.legend_x, l.legend_y, &legend);
     img
 }
@@ -237,25 +237,64 @@ pub fn mark_exit_changes(
     t_max: f64,
     changes: &[crate::sim::ExitChange],
 ) {
-    for (k, c) in changes.iter().enumerate() {
-        if c.time > t_max + 1e-9 {
+    mark_changes(img, l, t_max, changes, &[]);
+}
+
+/// The colour of the marks of the other changes of a scene (a waiting area released, a
+/// region changed).
+const SCENE_MARK: [u8; 3] = [60, 90, 200];
+
+/// Marks the exit changes and the other changes of the scene on a time plot of layout `l`, in
+/// time order: exits as [`mark_exit_changes`] does, a released waiting area or a changed
+/// region in blue, labelled with its name and what changed.
+pub fn mark_changes(
+    img: &mut RgbaImage,
+    l: &PlotLayout,
+    t_max: f64,
+    exits: &[crate::sim::ExitChange],
+    scene: &[crate::sim::SceneChange],
+) {
+    let mut marks: Vec<(f64, String, [u8; 3])> = exits
+        .iter()
+        .map(|c| {
+            let (verb, color) = if c.open {
+                ("opens", OPENED_MARK)
+            } else {
+                ("closes", CLOSED_MARK)
+            };
+            (c.time, format!("{} {verb}", c.name), color)
+        })
+        .collect();
+    marks.extend(
+        scene
+            .iter()
+            .map(|c| (c.time, format!("{}: {}", c.name, c.what), SCENE_MARK)),
+    );
+    marks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    mark_times(img, l, t_max, &marks);
+}
+
+/// Draws each `(time, label, colour)` as a dashed vertical line at its time with its label at
+/// the top of the plot (staggered over three rows).
+fn mark_times(img: &mut RgbaImage, l: &PlotLayout, t_max: f64, marks: &[(f64, String, [u8; 3])]) {
+    for (k, (time, label, color)) in marks.iter().enumerate() {
+        if *time > t_max + 1e-9 {
             continue;
         }
-        let color = if c.open { OPENED_MARK } else { CLOSED_MARK };
-        let x = l.x_of(c.time, t_max);
+        let color = *color;
+        let x = l.x_of(*time, t_max);
         let mut y = l.plot_y;
         while y < l.plot_y + l.plot_h {
             let h = MARK_DASH.min(l.plot_y + l.plot_h - y);
             fill_rect(img, x, y, CURVE_W, h, color);
             y += 2 * MARK_DASH;
         }
-        let label = format!("{} {}", c.name, if c.open { "opens" } else { "closes" });
         let size = LABEL_SIZE * 0.85;
-        let width = text_width(&label, size);
+        let width = text_width(label, size);
         let right = (l.plot_x + l.plot_w) as f32;
         let tx = (x as f32 + 4.0).min(right - width).max(l.plot_x as f32);
         let ty = l.plot_y as f32 + 4.0 + (k % 3) as f32 * (size + 4.0);
-        draw_text(img, tx, ty, size, &label, color);
+        draw_text(img, tx, ty, size, label, color);
     }
 }
 

@@ -54,7 +54,7 @@ pub use builder::SimulationBuilder;
 pub use dynamic::{ExitChange, StepEvents};
 pub use movers::Obstacle;
 pub use report::Report;
-pub use routes::{Goal, StagePassed};
+pub use routes::{Goal, SceneChange, StagePassed};
 pub use verdict::{check_map, load_map};
 
 /// Time step used when none is given, seconds; lowered automatically to respect the CFL bound.

@@ -73,6 +73,9 @@ pub struct Report {
     /// order; absent when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exit_changes: Vec<crate::sim::ExitChange>,
+    /// The waiting areas released and the regions changed during the run, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scene_changes: Vec<crate::sim::SceneChange>,
 }
 
 /// The assumptions behind a run's figures (the report's `inputs`; `report.html`'s inputs
@@ -463,6 +466,7 @@ pub(crate) fn build(sim: &Simulation) -> Report {
         inputs: inputs(sim),
         total,
         exit_changes: sim.exit_changes().to_vec(),
+        scene_changes: sim.scene_changes().to_vec(),
     }
 }
 

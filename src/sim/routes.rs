@@ -96,6 +96,21 @@ pub(crate) struct RouteRun {
     pub hold: Vec<Option<[f32; 2]>>,
     /// Every stage passed so far, in order.
     pub passed: Vec<StagePassed>,
+    /// The waiting areas released and the regions changed so far, in order.
+    pub changes: Vec<SceneChange>,
+}
+
+/// A change of the scene besides an exit's: a waiting area released, a region's speed factor
+/// or discomfort changed (by the map's events or the API), for the report and its plots.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SceneChange {
+    /// Simulated time, seconds.
+    pub time: f64,
+    /// The stage's or region's name.
+    pub name: String,
+    /// What happened, in words: `released`, or the region's values after the change
+    /// (`speed factor 0.3, discomfort 0`).
+    pub what: String,
 }
 
 impl RouteRun {
@@ -120,6 +135,7 @@ impl RouteRun {
             field: None,
             hold: Vec::new(),
             passed: Vec::new(),
+            changes: Vec::new(),
         };
         for g in 0..scene.groups.len() {
             for (e, &share) in routes.shares(g).unwrap_or(&[]).iter().enumerate() {
@@ -365,6 +381,13 @@ impl Simulation {
                 named += 1;
             }
         }
+        if named > 0 {
+            self.routes.changes.push(SceneChange {
+                time: self.time,
+                name: name.to_string(),
+                what: "released".into(),
+            });
+        }
         if named == 0 {
             return Err(unknown_name(
                 "<release>",
@@ -419,7 +442,18 @@ impl Simulation {
             ));
         }
         self.planner.set_region(k, speed_factor, discomfort);
+        let (f, d) = self.region(name).unwrap_or((f64::NAN, f64::NAN));
+        self.routes.changes.push(SceneChange {
+            time: self.time,
+            name: name.to_string(),
+            what: format!("speed factor {f}, discomfort {d}"),
+        });
         Ok(())
+    }
+
+    /// The waiting areas released and the regions changed so far, in order.
+    pub fn scene_changes(&self) -> &[SceneChange] {
+        &self.routes.changes
     }
 
     /// The speed factor and discomfort of the region named `name` now (`None`: no region of
