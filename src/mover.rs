@@ -96,6 +96,34 @@ impl MoverShape {
         }
     }
 
+    /// The outline of the shape standing at `at` as a closed polygon (world, metres,
+    /// counter-clockwise; a disc as 32 points on its circle), for drawing it.
+    pub fn outline(&self, at: [f64; 2]) -> Vec<[f64; 2]> {
+        let local: Vec<[f64; 2]> = match &self.kind {
+            ShapeKind::Rect { min, max } => {
+                vec![
+                    [min[0], min[1]],
+                    [max[0], min[1]],
+                    [max[0], max[1]],
+                    [min[0], max[1]],
+                ]
+            }
+            ShapeKind::Circle { center, radius } => (0..32)
+                .map(|k| {
+                    let a = k as f64 * std::f64::consts::TAU / 32.0;
+                    [center[0] + radius * a.cos(), center[1] + radius * a.sin()]
+                })
+                .collect(),
+        };
+        local
+            .into_iter()
+            .map(|q| {
+                let w = self.world_dir(q);
+                [at[0] + w[0], at[1] + w[1]]
+            })
+            .collect()
+    }
+
     /// `p` (world, metres) in the shape's own frame when the mover stands at `at`.
     fn local(&self, at: [f64; 2], p: [f64; 2]) -> [f64; 2] {
         let (s, c) = self.angle.sin_cos();
@@ -357,6 +385,18 @@ pub fn close_entries(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outline_lies_on_the_shape() {
+        for shape in [MoverShape::rect(4.0, 2.0).rotated(30.0), MoverShape::circle(1.5)] {
+            let outline = shape.outline([7.0, 3.0]);
+            assert!(outline.len() >= 4);
+            for p in outline {
+                let (d, _) = shape.distance([7.0, 3.0], p);
+                assert!(d.abs() < 1e-9, "{p:?} is {d} m off the outline");
+            }
+        }
+    }
 
     #[test]
     fn distances_to_a_turned_rectangle_and_a_disc() {

@@ -144,4 +144,12 @@ pub enum SimCommand {
         /// Open or closed.
         open: bool,
     },
+    /// Put the running simulation's moving obstacle `handle` at `to` (metres), standing still
+    /// there: the potentials plan around it from the next step.
+    MoveObstacle {
+        /// The obstacle's handle (the map's movers are 0, 1, ... in the map's order).
+        handle: u32,
+        /// Where it goes, metres.
+        to: [f64; 2],
+    },
 }

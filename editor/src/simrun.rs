@@ -41,6 +41,8 @@ pub enum SimControl {
     Reset,
     /// Open or close every exit of this name in the run ([`Simulation::set_exit_open`]).
     SetExit(String, bool),
+    /// Put a moving obstacle somewhere, standing still ([`Simulation::move_obstacle`]).
+    MoveObstacle(u32, [f64; 2]),
 }
 
 /// What a run has recorded place by place so far: the planner's level-of-service and
@@ -81,6 +83,8 @@ pub struct SimFrame {
     pub density: Option<Array2<f32>>,
     /// Level of service and clear times so far (for the run layers).
     pub places: Option<Arc<PlaceMaps>>,
+    /// The moving obstacles: each one's handle and outline (world metres, a closed polygon).
+    pub obstacles: Vec<(u32, Vec<[f64; 2]>)>,
     /// What the Run panel shows.
     pub info: RunInfo,
     /// True when everyone arrived or the time limit passed.
@@ -197,6 +201,10 @@ fn frame(sim: &Simulation, local: LocalMode, warnings: &[String]) -> SimFrame {
         agents: sim.agents().clone(),
         density: sim.fields().map(|f| f.density.rho.clone()),
         places: Some(Arc::new(PlaceMaps::of(sim))),
+        obstacles: sim
+            .obstacles()
+            .map(|(h, o)| (h, o.shape().outline(o.position())))
+            .collect(),
         info: RunInfo {
             exists: true,
             time: sim.time(),
@@ -357,6 +365,16 @@ fn worker(
             Some(SimControl::Reset) => {
                 sim = None;
                 playing = false;
+            }
+            Some(SimControl::MoveObstacle(handle, to)) => {
+                if let Some(s) = sim.as_mut() {
+                    if let Err(e) = s.simulation_mut().move_obstacle(handle, to, Some([0.0, 0.0])) {
+                        warnings.push(e.to_string());
+                    }
+                    if !send(run, frame(s.simulation(), local, &warnings)) {
+                        return;
+                    }
+                }
             }
             Some(SimControl::SetExit(name, open)) => {
                 if let Some(s) = sim.as_mut() {

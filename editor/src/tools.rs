@@ -21,7 +21,8 @@ pub const MAX_HEIGHT_STEP: f32 = 0.25;
 /// Every tool of the editor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Tool {
-    /// Drag to pan (the middle and right buttons pan with any tool).
+    /// Drag to pan (the middle and right buttons pan with any tool); a drag that starts on a
+    /// moving obstacle of the running simulation moves the obstacle.
     Pan,
     /// Terrain brush: raise.
     Raise,

@@ -2,7 +2,7 @@
 //! turns the pointer into tool commands; pans (middle or right drag, or the Pan tool) and
 //! zooms (scroll wheel, about the pointer); reads out the cursor position.
 
-use crate::command::Command;
+use crate::command::{Command, SimCommand};
 use crate::doc::{AreaShape, Document};
 use crate::layers::LayerVisibility;
 use crate::recompute::FieldSet;
@@ -88,6 +88,8 @@ pub struct ViewInputs<'a> {
     /// The exits the running simulation holds closed, by name (a run's switches; without a
     /// run, the map's own `closed` goals are drawn closed).
     pub closed_exits: Option<&'a [String]>,
+    /// The running simulation's moving obstacles: handle and outline (world metres).
+    pub obstacles: Option<&'a [(u32, Vec<[f64; 2]>)]>,
 }
 
 /// The map view's state.
@@ -107,6 +109,8 @@ pub struct Viewport {
     pub polygon: Vec<[f64; 2]>,
     /// The gradient arrows as last laid out, and what they were laid out for.
     arrows: Option<(ArrowKey, Vec<egui::Shape>)>,
+    /// The moving obstacle being dragged (its handle).
+    dragged_obstacle: Option<u32>,
 }
 
 /// What the gradient arrows depend on: they are laid out again only when it changes.
@@ -129,6 +133,7 @@ impl Default for Viewport {
             rect_start: None,
             polygon: Vec::new(),
             arrows: None,
+            dragged_obstacle: None,
         }
     }
 }
@@ -194,14 +199,53 @@ impl Viewport {
         if let Some(agents) = input.agents {
             draw_agents(&painter, rect, &view, input.doc, agents);
         }
+        for (_, outline) in input.obstacles.unwrap_or_default() {
+            let points = outline.iter().map(|&p| view.to_screen(rect, p)).collect();
+            painter.add(egui::Shape::convex_polygon(
+                points,
+                MOVING_OBSTACLE,
+                Stroke::new(1.0, Color32::BLACK),
+            ));
+        }
 
         // Pointer.
         let hover = response.hover_pos();
         self.cursor = hover.map(|p| view.to_world(rect, p));
         let mut view = view;
+        // With the Pan tool, a drag that starts on a moving obstacle of the running simulation
+        // moves the obstacle instead of the view.
+        if input.tool == Tool::Pan && response.drag_started_by(egui::PointerButton::Primary) {
+            let origin = ui
+                .input(|i| i.pointer.press_origin())
+                .map(|p| view.to_world(rect, p));
+            self.dragged_obstacle = origin.and_then(|at| {
+                input
+                    .obstacles
+                    .unwrap_or_default()
+                    .iter()
+                    .find(|(_, outline)| inside(outline, at))
+                    .map(|(h, _)| *h)
+            });
+        }
+        if let Some(handle) = self.dragged_obstacle {
+            if response.dragged_by(egui::PointerButton::Primary)
+                && response.drag_delta() != vec2(0.0, 0.0)
+                && let Some(p) = response.interact_pointer_pos()
+            {
+                commands.push(Command::Sim(SimCommand::MoveObstacle {
+                    handle,
+                    to: view.to_world(rect, p),
+                }));
+            }
+            if response.drag_stopped() {
+                self.dragged_obstacle = None;
+            }
+        }
         let pan_drag = response.dragged_by(egui::PointerButton::Middle)
             || response.dragged_by(egui::PointerButton::Secondary)
-            || (input.tool == Tool::Pan && response.dragged_by(egui::PointerButton::Primary));
+            || (input.tool == Tool::Pan
+                && self.dragged_obstacle.is_none()
+                && response.dragged_by(egui::PointerButton::Primary));
         if pan_drag {
             let d = response.drag_delta();
             view.center[0] -= d.x as f64 / view.scale as f64;
@@ -358,6 +402,22 @@ fn shape_outline(
             painter.add(egui::Shape::closed_line(pts, stroke));
         }
     }
+}
+
+/// Colour of a moving obstacle of the running simulation.
+const MOVING_OBSTACLE: Color32 = Color32::from_rgb(70, 80, 95);
+
+/// Whether `p` lies inside the closed polygon `outline` (even-odd rule).
+fn inside(outline: &[[f64; 2]], p: [f64; 2]) -> bool {
+    let mut odd = false;
+    let n = outline.len();
+    for i in 0..n {
+        let (a, b) = (outline[i], outline[(i + n - 1) % n]);
+        if (a[1] > p[1]) != (b[1] > p[1]) && p[0] < a[0] + (p[1] - a[1]) * (b[0] - a[0]) / (b[1] - a[1]) {
+            odd = !odd;
+        }
+    }
+    odd
 }
 
 /// Colour of a closed exit's outline and label.

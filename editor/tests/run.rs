@@ -477,3 +477,51 @@ fn a_source_spawns_while_the_editor_plays() {
     let evacuated: usize = f.info.exits[0].1.iter().map(|e| e.1).sum();
     assert_eq!(evacuated, 6, "2 persons per second for 3 s: {:?}", f.info.exits);
 }
+
+/// A map's moving obstacle shows in the run's frames, and a drag (the Move obstacle command)
+/// puts it elsewhere while the crowd runs: the frames and the simulation follow.
+#[test]
+fn a_moving_obstacle_shows_and_moves_while_the_crowd_runs() {
+    let mut doc = corridor();
+    doc.movers.push(crowdfield::map::MoverSpec {
+        name: Some("cart".into()),
+        rect: Some(crowdfield::map::Rect {
+            min: [-0.5, -0.5],
+            max: [0.5, 0.5],
+        }),
+        path: vec![[6.0, 3.5]],
+        ..Default::default()
+    });
+    let mut app = EditorApp::new(doc, None, None);
+    let f = step_run(&mut app, 1);
+    assert_eq!(f.obstacles.len(), 1, "the map's mover is in the run");
+    let centre = |outline: &[[f64; 2]]| {
+        let n = outline.len() as f64;
+        let (x, y) = outline.iter().fold((0.0, 0.0), |(x, y), p| (x + p[0], y + p[1]));
+        (x / n, y / n)
+    };
+    let (x, y) = centre(&f.obstacles[0].1);
+    assert!((x - 6.0).abs() < 1e-9 && (y - 3.5).abs() < 1e-9, "at ({x}, {y})");
+    app.apply(Command::Sim(SimCommand::MoveObstacle {
+        handle: f.obstacles[0].0,
+        to: [9.0, 1.0],
+    }));
+    assert!(
+        app.sim.wait_frame(Duration::from_secs(30)),
+        "a frame after the move"
+    );
+    let f = app.sim.latest.clone().unwrap();
+    let (x, y) = centre(&f.obstacles[0].1);
+    assert!(
+        (x - 9.0).abs() < 1e-9 && (y - 1.0).abs() < 1e-9,
+        "moved to ({x}, {y})"
+    );
+    // It stays where it was put, and everyone still leaves past it.
+    let f = play_to_the_end(&mut app);
+    let (x, y) = centre(&f.obstacles[0].1);
+    assert!(
+        (x - 9.0).abs() < 1e-9 && (y - 1.0).abs() < 1e-9,
+        "still at ({x}, {y})"
+    );
+    assert_eq!(f.info.walking, 0, "everyone out past it");
+}

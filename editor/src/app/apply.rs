@@ -402,6 +402,11 @@ impl EditorApp {
                     self.sim.send(SimControl::SetExit(name, open));
                 }
             }
+            SimCommand::MoveObstacle { handle, to } => {
+                if exists {
+                    self.sim.send(SimControl::MoveObstacle(handle, to));
+                }
+            }
         }
     }
 }

@@ -303,6 +303,7 @@ impl EditorApp {
                     brush: &self.tools.brush,
                     agents: self.sim.latest.as_ref().map(|f| &f.agents),
                     closed_exits: closed_exits.as_deref(),
+                    obstacles: self.sim.latest.as_ref().map(|f| f.obstacles.as_slice()),
                 },
             ));
         });

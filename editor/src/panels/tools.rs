@@ -70,7 +70,7 @@ impl ToolsPanel {
             Tool::WallPolygon => "Click the corners; click the first one or double-click to close.",
             Tool::Goal | Tool::Spawn => "Drag a rectangle for the selected group.",
             Tool::WallRect => "Drag a rectangle.",
-            Tool::Pan => "Drag to pan; scroll to zoom.",
+            Tool::Pan => "Drag to pan; scroll to zoom. While a run plays, drag a moving obstacle to move it.",
             _ => "Drag to paint. Middle or right drag pans; scroll zooms.",
         };
         ui.weak(hint);
