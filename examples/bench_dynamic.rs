@@ -92,6 +92,34 @@ fn main() {
         toggled.0 / plain.0
     );
 
+    // A cart crossing the crowd, the potentials replanned every 5 steps: a moving obstacle
+    // replans in each step it moves (its cells change), and no more than a replanning step.
+    let mover_run = |cart: bool, every: usize| {
+        let mut sim = Simulation::builder(floor(256, 10_000))
+            .replan_every(every)
+            .build()
+            .expect("bench run");
+        if cart {
+            let shape = crowdfield::mover::MoverShape::rect(3.0, 1.5);
+            sim.add_obstacle(shape, [20.0, 5.0], [0.0, 1.2]).expect("a cart");
+        }
+        for _ in 0..WARMUP_STEPS {
+            sim.step();
+        }
+        timed(&mut sim, steps, |_, _| {})
+    };
+    let (still, moving, every) = (mover_run(false, 5), mover_run(true, 5), mover_run(false, 1));
+    println!(
+        "| 256², 10,000 walkers, replanning every 5 steps: a cart crossing them at 1.2 m/s (against no cart; replanning every step: {:.1} ({:.1})) | {:.1} ({:.1}) | {:.1} ({:.1}) | {:.2} |",
+        every.0,
+        every.1,
+        still.0,
+        still.1,
+        moving.0,
+        moving.1,
+        moving.1 / every.1
+    );
+
     // 1,000 walkers in and 1,000 out every step, the crowd kept at 10,000.
     let mut sim = Simulation::builder(floor(256, 10_000))
         .build()
