@@ -604,3 +604,40 @@ fn the_report_shows_releases_and_region_changes() {
         "the arrivals plot marks the changes: {blue} blue pixels"
     );
 }
+
+/// `validate` names a stage that walls cut off from the group's spawn areas.
+#[test]
+fn a_stage_walled_off_from_the_spawns_is_warned_about() {
+    let json = room(
+        r#""spawns": [{"rect": {"min": [2, 3], "max": [5, 7]}, "count": 4}],
+           "route": [{"waypoint": {"name": "kiosk", "rect": {"min": [9, 4], "max": [10, 5]}}}]"#,
+        r#""layers": {"obstacles": {"shapes": [
+             {"rect": {"min": [8, 3], "max": [11, 3.5]}}, {"rect": {"min": [8, 5.5], "max": [11, 6]}},
+             {"rect": {"min": [8, 3], "max": [8.5, 6]}}, {"rect": {"min": [10.5, 3], "max": [11, 6]}}
+           ]}},"#,
+        "",
+    );
+    let scene = compile(&json);
+    let warnings = crowdfield::map::warnings(&scene);
+    let found: Vec<&String> = warnings
+        .iter()
+        .filter(|w| {
+            w.contains("groups[0].route[0]") && w.contains("\"kiosk\"") && w.contains("cannot be reached")
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{warnings:#?}");
+    // Without the box around it, nothing to say.
+    let open = compile(&room(
+        r#""spawns": [{"rect": {"min": [2, 3], "max": [5, 7]}, "count": 4}],
+           "route": [{"waypoint": {"name": "kiosk", "rect": {"min": [9, 4], "max": [10, 5]}}}]"#,
+        "",
+        "",
+    ));
+    assert!(
+        !crowdfield::map::warnings(&open)
+            .iter()
+            .any(|w| w.contains("route")),
+        "{:?}",
+        crowdfield::map::warnings(&open)
+    );
+}

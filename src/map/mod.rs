@@ -202,6 +202,7 @@ pub fn warnings(scene: &Scene) -> Vec<String> {
     out.extend(narrow_opening_warnings(scene));
     out.extend(goal_width_warnings(scene));
     out.extend(body_path_warnings(scene));
+    out.extend(route_reach_warnings(scene));
     out
 }
 
@@ -499,6 +500,51 @@ fn body_path_warnings(scene: &Scene) -> Vec<String> {
             if stuck.len() == 1 { "" } else { "s" },
             stuck.join(", ")
         ));
+    }
+    out
+}
+
+/// A route whose stage cannot be reached from where its walkers are before it (the group's
+/// spawn areas and sources, or the stage before), or whose exits cannot be reached from its
+/// last stage: walls cut the way, so those walkers stay inside until the time limit.
+fn route_reach_warnings(scene: &Scene) -> Vec<String> {
+    let grid = &scene.grid;
+    let routes = &scene.schedule.routes;
+    let free = |_: (usize, usize), to: (usize, usize)| !scene.obstacle[to];
+    let mut out = Vec::new();
+    for (gi, g) in scene.groups.iter().enumerate() {
+        let route = routes.route(gi);
+        if route.is_empty() {
+            continue;
+        }
+        let mut from = ndarray::Array2::from_elem(grid.shape(), false);
+        for s in &g.spawns {
+            s.area.mask.or_into(&mut from);
+        }
+        for s in scene.schedule.sources.iter().filter(|s| s.group == gi) {
+            s.area.mask.or_into(&mut from);
+        }
+        let mut before = "its spawn areas".to_string();
+        for (k, step) in route.iter().enumerate() {
+            let stage = &routes.stages[step.stage];
+            let reaches = check::flood_from(grid, &scene.obstacle, &stage.mask.to_dense(), free);
+            if !from.iter().zip(reaches.iter()).any(|(&a, &b)| a && b) {
+                out.push(format!(
+                    "groups[{gi}].route[{k}]: the stage {} cannot be reached from {before}: walls cut \
+                     the way, so these walkers stay inside until the time limit; move the stage or open a way",
+                    crate::text::quoted(&stage.name)
+                ));
+            }
+            from = stage.mask.to_dense();
+            before = format!("the stage {}", crate::text::quoted(&stage.name));
+        }
+        let exits = check::flood_from(grid, &scene.obstacle, &g.goal_mask(grid), free);
+        if !g.goals.is_empty() && !from.iter().zip(exits.iter()).any(|(&a, &b)| a && b) {
+            out.push(format!(
+                "groups[{gi}].route: no exit can be reached from {before}, the route's last stage: walls cut \
+                 the way, so these walkers stay inside until the time limit"
+            ));
+        }
     }
     out
 }
