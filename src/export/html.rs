@@ -270,42 +270,35 @@ pub fn report_page(report: &Report, input: &PageInput) -> String {
     }
     h.push_str("</table>\n");
 
-    // Exit events.
-    if !report.exit_changes.is_empty() {
-        h.push_str(
-            "<h2>Exit events</h2><p>Exits that opened or closed during the run (marked on the plots: \
-             red a closing, green an opening); a closed exit is no goal and takes no one.</p>\
-             <table id=\"exit-events\"><tr><th>time, s</th><th>exit</th><th>event</th></tr>",
-        );
-        for c in &report.exit_changes {
-            let _ = write!(
-                h,
-                "<tr><td class=\"n\">{:.1}</td><td>{}</td><td>{}</td></tr>",
-                c.time,
-                escape(&c.name),
-                if c.open { "opens" } else { "closes" }
-            );
-        }
-        h.push_str("</table>\n");
-    }
-    // Releases and regions.
-    if !report.scene_changes.is_empty() {
-        h.push_str(
-            "<h2>Waiting areas and regions</h2><p>Waiting areas released and speed regions changed \
-             during the run (marked in blue on the arrivals plot).</p>\
-             <table id=\"scene-events\"><tr><th>time, s</th><th>area or region</th><th>event</th></tr>",
-        );
-        for c in &report.scene_changes {
-            let _ = write!(
-                h,
-                "<tr><td class=\"n\">{:.1}</td><td>{}</td><td>{}</td></tr>",
-                c.time,
-                escape(&c.name),
-                escape(&c.what)
-            );
-        }
-        h.push_str("</table>\n");
-    }
+    // Exit events, then releases and regions.
+    let exit_rows: Vec<(f64, &str, &str)> = report
+        .exit_changes
+        .iter()
+        .map(|c| (c.time, c.name.as_str(), if c.open { "opens" } else { "closes" }))
+        .collect();
+    event_table(
+        &mut h,
+        "exit-events",
+        "Exit events",
+        "Exits that opened or closed during the run (marked on the plots: red a closing, green an \
+         opening); a closed exit is no goal and takes no one.",
+        "exit",
+        &exit_rows,
+    );
+    let scene_rows: Vec<(f64, &str, &str)> = report
+        .scene_changes
+        .iter()
+        .map(|c| (c.time, c.name.as_str(), c.what.as_str()))
+        .collect();
+    event_table(
+        &mut h,
+        "scene-events",
+        "Waiting areas and regions",
+        "Waiting areas released and speed regions changed during the run (marked in blue on the \
+         arrivals plot).",
+        "area or region",
+        &scene_rows,
+    );
 
     // Level of service.
     h.push_str(
@@ -527,6 +520,27 @@ pub fn index_page(title: &str, rows: &[IndexRow]) -> String {
         "</tbody></table>\n<script>{SORT_SCRIPT}</script>\n</body></html>\n"
     );
     h
+}
+
+/// A table of timed events (`(time, name, event)`) under a heading, with the table's `id`;
+/// nothing when there are none.
+fn event_table(h: &mut String, id: &str, heading: &str, intro: &str, what: &str, rows: &[(f64, &str, &str)]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<h2>{heading}</h2><p>{intro}</p><table id=\"{id}\"><tr><th>time, s</th><th>{what}</th><th>event</th></tr>"
+    );
+    for (time, name, event) in rows {
+        let _ = write!(
+            h,
+            "<tr><td class=\"n\">{time:.1}</td><td>{}</td><td>{}</td></tr>",
+            escape(name),
+            escape(event)
+        );
+    }
+    h.push_str("</table>\n");
 }
 
 #[cfg(test)]
