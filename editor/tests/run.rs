@@ -428,14 +428,16 @@ fn an_exit_closed_from_the_run_panel_while_the_crowd_runs_takes_no_one() {
         .click();
     h.run();
     let app = h.state_mut();
-    assert!(
-        app.sim.wait_frame(Duration::from_secs(30)),
-        "no frame after the switch"
-    );
-    assert_eq!(
-        app.sim.latest.as_ref().unwrap().info.exit_open,
-        vec![("east".to_string(), false), ("west".to_string(), true)]
-    );
+    // The interface may already have taken the frame the switch brought: wait for the state.
+    let closed = vec![("east".to_string(), false), ("west".to_string(), true)];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.sim.latest.as_ref().unwrap().info.exit_open != closed {
+        assert!(
+            Instant::now() < deadline,
+            "no frame with the exit closed after the switch"
+        );
+        app.sim.wait_frame(Duration::from_millis(200));
+    }
     let f = play_to_the_end(app);
     assert_eq!(f.info.walking, 0);
     assert_eq!(
