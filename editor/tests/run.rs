@@ -198,6 +198,12 @@ fn choosing_orca_in_the_run_panel_installs_the_layer() {
         |ui, app: &mut EditorApp| app.show(ui),
         EditorApp::new(head_on(), None, None),
     );
+    // The first frames start the background solve; the spinner repaints until it is in.
+    h.run_steps(2);
+    assert!(
+        h.state_mut().recompute.wait(Duration::from_secs(60)),
+        "the solve timed out"
+    );
     h.run();
     h.get_by_label("local layer").click();
     h.run();
