@@ -223,7 +223,7 @@ impl Viewport {
                     .obstacles
                     .unwrap_or_default()
                     .iter()
-                    .find(|(_, outline)| inside(outline, at))
+                    .find(|(_, outline)| crate::doc::point_in_polygon(outline, at[0], at[1]))
                     .map(|(h, _)| *h)
             });
         }
@@ -406,19 +406,6 @@ fn shape_outline(
 
 /// Colour of a moving obstacle of the running simulation.
 const MOVING_OBSTACLE: Color32 = Color32::from_rgb(70, 80, 95);
-
-/// Whether `p` lies inside the closed polygon `outline` (even-odd rule).
-fn inside(outline: &[[f64; 2]], p: [f64; 2]) -> bool {
-    let mut odd = false;
-    let n = outline.len();
-    for i in 0..n {
-        let (a, b) = (outline[i], outline[(i + n - 1) % n]);
-        if (a[1] > p[1]) != (b[1] > p[1]) && p[0] < a[0] + (p[1] - a[1]) * (b[0] - a[0]) / (b[1] - a[1]) {
-            odd = !odd;
-        }
-    }
-    odd
-}
 
 /// Colour of a closed exit's outline and label.
 const CLOSED_EXIT: Color32 = Color32::from_rgb(200, 30, 30);

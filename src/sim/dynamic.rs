@@ -331,6 +331,19 @@ impl Simulation {
         &self.dynamics.exit_log
     }
 
+    /// [`Error::Invalid`] labelled `at` unless `group` is one of the scene's groups.
+    pub(crate) fn check_group(&self, at: &str, group: usize) -> Result<()> {
+        let groups = self.scene.groups.len();
+        if group >= groups {
+            return Err(Error::invalid(
+                at,
+                "group",
+                format!("{group}: expected a group index below {groups} (the scene's groups)"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Adds a walker of group `group` at `(x, y)` with a preferred speed of `speed` m/s and a
     /// body of `radius` m, walking from the next step on; returns its handle, valid until it
     /// leaves (through an exit or [`Simulation::remove_walker`]).
@@ -343,14 +356,7 @@ impl Simulation {
     /// radius of the scene's groups and starting walkers).
     pub fn add_walker(&mut self, x: f32, y: f32, group: usize, speed: f32, radius: f32) -> Result<u32> {
         let at = "<add_walker>";
-        let groups = self.scene.groups.len();
-        if group >= groups {
-            return Err(Error::invalid(
-                at,
-                "group",
-                format!("{group}: expected a group index below {groups} (the scene's groups)"),
-            ));
-        }
+        self.check_group(at, group)?;
         if let Some(problem) = self.scene.position_problem(x, y, true) {
             return Err(Error::invalid(at, "x, y", problem));
         }

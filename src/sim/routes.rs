@@ -499,14 +499,7 @@ impl Simulation {
     /// of its goals nor a stage.
     pub fn set_group_goal(&mut self, group: usize, goal: Option<&str>) -> Result<usize> {
         let at = "<set_group_goal>";
-        let groups = self.scene.groups.len();
-        if group >= groups {
-            return Err(Error::invalid(
-                at,
-                "group",
-                format!("{group}: expected a group index below {groups} (the scene's groups)"),
-            ));
-        }
+        self.check_group(at, group)?;
         let resolved = self.goal_named(at, group, goal)?;
         self.routes.group_goal[group] = goal.map(|_| resolved);
         let mut sent = 0;
